@@ -4,8 +4,9 @@
 #   hack/site.sh --profile infiniband-lab   choose the simulated hardware profile
 #   KUBECONFIG=~/.kube/ocp hack/site.sh  against a real cluster (also K8S_AUTH_KUBECONFIG, K8S_AUTH_HOST, --kubeconfig)
 # Anything after `--` goes to ansible-playbook, e.g. `hack/site.sh -- -e @vars.yml --check`.
+# shellcheck source=hack/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-cd "$ROOT"
+cd "$ROOT" || exit 1
 profile="mixed-lab"
 playbook="playbooks/site.yml"
 real_kubeconfig=""

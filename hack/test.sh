@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test and quality gate. Usage: hack/test.sh [stage ...]
 # Stages: sanity unit simulator integration lint docs molecule (default: all, in that order).
+# shellcheck source=hack/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-cd "$ROOT"
+cd "$ROOT" || exit 1
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(sanity unit simulator integration lint docs molecule)
 PYTEST_ARGS=(-q -p no:cacheprovider -n "${GPUDIRECT_TEST_WORKERS:-2}")
@@ -15,6 +16,8 @@ workspace() {
   # tracked and new-but-not-ignored files: what a fresh clone would hold, plus work in progress
   (cd "$ROOT" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf - 2>/dev/null) \
     | tar -xf - -C "$ws/gpudirect/openshift"
+  # ansible-test lists targets with git; an index is enough
+  (cd "$ws/gpudirect/openshift" && git init -q && git add -A)
   ln -sfn "$VENV/lib/python3.11/site-packages/ansible_collections/kubernetes" "$ws/kubernetes"
   local pipv
   pipv=$(python -c "import re,os,ansible_test as a;print(re.search(r\"pip='([0-9.]+)'\",open(os.path.join(os.path.dirname(a.__file__),'_internal','python_requirements.py')).read()).group(1))")

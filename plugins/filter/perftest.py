@@ -1,0 +1,100 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2025 gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters over perftest output: ib_write_bw_parse, ib_write_bw_evaluate, perftest_diagnose.
+
+Documentation of each filter lives next to this file (ib_write_bw_parse.yml and friends).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.perftest import (
+    PerftestParseError,
+    diagnose,
+    evaluate_bw,
+    parse_bw_output,
+)
+
+
+def _plain(value):
+    """Turn Ansible's lazy/tagged containers and strings into plain Python ones."""
+    if isinstance(value, dict):
+        return dict((to_text(key), _plain(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    if isinstance(value, (str, bytes)):
+        return to_text(value, errors='surrogate_or_strict')
+    return value
+
+
+def ib_write_bw_parse(output, require_results=True):
+    """Parse the text printed by ib_write_bw/ib_read_bw/ib_send_bw into a dict (bandwidth in Gb/s)."""
+    if output is None:
+        raise AnsibleFilterError('ib_write_bw_parse: no perftest output (got None)')
+    if isinstance(output, (list, tuple)):
+        # stdout_lines of a registered command result
+        output = '\n'.join(to_text(line) for line in output)
+    try:
+        return parse_bw_output(to_text(output, errors='surrogate_or_strict'), require_results=bool(require_results))
+    except PerftestParseError as exc:
+        raise AnsibleFilterError('ib_write_bw_parse: %s' % exc)
+
+
+def ib_write_bw_evaluate(parsed, link_rate_gbps, threshold=0.8, message_size=None):
+    """Judge a parsed run against threshold * link rate."""
+    try:
+        return evaluate_bw(_plain(parsed), _plain(link_rate_gbps), _plain(threshold), _plain(message_size))
+    except PerftestParseError as exc:
+        raise AnsibleFilterError('ib_write_bw_evaluate: %s' % exc)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise AnsibleFilterError('ib_write_bw_evaluate: %s' % exc)
+
+
+def perftest_diagnose(data=None, log=None, phase=None, reason=None, message=None, events=None, timed_out=False,
+                      evaluation=None, pod=None):
+    """Diagnose a perftest run from its log text and/or pod state."""
+    data = _plain(data)
+    if isinstance(data, dict):
+        if 'status' in data or data.get('kind') == 'Pod':
+            pod = pod or data
+        else:
+            log = log if log is not None else data.get('log')
+            phase = phase or data.get('phase')
+            reason = reason or data.get('reason')
+            message = message or data.get('message')
+            events = events or data.get('events')
+            timed_out = timed_out or bool(data.get('timed_out'))
+            evaluation = evaluation or data.get('evaluation')
+            pod = pod or data.get('pod')
+    elif isinstance(data, list):
+        log = '\n'.join(to_text(line) for line in data) if log is None else log
+    elif data is not None:
+        log = to_text(data) if log is None else log
+    if isinstance(log, list):
+        log = '\n'.join(to_text(line) for line in log)
+    if log is not None and not isinstance(log, str):
+        raise AnsibleFilterError('perftest_diagnose: log must be text, got %s' % type(log).__name__)
+    try:
+        return diagnose(log=log, phase=_plain(phase), reason=_plain(reason), message=_plain(message),
+                        events=_plain(events), timed_out=bool(timed_out), evaluation=_plain(evaluation),
+                        pod=_plain(pod))
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise AnsibleFilterError('perftest_diagnose: %s' % exc)
+
+
+class FilterModule(object):
+    """perftest output filters."""
+
+    def filters(self):
+        return {
+            'ib_write_bw_parse': ib_write_bw_parse,
+            'ib_write_bw_evaluate': ib_write_bw_evaluate,
+            'perftest_diagnose': perftest_diagnose,
+        }

@@ -1,0 +1,650 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2025 gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parse perftest bandwidth output (ib_write_bw, ib_read_bw, ib_send_bw), judge it and diagnose failed runs.
+
+Pure standard library: the same code runs on the controller (filter plugins) and could run inside a pod.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import math
+import re
+
+# perftest's "MB" is 2^20 bytes (format_factor 0x100000 in print_report_bw), its "Gb" is 10^9 bits
+# (format_factor 125000000 bytes). So 1 MB/sec = 2^20 * 8 / 10^9 Gb/s = 0.008388608 Gb/s.
+MIB_PER_SEC_TO_GBPS = (1 << 20) * 8 / 1e9
+
+DIAGNOSIS_CODES = (
+    'ok',
+    'image_pull_error',
+    'resource_not_allocatable',
+    'pod_unschedulable',
+    'no_gpu_memory_path',
+    'rdma_device_not_found',
+    'link_down',
+    'wrong_gid',
+    'memory_registration_failed',
+    'timeout',
+    'bandwidth_below_threshold',
+    'unknown',
+)
+
+_RESULT_LINE = re.compile(r'^\s*-{20,}\s*$')
+_TEST_TITLE = re.compile(r'^\s*(?P<title>(?P<verb>Send|RDMA_Write|RDMA_Read|Atomic)\b.*?\b(?P<kind>BW|Latency)\b.*?Test)\s*$')
+_HEADER_PAIR = re.compile(r'(?P<key>[A-Za-z][A-Za-z0-9_.*/()-]*(?: [A-Za-z0-9_.*/()-]+)*)\s*:\s*(?P<value>\S+)')
+_ADDRESS = re.compile(r'^\s*(?P<side>local|remote) address:\s*(?P<rest>.*)$')
+_GID = re.compile(r'^\s*GID:\s*(?P<gid>\S+)\s*$')
+_TABLE_HEADER = re.compile(r'^\s*#bytes\s+.*#iterations\s+BW peak\[(?P<unit>Gb/sec|MB/sec)\]')
+_COLUMN = re.compile(r'#bytes|#sl|#iterations|BW peak\[[^\]]+\]|BW average\[[^\]]+\]|MsgRate\[Mpps\]'
+                     r'|BW Port[12]\[[^\]]+\]|MsgRate Port[12]\[Mpps\]|CPU_Util\[%\]')
+_LEADING_NUMBER = re.compile(r'^\s*\d')
+_WAITING_SERVER = re.compile(r'Waiting for client (rdma_cm QP )?to connect')
+
+_VERB_TO_TOOL = {'RDMA_Write': 'ib_write_bw', 'RDMA_Read': 'ib_read_bw', 'Send': 'ib_send_bw', 'Atomic': 'ib_atomic_bw'}
+
+# Header keys as perftest prints them (lower-cased, single-spaced) -> (output key, converter).
+_ON_OFF = {'ON': True, 'OFF': False}
+
+
+def _int_suffix(value):
+    return int(re.sub(r'\[B\]$', '', value))
+
+
+def _on_off(value):
+    return _ON_OFF.get(value.upper(), value)
+
+
+_HEADER_KEYS = {
+    'dual-port': ('dual_port', _on_off),
+    'device': ('device', str),
+    'number of qps': ('qps', int),
+    'transport type': ('transport_type', str),
+    'connection type': ('connection_type', str),
+    'using srq': ('using_srq', _on_off),
+    'pcie relax order': ('pcie_relax_order', str),
+    'ibv_wr* api': ('ibv_wr_api', _on_off),
+    'tx depth': ('tx_depth', int),
+    'rx depth': ('rx_depth', int),
+    'post list': ('post_list', int),
+    'cq moderation': ('cq_moderation', int),
+    'mtu': ('mtu', _int_suffix),
+    'link type': ('link_type', str),
+    'gid index': ('gid_index', int),
+    'gid index2': ('gid_index2', int),
+    'max inline data': ('max_inline_data', _int_suffix),
+    'outstand reads': ('outstand_reads', int),
+    'rdma_cm qps': ('rdma_cm', _on_off),
+    'data ex. method': ('data_exchange_method', str),
+    'tos': ('tos', int),
+    'buffer size': ('buffer_size', _int_suffix),
+}
+
+# Lines perftest prints on stderr/stdout when something is off but the run goes on.
+WARNING_PATTERNS = (
+    re.compile(r'Conflicting CPU frequency values'),
+    re.compile(r'CPU Frequency is not max'),
+    re.compile(r'^\s*WARNING\b', re.IGNORECASE),
+    re.compile(r'Requested mtu is higher than active mtu'),
+    re.compile(r'Changing to active mtu'),
+    re.compile(r"doesn't support[s]? CUDA tests with inline messages"),
+    re.compile(r'inline size set to 0'),
+    re.compile(r'Max msg size in (UD|RawEth) is MTU'),
+    re.compile(r'Changing (msg size )?to this MTU'),
+)
+
+# (diagnosis code, pattern) for lines that end a perftest run. Matched against each output line; the strings
+# come from perftest (perftest_parameters.c, perftest_communication.c, perftest_resources.c, cuda_memory.c).
+ERROR_PATTERNS = (
+    ('no_gpu_memory_path', re.compile(r'cuInit\(0\) returned|cuDeviceGetCount\(\) returned|cuCtxCreate\(\) error'
+                                      r'|cuCtxSetCurrent\(\) error|cuMemAlloc(Host|Managed)?( error|\(\) failed)'
+                                      r'|cuMemGetHandleForAddressRange error|cuDeviceGetByPCIBusId failed')),
+    ('no_gpu_memory_path', re.compile(r'There are no available device\(s\) that support CUDA|No such device ID \(\d+\) exists')),
+    ('no_gpu_memory_path', re.compile(r"Couldn't init GPU context|Couldn't allocate memory with CUDA"
+                                      r'|CUDA initiali[sz]ation failed', re.IGNORECASE)),
+    ('no_gpu_memory_path', re.compile(r'DMA-BUF is not supported|OFED stack does not support DMA-BUF'
+                                      r'|CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE is missing'
+                                      r'|does not support CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE')),
+    ('no_gpu_memory_path', re.compile(r"unrecognized option '--use_cuda|invalid option.*use_cuda")),
+    ('rdma_device_not_found', re.compile(r'No IB devices found|IB device \S+ not found'
+                                         r"|Couldn't get context for the device|Unable to find the Infiniband/RoCE device")),
+    ('link_down', re.compile(r'Port number \d+ state is (Down|Init|Armed|Nop)\b|Unable to query port'
+                             r'|Link layer on port \d+ is Unknown|Unable to determine link layer')),
+    ('link_down', re.compile(r"Couldn't connect to \S+|Unable to init the socket connection|Couldn't listen to port"
+                             r'|Problem in resolving basic address and port|accept\(\) failed')),
+    ('link_down', re.compile(r'rdma_resolve_(addr|route) failed|Received \d+ times ADDR_ERROR|Unable to connect \(retries'
+                             r'|Unexpected CM event|rdma_get_cm_events? failed', re.IGNORECASE)),
+    ('wrong_gid', re.compile(r'Failed to modify QP( \S+)? to (RTR|RTS)|Unable to Connect the HCA.s through the link')),
+    ('wrong_gid', re.compile(r'Failed status 12\b|transport retry counter exceeded|IBV_WC_RETRY_EXC_ERR')),
+    ('wrong_gid', re.compile(r'gid[ _]index\S* should be between|invalid gid|Failed to query GID|ibv_query_gid failed',
+                             re.IGNORECASE)),
+    ('memory_registration_failed', re.compile(r"Couldn't allocate MR|failed to create mr|Couldn't allocate work buf",
+                                              re.IGNORECASE)),
+    ('timeout', re.compile(r'\btimed out\b|\btimeout (expired|reached)\b', re.IGNORECASE)),
+    ('unknown', re.compile(r'Completion with error|Failed status \d+|Can.t produce a report'
+                           r'|Failed to exchange da(ta|te) between server and clients')),
+    ('unknown', re.compile(r"Couldn't (create|allocate|post|get|set|register)|Failed to (create|modify|init|allocate|post)"
+                           r'|Unable to (create|set up|perform)')),
+    ('unknown', re.compile(r'\bERROR\b|Segmentation fault|core dumped|^\s*Aborted\b')),
+)
+
+
+class PerftestParseError(ValueError):
+    """The text is not complete perftest bandwidth output; the message says what is missing and where."""
+
+
+def _classify(line):
+    """Return ('error', code), ('warning', None) or (None, None) for one output line."""
+    for code, pattern in ERROR_PATTERNS:
+        if pattern.search(line):
+            return 'error', code
+    for pattern in WARNING_PATTERNS:
+        if pattern.search(line):
+            return 'warning', None
+    return None, None
+
+
+def _number(token, kind, lineno):
+    try:
+        value = int(token) if kind is int else float(token)
+    except ValueError:
+        raise PerftestParseError('result row at line %d has a non-numeric value %r' % (lineno, token))
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        raise PerftestParseError('result row at line %d has a non-finite value %r' % (lineno, token))
+    if value < 0:
+        raise PerftestParseError('result row at line %d has a negative value %r' % (lineno, token))
+    return value
+
+
+def _parse_address(rest):
+    tokens = rest.split()
+    entry = {}
+    for index in range(0, len(tokens) - 1, 2):
+        entry[tokens[index].lower()] = tokens[index + 1]
+    return entry
+
+
+def _parse_header_line(line, header):
+    for match in _HEADER_PAIR.finditer(line):
+        raw_key = ' '.join(match.group('key').split()).lower()
+        value = match.group('value')
+        out_key, convert = _HEADER_KEYS.get(raw_key, (re.sub(r'[^a-z0-9]+', '_', raw_key).strip('_'), str))
+        try:
+            header[out_key] = convert(value)
+        except ValueError:
+            header[out_key] = value
+
+
+def _parse_cuda(lines):
+    cuda = {}
+    text = '\n'.join(lines)
+    if not re.search(r'initializing CUDA|cuMemAlloc|CUDA device \d+:|CUDA Ctx|CUDA_MEM_|DMA-BUF', text):
+        return None
+    match = re.search(r'CUDA device (\d+): PCIe address is (\S+)', text)
+    if match:
+        cuda['pci_address'] = match.group(2)
+    match = re.search(r'Picking device No\. (\d+)', text)
+    if match:
+        cuda['device_index'] = int(match.group(1))
+    match = re.search(r'device name = \[([^\]]*)\]', text)
+    if match:
+        cuda['device_name'] = match.group(1)
+    cuda['dmabuf'] = bool(re.search(r'using DMA-BUF|ibv_reg_dmabuf_mr', text))
+    return cuda
+
+
+def parse_bw_output(text, require_results=True):
+    """Parse the output of one run of ib_write_bw / ib_read_bw / ib_send_bw (client or server side).
+
+    Bandwidth is always returned in Gb/s. Raises PerftestParseError for output that is empty, truncated or
+    not perftest bandwidth output; with require_results=False a run that printed no result table (a failed
+    run) is returned with rows=[] so that its errors can be inspected.
+    """
+    if text is None:
+        raise PerftestParseError('no perftest output (got None)')
+    if not isinstance(text, str):
+        raise PerftestParseError('perftest output must be text, got %s' % type(text).__name__)
+    lines = text.replace('\r\n', '\n').replace('\r', '\n').split('\n')
+    if not text.strip():
+        raise PerftestParseError('perftest output is empty')
+
+    warnings = []
+    errors = []
+    error_codes = []
+    header = {}
+    local_addresses = []
+    remote_addresses = []
+    rows = []
+    titles = []
+    tables = 0
+    units = None
+    columns = None
+    state = 'preamble'  # preamble -> header -> addresses -> table -> done
+    table_closed = False
+    last_address = None
+
+    for index, line in enumerate(lines):
+        lineno = index + 1
+        stripped = line.strip()
+        if not stripped:
+            continue
+
+        kind, code = _classify(stripped)
+        if kind == 'error':
+            if stripped not in errors:
+                errors.append(stripped)
+                error_codes.append(code)
+        elif kind == 'warning':
+            if stripped not in warnings:
+                warnings.append(stripped)
+
+        if state == 'table':
+            if _RESULT_LINE.match(line):
+                state = 'done'
+                table_closed = True
+                continue
+            if _LEADING_NUMBER.match(line):
+                tokens = stripped.split()
+                if len(tokens) < len(columns):
+                    raise PerftestParseError('result row truncated at line %d: expected %d columns, found %d'
+                                             % (lineno, len(columns), len(tokens)))
+                if len(tokens) > len(columns):
+                    raise PerftestParseError('result row at line %d has %d columns, the table header has %d'
+                                             % (lineno, len(tokens), len(columns)))
+                rows.append(_make_row(dict(zip(columns, tokens)), units, lineno))
+                continue
+            if kind is None:
+                warnings.append('unrecognised line %d inside the result table: %s' % (lineno, stripped))
+            continue
+
+        title = _TEST_TITLE.match(line)
+        if title:
+            if title.group('kind') != 'BW':
+                raise PerftestParseError('line %d is a %s test header; only bandwidth tests are supported'
+                                         % (lineno, title.group('kind').lower()))
+            titles.append((lineno, title))
+            if len(titles) > 1:
+                raise PerftestParseError('a second test header at line %d (first at line %d): pass the output of '
+                                         'one run only' % (lineno, titles[0][0]))
+            state = 'header'
+            continue
+
+        table_header = _TABLE_HEADER.match(line)
+        if table_header:
+            tables += 1
+            if tables > 1:
+                raise PerftestParseError('a second result table at line %d: pass the output of one run only' % lineno)
+            units = table_header.group('unit')
+            columns = _COLUMN.findall(line)
+            for required in ('#bytes', '#iterations', 'MsgRate[Mpps]'):
+                if required not in columns:
+                    raise PerftestParseError('result table header at line %d lacks the %s column' % (lineno, required))
+            state = 'table'
+            continue
+
+        if state == 'header':
+            if _RESULT_LINE.match(line):
+                if header:
+                    state = 'addresses'
+                continue
+            if kind is None:
+                _parse_header_line(line, header)
+            continue
+
+        if state == 'addresses':
+            address = _ADDRESS.match(line)
+            if address:
+                last_address = _parse_address(address.group('rest'))
+                (local_addresses if address.group('side') == 'local' else remote_addresses).append(last_address)
+                continue
+            gid = _GID.match(line)
+            if gid and last_address is not None:
+                last_address['gid'] = gid.group('gid')
+                continue
+
+    if not titles:
+        if tables:
+            raise PerftestParseError('no test header found (expected a line such as "RDMA_Write BW Test" '
+                                     'before the result table)')
+        raise PerftestParseError(_missing_table_message('no perftest header and no result table found', errors))
+    if 'device' not in header:
+        raise PerftestParseError('test header at line %d is incomplete: no "Device" line' % titles[0][0])
+    if not tables:
+        if require_results:
+            raise PerftestParseError(_missing_table_message('no result table found', errors))
+    elif not rows:
+        raise PerftestParseError('result table has no rows (output truncated after the table header?)')
+    elif not table_closed:
+        raise PerftestParseError('result table not terminated: output truncated after line %d' % len(lines))
+
+    title = titles[0][1]
+    verb = title.group('verb')
+    role = _role(text, header)
+    largest = None
+    for row in rows:
+        if largest is None or row['bytes'] >= largest['bytes']:
+            largest = row
+    cuda = _parse_cuda(lines)
+
+    return {
+        'role': role,
+        'test': _VERB_TO_TOOL[verb],
+        'test_title': title.group('title'),
+        'verb': verb,
+        'bidirectional': 'Bidirectional' in title.group('title'),
+        'device': header.get('device'),
+        'link_type': header.get('link_type'),
+        'transport_type': header.get('transport_type'),
+        'connection_type': header.get('connection_type'),
+        'mtu': header.get('mtu'),
+        'qps': header.get('qps'),
+        'gid_index': header.get('gid_index'),
+        'rdma_cm': header.get('rdma_cm'),
+        'use_cuda': cuda is not None,
+        'use_dmabuf': bool(cuda and cuda.get('dmabuf')),
+        'cuda': cuda,
+        'header': header,
+        'local_addresses': local_addresses,
+        'remote_addresses': remote_addresses,
+        'units': units,
+        'rows': rows,
+        'peak_bw_avg_gbps': max(row['bw_avg_gbps'] for row in rows) if rows else None,
+        'largest_message_row': largest,
+        'warnings': warnings,
+        'errors': errors,
+        'error_codes': _unique(error_codes),
+    }
+
+
+def _unique(items):
+    seen = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen
+
+
+def _missing_table_message(prefix, errors):
+    if errors:
+        return '%s; perftest reported: %s' % (prefix, ' | '.join(errors[:3]))
+    return prefix
+
+
+def _role(text, header):
+    if _WAITING_SERVER.search(text):
+        return 'server'
+    if 'tx_depth' in header:
+        return 'client'
+    return 'server'
+
+
+def _to_gbps(value, units):
+    if units == 'MB/sec':
+        return round(value * MIB_PER_SEC_TO_GBPS, 6)
+    return value
+
+
+def _make_row(cells, units, lineno):
+    peak_key = 'BW peak[%s]' % units
+    avg_key = 'BW average[%s]' % units
+    if peak_key not in cells or avg_key not in cells:
+        raise PerftestParseError('result row at line %d: table header lacks the BW peak/average columns' % lineno)
+    row = {
+        'bytes': _number(cells['#bytes'], int, lineno),
+        'iterations': _number(cells['#iterations'], int, lineno),
+        'bw_peak_gbps': _to_gbps(_number(cells[peak_key], float, lineno), units),
+        'bw_avg_gbps': _to_gbps(_number(cells[avg_key], float, lineno), units),
+        'msg_rate_mpps': _number(cells['MsgRate[Mpps]'], float, lineno),
+    }
+    if '#sl' in cells:
+        row['sl'] = _number(cells['#sl'], int, lineno)
+    for port in ('1', '2'):
+        bw_key = 'BW Port%s[%s]' % (port, units)
+        if bw_key in cells:
+            row['bw_port%s_gbps' % port] = _to_gbps(_number(cells[bw_key], float, lineno), units)
+            row['msg_rate_port%s_mpps' % port] = _number(cells['MsgRate Port%s[Mpps]' % port], float, lineno)
+    if 'CPU_Util[%]' in cells:
+        row['cpu_util_percent'] = _number(cells['CPU_Util[%]'], float, lineno)
+    return row
+
+
+def _rate(value, name):
+    """Accept 200, 200.0, '200', '200 Gb/sec (4X HDR)' (ibstatus) or '200 Gb/s'."""
+    if isinstance(value, bool):
+        raise ValueError('%s must be a number, got a boolean' % name)
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        match = re.match(r'^\s*(\d+(?:\.\d+)?)\s*(?:Gb/s(?:ec)?|Gbps)?\b', value)
+        if not match:
+            raise ValueError('%s %r is not a rate in Gb/s' % (name, value))
+        number = float(match.group(1))
+    else:
+        raise ValueError('%s must be a number, got %s' % (name, type(value).__name__))
+    if math.isnan(number) or math.isinf(number) or number <= 0:
+        raise ValueError('%s must be a positive number, got %r' % (name, value))
+    return number
+
+
+def evaluate_bw(parsed, link_rate_gbps, threshold=0.8, message_size=None):
+    """Compare the BW average of a parsed run with threshold * link rate.
+
+    The measured value is the BW average of the row for message_size when given, else of the largest message
+    (the plateau of an -a sweep, or the only row of a single-size run).
+    """
+    if isinstance(parsed, str):
+        parsed = parse_bw_output(parsed)
+    if not isinstance(parsed, dict) or 'rows' not in parsed:
+        raise ValueError('expected the result of ib_write_bw_parse (a dict with rows), got %s' % type(parsed).__name__)
+    link = _rate(link_rate_gbps, 'link_rate_gbps')
+    try:
+        fraction_required = float(threshold)
+    except (TypeError, ValueError):
+        raise ValueError('threshold must be a number between 0 and 1, got %r' % (threshold,))
+    if not 0 < fraction_required <= 1:
+        raise ValueError('threshold must be a number in (0, 1], got %r' % (threshold,))
+    rows = parsed.get('rows') or []
+    if not rows:
+        raise ValueError('the parsed run has no result rows to evaluate')
+
+    if message_size is not None:
+        size = int(message_size)
+        matching = [row for row in rows if row['bytes'] == size]
+        if not matching:
+            raise ValueError('no result row for message size %d (sizes: %s)'
+                             % (size, ', '.join(str(row['bytes']) for row in rows)))
+        row = matching[-1]
+    else:
+        row = parsed.get('largest_message_row') or max(rows, key=lambda item: item['bytes'])
+
+    measured = float(row['bw_avg_gbps'])
+    expected = round(link * fraction_required, 6)
+    fraction = round(measured / link, 4)
+    errors = parsed.get('errors') or []
+    if errors:
+        passed = False
+        code = 'perftest_errors'
+        reason = 'perftest reported errors: %s' % ' | '.join(errors[:3])
+    elif measured >= expected:
+        passed = True
+        code = 'passed'
+        reason = ('%.2f Gb/s at %d B is %.1f%% of the %g Gb/s link, at or above the %.0f%% threshold (%.2f Gb/s)'
+                  % (measured, row['bytes'], fraction * 100, link, fraction_required * 100, expected))
+    else:
+        passed = False
+        code = 'bandwidth_below_threshold'
+        reason = ('%.2f Gb/s at %d B is %.1f%% of the %g Gb/s link, below the %.0f%% threshold (%.2f Gb/s)'
+                  % (measured, row['bytes'], fraction * 100, link, fraction_required * 100, expected))
+    return {
+        'passed': passed,
+        'code': code,
+        'measured_gbps': measured,
+        'expected_gbps': expected,
+        'link_rate_gbps': link,
+        'threshold': fraction_required,
+        'fraction': fraction,
+        'message_size': row['bytes'],
+        'reason': reason,
+    }
+
+
+_IMAGE_PULL_REASONS = ('ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'RegistryUnavailable')
+_IMAGE_PULL_TEXT = re.compile(r'Failed to pull image|pull access denied|manifest unknown|ImagePullBackOff|ErrImagePull')
+_INSUFFICIENT = re.compile(r'Insufficient ([A-Za-z0-9_./-]+)')
+
+_MESSAGES = {
+    'ok': 'perftest completed and printed its result table without errors',
+    'image_pull_error': 'the perftest image could not be pulled: check the image reference, the registry credentials '
+                        '(pull secret) and that the cluster can reach the registry',
+    'resource_not_allocatable': 'the pod cannot be scheduled because no node has enough of: %s; check the node '
+                                'allocatable resources (RDMA device plugin / SR-IOV policy / GPU operator)',
+    'pod_unschedulable': 'the pod cannot be scheduled: %s',
+    'no_gpu_memory_path': 'perftest could not put its buffers in GPU memory (CUDA or DMA-BUF/peer memory path): check '
+                          'the GPU driver, nvidia-peermem or DMA-BUF support and that the image was built with CUDA',
+    'rdma_device_not_found': 'the RDMA device perftest was told to use is not visible in the pod: check the -d device '
+                             'name and that the pod requested the RDMA resource',
+    'link_down': 'the peers cannot reach each other: the port is not active, or the server address/port is unreachable '
+                 '(server not started, wrong IP, secondary network not attached)',
+    'wrong_gid': 'the queue pairs could not be connected: usually a wrong GID index (RoCE v1/v2, IPv4-mapped entry) '
+                 'or a path/MTU mismatch between the two ends',
+    'memory_registration_failed': 'memory registration failed: usually the locked-memory limit (ulimit -l, IPC_LOCK, '
+                                  'CRI-O default_ulimits) or, with --use_cuda, a missing GPU peer-memory path',
+    'timeout': 'the test did not finish in time: %s',
+    'bandwidth_below_threshold': 'the test ran but the bandwidth is below the threshold: %s',
+    'unknown': 'the cause could not be determined: %s',
+}
+
+
+def _pod_fields(pod):
+    """Extract phase, reasons and messages from a Kubernetes Pod object (dict)."""
+    status = pod.get('status') or {}
+    reasons = []
+    messages = []
+    if status.get('reason'):
+        reasons.append(status['reason'])
+    if status.get('message'):
+        messages.append(status['message'])
+    for condition in status.get('conditions') or []:
+        if condition.get('status') == 'False':
+            if condition.get('reason'):
+                reasons.append(condition['reason'])
+            if condition.get('message'):
+                messages.append(condition['message'])
+    for key in ('initContainerStatuses', 'containerStatuses'):
+        for container in status.get(key) or []:
+            for state_name in ('waiting', 'terminated'):
+                state = (container.get('state') or {}).get(state_name) or {}
+                if state.get('reason'):
+                    reasons.append(state['reason'])
+                if state.get('message'):
+                    messages.append(state['message'])
+    return status.get('phase'), reasons, messages
+
+
+def _as_list(value):
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def diagnose(log=None, phase=None, reason=None, message=None, events=None, timed_out=False, evaluation=None, pod=None):
+    """Map pod state and perftest log text to {code, ok, message, evidence}.
+
+    pod: a Kubernetes Pod object (dict); phase/reason/message: the same facts given directly (reason and message
+    may be lists); events: event dicts (with message/reason) or strings; timed_out: the caller's wait gave up;
+    evaluation: a result of evaluate_bw for this run.
+    """
+    reasons = [str(item) for item in _as_list(reason) if item]
+    messages = [str(item) for item in _as_list(message) if item]
+    if pod:
+        pod_phase, pod_reasons, pod_messages = _pod_fields(pod)
+        phase = phase or pod_phase
+        reasons.extend(pod_reasons)
+        messages.extend(pod_messages)
+    for event in _as_list(events):
+        if isinstance(event, dict):
+            if event.get('reason'):
+                reasons.append(str(event['reason']))
+            if event.get('message'):
+                messages.append(str(event['message']))
+        elif event:
+            messages.append(str(event))
+
+    def result(code, detail=None, evidence=None):
+        text = _MESSAGES[code]
+        if '%s' in text:
+            text = text % (detail or 'no further detail')
+        return {'code': code, 'ok': code == 'ok', 'message': text, 'evidence': evidence or []}
+
+    pull = [item for item in reasons if item in _IMAGE_PULL_REASONS]
+    pull_text = [item for item in messages if _IMAGE_PULL_TEXT.search(item)]
+    if pull or pull_text:
+        return result('image_pull_error', evidence=pull + pull_text)
+
+    insufficient = []
+    insufficient_text = []
+    for item in messages:
+        found = _INSUFFICIENT.findall(item)
+        if found:
+            insufficient_text.append(item)
+            insufficient.extend(resource.rstrip('.,') for resource in found)
+    if insufficient:
+        return result('resource_not_allocatable', ', '.join(_unique(insufficient)), insufficient_text)
+    if phase == 'Pending' and ('Unschedulable' in reasons or 'FailedScheduling' in reasons):
+        return result('pod_unschedulable', ' | '.join(messages) or 'the scheduler gave no message', messages)
+
+    parsed = None
+    log_text = log if isinstance(log, str) else ''
+    if log_text.strip():
+        try:
+            parsed = parse_bw_output(log_text, require_results=False)
+        except PerftestParseError:
+            parsed = None
+    error_lines = []
+    for line in log_text.splitlines():
+        kind, code = _classify(line.strip())
+        if kind == 'error':
+            error_lines.append((code, line.strip()))
+
+    uses_cuda = bool(parsed and parsed.get('use_cuda')) or '--use_cuda' in log_text or 'initializing CUDA' in log_text
+    for code in ('no_gpu_memory_path', 'rdma_device_not_found', 'link_down', 'wrong_gid', 'memory_registration_failed',
+                 'timeout'):
+        evidence = [line for line_code, line in error_lines if line_code == code]
+        if not evidence:
+            continue
+        if code == 'memory_registration_failed' and uses_cuda:
+            return result('no_gpu_memory_path', evidence=evidence)
+        if code == 'timeout':
+            return result('timeout', evidence[0], evidence)
+        return result(code, evidence=evidence)
+
+    has_rows = bool(parsed and parsed.get('rows'))
+    if timed_out or 'DeadlineExceeded' in reasons:
+        if not has_rows and _WAITING_SERVER.search(log_text):
+            detail = 'the server was still waiting for the client to connect (client not started or cannot reach it)'
+        elif not log_text.strip():
+            detail = 'no perftest output was captured'
+        else:
+            detail = 'the run had not printed a complete result table'
+        return result('timeout', detail, [line for line in log_text.splitlines() if _WAITING_SERVER.search(line)])
+
+    if error_lines:
+        return result('unknown', error_lines[0][1], [line for _code, line in error_lines])
+
+    if evaluation:
+        if not evaluation.get('passed') and evaluation.get('code') == 'bandwidth_below_threshold':
+            return result('bandwidth_below_threshold', evaluation.get('reason'), [evaluation.get('reason')])
+        if evaluation.get('passed'):
+            return result('ok', evidence=[evaluation.get('reason')])
+    if has_rows:
+        return result('ok')
+    pod_state = 'pod phase %s%s' % (phase or 'unknown', ', reasons: %s' % ', '.join(reasons) if reasons else '')
+    if log_text.strip():
+        return result('unknown', 'perftest printed no result table and no recognised error (%s)' % pod_state, messages)
+    if phase or reasons:
+        return result('unknown', '%s and no perftest output' % pod_state, messages)
+    return result('unknown', 'no pod state and no perftest output to examine')
