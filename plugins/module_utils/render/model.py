@@ -1,0 +1,545 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Input model: defaults, normalisation and validation of the gpudirect_rdma_* variables.
+
+Every check runs and every error is reported, each naming the variable the user sets
+(``gpudirect_rdma_ipam_range: 192.168.2.0/33 is not a valid CIDR``).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import ipaddress
+import re
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import nics
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.rdma import MATRIX
+
+MACHINECONFIG_ITEMS = ("irdma_blacklist", "persistent_names", "crio_memlock")
+DEFAULT_MACHINECONFIGS = ["irdma_blacklist", "crio_memlock"]
+IMAGE_COMPONENTS = ("rdma_shared_device_plugin", "sriov_device_plugin", "ipoib_cni")
+# OpenShift's default cluster and service networks; a secondary range inside them breaks routing.
+DEFAULT_CLUSTER_NETWORK_CIDRS = ["10.128.0.0/14", "172.30.0.0/16"]
+
+# Largest MTU per fabric: Ethernet jumbo frames; IPoIB datagram mode is bound by the 4 KiB IB MTU
+# minus the 4-byte IPoIB header, connected mode by the IPoIB-CM limit.
+MTU_LIMITS = {
+    "roce": (576, 9216),
+    ("infiniband", "datagram"): (576, 4092),
+    ("infiniband", "connected"): (576, 65520),
+}
+MAX_MELLANOX_VFS = 128
+
+
+class Field(object):
+    """One variable: its type, default (a value or a callable of the partial model) and choices."""
+
+    def __init__(self, kind, default=None, choices=None):
+        self.kind = kind
+        self.default = default
+        self.choices = choices
+
+
+def _per_config(attribute):
+    def default(values):
+        entry = MATRIX.get((values.get("method"), values.get("fabric")))
+        return getattr(entry, attribute) if entry else None
+    return default
+
+
+FIELDS = {
+    "method": Field("str", None, names.METHODS),
+    "fabric": Field("str", None, names.FABRICS),
+    # NIC selection
+    "nic_selection": Field("str", "manual", ("manual", "auto")),
+    "nic_interfaces": Field("list", []),
+    "nic_pci_addresses": Field("list", []),
+    "nic_device_ids": Field("list", []),
+    "nic_vendor": Field("str", names.MELLANOX_VENDOR_ID),
+    "nic_facts": Field("dictlist", []),
+    "gpu_nic_affinity": Field("dictlist", []),
+    # resources and networks
+    "resource_name": Field("str", _per_config("default_resource")),
+    "resource_names": Field("list", []),
+    "resource_prefix": Field("str", _per_config("resource_prefix")),
+    "network_name": Field("str", _per_config("default_network")),
+    "network_names": Field("list", []),
+    "network_namespaces": Field("list", ["default"]),
+    # IPAM (whereabouts)
+    "ipam_range": Field("str"),
+    "ipam_range_start": Field("str"),
+    "ipam_range_end": Field("str"),
+    "ipam_exclude": Field("list", []),
+    "ipam_gateway": Field("str"),
+    "cluster_network_cidrs": Field("list", DEFAULT_CLUSTER_NETWORK_CIDRS),
+    # link settings
+    "mtu": Field("int"),
+    "macvlan_mode": Field("str", "bridge", ("bridge", "private", "vepa", "passthru")),
+    "macvlan_master": Field("str"),
+    "ipoib_master": Field("str"),
+    "ipoib_mode": Field("str", "datagram", ("datagram", "connected")),
+    "vlan": Field("int"),
+    # device plugins and VFs
+    "rdma_hca_max": Field("int", 63),
+    "num_vfs": Field("int"),
+    "sriov_policy_name": Field("str"),
+    "sriov_policy_priority": Field("int", 90),
+    "node_selector": Field("dict", {"feature.node.kubernetes.io/pci-15b3.present": "true"}),
+    "sriov_pool_config": Field("bool", False),
+    "sriov_pool_max_unavailable": Field("intorstr", 1),
+    "sriov_pool_rdma_mode": Field("str", None, ("shared", "exclusive")),
+    # operators
+    "nfd_namespace": Field("str", "openshift-nfd"),
+    "nfd_instance_name": Field("str", "nfd-instance"),
+    "nfd_operand_image": Field("str"),
+    "sriov_operator_namespace": Field("str", "openshift-sriov-network-operator"),
+    "sriov_disable_plugins": Field("list", []),
+    "nic_driver": Field("str", "doca", ("doca", "inbox")),
+    "doca_driver_repository": Field("str", "nvcr.io/nvidia/mellanox"),
+    "doca_driver_image": Field("str", "doca-driver"),
+    "doca_driver_version": Field("str", "24.10-0.7.0.0-0"),
+    "image_overrides": Field("dict", {}),
+    "gpu_rdma_mode": Field("str", "dmabuf", ("dmabuf", "peermem")),
+    "gpu_use_host_mofed": Field("bool", False),
+    "gpu_kernel_module_type": Field("str", lambda values: "auto" if values.get("gpu_rdma_mode") == "peermem" else "open",
+                                    ("auto", "open", "proprietary")),
+    "gpu_gdrcopy": Field("bool", False),
+    "gpu_cluster_policy_name": Field("str", "gpu-cluster-policy"),
+    "gpu_driver_repository": Field("str"),
+    "gpu_driver_image": Field("str"),
+    "gpu_driver_version": Field("str"),
+    # MachineConfigs (reboot the pool: opt-in)
+    "apply_machineconfigs": Field("bool", False),
+    "machineconfigs": Field("list", lambda values: list(DEFAULT_MACHINECONFIGS) if values.get("apply_machineconfigs") else []),
+    "udev_rules": Field("dictlist", []),
+    "machineconfig_pool": Field("str", "worker"),
+    "machineconfig_role": Field("str", lambda values: values.get("machineconfig_pool")),
+    "machineconfig_name": Field("str", lambda values: "99-%s-gpudirect-rdma" % values.get("machineconfig_role")),
+    "ignition_version": Field("str", "3.2.0"),
+}
+
+# Options that only mean something for some configurations: (predicate on method/fabric, where it applies).
+SCOPED_FIELDS = {
+    "macvlan_mode": (lambda m, f: m == "shared_device" and f == "roce", "shared_device over roce (MacvlanNetwork)"),
+    "macvlan_master": (lambda m, f: m == "shared_device" and f == "roce", "shared_device over roce (MacvlanNetwork)"),
+    "ipoib_master": (lambda m, f: m == "shared_device" and f == "infiniband", "shared_device over infiniband (IPoIBNetwork)"),
+    "ipoib_mode": (lambda m, f: f == "infiniband", "the infiniband fabric (IPoIB)"),
+    "rdma_hca_max": (lambda m, f: m == "shared_device", "shared_device (rdmaSharedDevicePlugin)"),
+    "num_vfs": (lambda m, f: m == "sriov_legacy", "sriov_legacy (SriovNetworkNodePolicy); host_device and shared_device use the PF itself"),
+    "vlan": (lambda m, f: m == "sriov_legacy" and f == "roce", "sriov_legacy over roce (SriovNetwork)"),
+    "sriov_policy_name": (lambda m, f: m == "sriov_legacy", "sriov_legacy"),
+    "sriov_policy_priority": (lambda m, f: m == "sriov_legacy", "sriov_legacy"),
+    "sriov_pool_config": (lambda m, f: m == "sriov_legacy", "sriov_legacy (SriovNetworkPoolConfig)"),
+    "sriov_pool_max_unavailable": (lambda m, f: m == "sriov_legacy", "sriov_legacy (SriovNetworkPoolConfig)"),
+    "sriov_pool_rdma_mode": (lambda m, f: m == "sriov_legacy", "sriov_legacy (SriovNetworkPoolConfig)"),
+    "resource_prefix": (lambda m, f: m != "sriov_legacy", "shared_device and host_device; SR-IOV resources always use openshift.io/"),
+}
+
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0", "")
+_PERCENT = re.compile(r"^(100|[1-9]?[0-9])%$")
+
+
+class Errors(object):
+    """Collects messages as '<variable>: <problem>' so that all of them can be returned at once."""
+
+    def __init__(self):
+        self.messages = []
+
+    def add(self, field, message):
+        text = "%s: %s" % (names.variable(field), message)
+        if text not in self.messages:
+            self.messages.append(text)
+
+
+def _split_text_list(value):
+    # AWX survey text fields and -e key=value give strings; accept comma or newline separated lists.
+    return [item.strip() for item in re.split(r"[,\n]", value) if item.strip()]
+
+
+def _coerce(field, spec, value, errors):
+    """Convert one provided value to the field's type; None (and an error) when impossible."""
+    kind = spec.kind
+    if value is None:
+        return None
+    if kind == "str":
+        if isinstance(value, bool) or isinstance(value, (list, dict)):
+            errors.add(field, "must be a string, got %r" % (value,))
+            return None
+        return str(value).strip()
+    if kind == "int":
+        if isinstance(value, bool):
+            errors.add(field, "must be an integer, got %r" % (value,))
+            return None
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str) and re.match(r"^\s*-?\d+\s*$", value):
+            return int(value)
+        errors.add(field, "must be an integer, got %r" % (value,))
+        return None
+    if kind == "intorstr":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value.strip())
+        if isinstance(value, str) and _PERCENT.match(value.strip()):
+            return value.strip()
+        errors.add(field, "must be an integer or a percentage like '10%%', got %r" % (value,))
+        return None
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+        errors.add(field, "must be a boolean, got %r" % (value,))
+        return None
+    if kind == "list":
+        if isinstance(value, str):
+            return _split_text_list(value)
+        if isinstance(value, (list, tuple)):
+            bad = [item for item in value if isinstance(item, (list, dict)) or item is None]
+            if bad:
+                errors.add(field, "must be a list of strings, got %r" % (bad[0],))
+                return None
+            return [str(item).strip() if not isinstance(item, int) or isinstance(item, bool) else item for item in value]
+        errors.add(field, "must be a list, got %r" % (value,))
+        return None
+    if kind == "dictlist":
+        if not isinstance(value, (list, tuple)) or not all(isinstance(item, dict) for item in value):
+            errors.add(field, "must be a list of mappings")
+            return None
+        return [dict(item) for item in value]
+    if kind == "dict":
+        if not isinstance(value, dict):
+            errors.add(field, "must be a mapping, got %r" % (value,))
+            return None
+        return dict(value)
+    raise ValueError("unknown field kind %s" % kind)  # programming error
+
+
+def normalise(variables):
+    """Strip the prefix, coerce types and fill defaults. Returns (values, provided, errors)."""
+    errors = Errors()
+    raw = {}
+    for key, value in (variables or {}).items():
+        if not isinstance(key, str) or not key.startswith(names.VARIABLE_PREFIX):
+            errors.messages.append("%s: not a %s* variable" % (key, names.VARIABLE_PREFIX))
+            continue
+        field = key[len(names.VARIABLE_PREFIX):]
+        if field not in FIELDS:
+            close = [name for name in FIELDS if name.split("_")[0] == field.split("_")[0]]
+            hint = " (known: %s)" % ", ".join(names.variable(name) for name in sorted(close)) if close else ""
+            errors.add(field, "unknown variable%s" % hint)
+            continue
+        raw[field] = value
+    values = {}
+    provided = set()
+    for field, spec in FIELDS.items():
+        if field in raw and raw[field] is not None:
+            coerced = _coerce(field, spec, raw[field], errors)
+            if coerced is not None:
+                if spec.kind == "str" and spec.choices:
+                    coerced = coerced.lower()
+                values[field] = coerced
+                provided.add(field)
+    # Defaults that depend on other values are computed after every provided value is known.
+    for field, spec in FIELDS.items():
+        if field not in values:
+            default = spec.default
+            values[field] = default(values) if callable(default) else _copy(default)
+    return values, provided, errors
+
+
+def _copy(value):
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return value
+
+
+def _check_choices(values, errors):
+    for field, spec in FIELDS.items():
+        value = values.get(field)
+        if spec.choices and value is not None and value not in spec.choices:
+            errors.add(field, "%r is not one of %s" % (value, ", ".join(spec.choices)))
+    for field in ("method", "fabric"):
+        if values.get(field) is None:
+            errors.add(field, "required, one of %s" % ", ".join(FIELDS[field].choices))
+
+
+def _check_scoped(values, provided, errors):
+    method, fabric = values["method"], values["fabric"]
+    if (method, fabric) not in MATRIX:
+        return
+    for field, (applies, where) in SCOPED_FIELDS.items():
+        if field in provided and values[field] is not False and not applies(method, fabric):
+            if field in ("macvlan_mode", "macvlan_master") and fabric == "infiniband":
+                errors.add(field, "macvlan options do not apply to infiniband (IPoIB has no macvlan); only used by %s" % where)
+            elif field in ("ipoib_master", "ipoib_mode") and fabric == "roce":
+                errors.add(field, "IPoIB options do not apply to roce; only used by %s" % where)
+            else:
+                errors.add(field, "only used by %s, not by %s over %s" % (where, method, fabric))
+
+
+def _parse_network(field, text, errors):
+    try:
+        return ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        errors.add(field, "%s is not a valid CIDR" % text)
+        return None
+
+
+def _parse_address(field, text, errors):
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        errors.add(field, "%s is not a valid IP address" % text)
+        return None
+
+
+def _check_ipam(values, errors):
+    if not values.get("ipam_range"):
+        errors.add("ipam_range", "required: the whereabouts CIDR for the secondary network (for example 192.168.2.0/24)")
+        return
+    text = values["ipam_range"]
+    if "/" not in text:
+        errors.add("ipam_range", "%s is not a valid CIDR (prefix length missing)" % text)
+        return
+    network = _parse_network("ipam_range", text, errors)
+    if network is None:
+        return
+    if network.num_addresses < 4:
+        errors.add("ipam_range", "%s leaves no room for pod addresses" % text)
+    for cidr in values["cluster_network_cidrs"]:
+        other = _parse_network("cluster_network_cidrs", cidr, errors)
+        if other is not None and other.version == network.version and network.overlaps(other):
+            errors.add("ipam_range", "%s overlaps the cluster or service network %s" % (text, cidr))
+    bounds = {}
+    for field in ("ipam_range_start", "ipam_range_end", "ipam_gateway"):
+        if values.get(field):
+            address = _parse_address(field, values[field], errors)
+            if address is None:
+                continue
+            if address.version != network.version or address not in network:
+                errors.add(field, "%s is outside gpudirect_rdma_ipam_range %s" % (address, network))
+            bounds[field] = address
+    start, end = bounds.get("ipam_range_start"), bounds.get("ipam_range_end")
+    if start is not None and end is not None and start.version == end.version and start > end:
+        errors.add("ipam_range_start", "%s is after gpudirect_rdma_ipam_range_end %s" % (start, end))
+    excludes = []
+    for cidr in values["ipam_exclude"]:
+        if "/" not in str(cidr):
+            errors.add("ipam_exclude", "%s is not a valid CIDR (prefix length missing)" % cidr)
+            continue
+        excluded = _parse_network("ipam_exclude", str(cidr), errors)
+        if excluded is None:
+            continue
+        if excluded.version != network.version or not excluded.subnet_of(network):
+            errors.add("ipam_exclude", "%s is outside gpudirect_rdma_ipam_range %s" % (cidr, network))
+            continue
+        for previous in excludes:
+            if previous.overlaps(excluded):
+                errors.add("ipam_exclude", "%s overlaps %s" % (excluded, previous))
+        excludes.append(excluded)
+    usable = network.num_addresses - sum(excluded.num_addresses for excluded in excludes)
+    if excludes and usable <= 2:
+        errors.add("ipam_exclude", "excludes every usable address of %s" % network)
+
+
+def _check_mtu(values, errors):
+    mtu = values.get("mtu")
+    if mtu is None or values["fabric"] not in names.FABRICS:
+        return
+    key = "roce" if values["fabric"] == "roce" else ("infiniband", values["ipoib_mode"])
+    low, high = MTU_LIMITS.get(key, (576, 9216))
+    if not low <= mtu <= high:
+        mode = "" if values["fabric"] == "roce" else " (IPoIB %s mode)" % values["ipoib_mode"]
+        errors.add("mtu", "%d is out of range for %s%s: %d-%d" % (mtu, values["fabric"], mode, low, high))
+
+
+def _check_names(values, errors):
+    for field in ("nfd_namespace", "sriov_operator_namespace"):
+        if not names.is_dns1123_label(values[field]):
+            errors.add(field, "%r is not a valid namespace name (DNS-1123 label)" % values[field])
+    namespaces = values["network_namespaces"]
+    if not namespaces:
+        errors.add("network_namespaces", "needs at least one namespace")
+    for namespace in namespaces:
+        if not names.is_dns1123_label(namespace):
+            errors.add("network_namespaces", "%r is not a valid namespace name (DNS-1123 label)" % namespace)
+    if len(set(namespaces)) != len(namespaces):
+        errors.add("network_namespaces", "lists a namespace twice")
+    for field in ("nfd_instance_name", "gpu_cluster_policy_name", "machineconfig_name", "machineconfig_pool", "sriov_policy_name"):
+        if values.get(field) is not None and not names.is_dns1123_subdomain(values[field]):
+            errors.add(field, "%r is not a valid object name (DNS-1123 subdomain)" % values[field])
+    if values.get("machineconfig_role") is not None and not names.is_label_value(values["machineconfig_role"]):
+        errors.add("machineconfig_role", "%r is not a valid label value" % values["machineconfig_role"])
+    resources = values["resource_names"] or ([values["resource_name"]] if values.get("resource_name") else [])
+    field = "resource_names" if values["resource_names"] else "resource_name"
+    for resource in resources:
+        if not names.is_resource_name(resource):
+            errors.add(field, "%r is not a valid device plugin resource name: letters, digits and '_', "
+                              "starting and ending with a letter or digit, at most 63 characters" % resource)
+    duplicates = sorted(set(r for r in resources if resources.count(r) > 1))
+    if duplicates:
+        errors.add(field, "duplicate resource names: %s" % ", ".join(duplicates))
+    networks = values["network_names"] or ([values["network_name"]] if values.get("network_name") else [])
+    field = "network_names" if values["network_names"] else "network_name"
+    for network in networks:
+        if not names.is_dns1123_label(network):
+            errors.add(field, "%r is not a valid network name (DNS-1123 label)" % network)
+        elif len(namespaces) > 1 and not names.is_dns1123_label("%s-%s" % (network, max(namespaces, key=len))):
+            errors.add(field, "%r is too long to be suffixed with each namespace name" % network)
+    duplicates = sorted(set(n for n in networks if networks.count(n) > 1))
+    if duplicates:
+        errors.add(field, "duplicate network names: %s" % ", ".join(duplicates))
+    if values["resource_names"] and values["network_names"] and len(values["resource_names"]) != len(values["network_names"]):
+        errors.add("network_names", "has %d entries but gpudirect_rdma_resource_names has %d"
+                   % (len(values["network_names"]), len(values["resource_names"])))
+    if values["network_names"] and not values["resource_names"]:
+        errors.add("network_names", "needs gpudirect_rdma_resource_names (one network per resource)")
+    prefix = values.get("resource_prefix")
+    if prefix is not None and not names.is_resource_prefix(prefix):
+        errors.add("resource_prefix", "%r is not a valid resource prefix (DNS-1123 subdomain)" % prefix)
+
+
+def _check_numbers(values, provided, errors):
+    method = values["method"]
+    if values["rdma_hca_max"] is not None and values["rdma_hca_max"] < 1:
+        errors.add("rdma_hca_max", "must be at least 1 (pods per shared HCA), got %d" % values["rdma_hca_max"])
+    num_vfs = values.get("num_vfs")
+    if method == "sriov_legacy":
+        if num_vfs is None:
+            errors.add("num_vfs", "required for sriov_legacy (VFs per PF, 1-%d)" % MAX_MELLANOX_VFS)
+        elif num_vfs == 0:
+            errors.add("num_vfs", "0 creates no VFs: sriov_legacy needs 1-%d" % MAX_MELLANOX_VFS)
+        elif not 1 <= num_vfs <= MAX_MELLANOX_VFS:
+            errors.add("num_vfs", "%d is out of range 1-%d" % (num_vfs, MAX_MELLANOX_VFS))
+    if not 0 <= values["sriov_policy_priority"] <= 99:
+        errors.add("sriov_policy_priority", "%d is out of range 0-99" % values["sriov_policy_priority"])
+    vlan = values.get("vlan")
+    if vlan is not None and not 0 <= vlan <= 4094:
+        errors.add("vlan", "%d is out of range 0-4094" % vlan)
+    unavailable = values.get("sriov_pool_max_unavailable")
+    if isinstance(unavailable, int) and unavailable < 1:
+        errors.add("sriov_pool_max_unavailable", "must be at least 1, got %d" % unavailable)
+
+
+def _check_node_selector(values, errors):
+    selector = values["node_selector"]
+    if not selector:
+        errors.add("node_selector", "must select the RDMA nodes (an empty selector matches every node)")
+    for key, value in selector.items():
+        if not names.is_label_key(key):
+            errors.add("node_selector", "%r is not a valid label key" % key)
+        if not names.is_label_value(value if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)):
+            errors.add("node_selector", "%r is not a valid label value for %s" % (value, key))
+
+
+def _check_gpu(values, provided, errors):
+    mode, driver = values["gpu_rdma_mode"], values["nic_driver"]
+    if values["gpu_use_host_mofed"]:
+        if driver == "doca":
+            errors.add("gpu_use_host_mofed",
+                       "must be false when the Network Operator provides the DOCA-OFED driver (gpudirect_rdma_nic_driver: doca)")
+        if mode == "dmabuf":
+            errors.add("gpu_use_host_mofed", "only applies to gpudirect_rdma_gpu_rdma_mode: peermem")
+    elif mode == "peermem" and driver == "inbox":
+        errors.add("gpu_rdma_mode", "peermem needs MLNX/DOCA-OFED: use gpudirect_rdma_nic_driver: doca, or dmabuf with the inbox driver")
+    if mode == "dmabuf" and values["gpu_kernel_module_type"] == "proprietary":
+        errors.add("gpu_kernel_module_type", "dmabuf needs the open GPU kernel modules (open or auto), not proprietary")
+    for field in ("gpu_driver_repository", "gpu_driver_image", "gpu_driver_version"):
+        if field in provided and not values[field]:
+            errors.add(field, "must not be empty")
+
+
+_REPOSITORY = re.compile(r"^[a-zA-Z0-9.\-/:]+$")
+_IMAGE = re.compile(r"^[a-zA-Z0-9\-_.]+$")
+_VERSION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
+
+
+def _check_images(values, provided, errors):
+    if values["nic_driver"] == "doca":
+        if not _REPOSITORY.match(values["doca_driver_repository"] or ""):
+            errors.add("doca_driver_repository", "%r is not a valid image repository" % values["doca_driver_repository"])
+        if not _IMAGE.match(values["doca_driver_image"] or ""):
+            errors.add("doca_driver_image", "%r is not a valid image name" % values["doca_driver_image"])
+        if not _VERSION.match(values["doca_driver_version"] or ""):
+            errors.add("doca_driver_version", "%r is not a valid image tag" % values["doca_driver_version"])
+    else:
+        for field in ("doca_driver_repository", "doca_driver_image", "doca_driver_version"):
+            if field in provided:
+                errors.add(field, "unused with gpudirect_rdma_nic_driver: inbox (no driver container)")
+    for component, override in values["image_overrides"].items():
+        if component not in IMAGE_COMPONENTS:
+            errors.add("image_overrides", "unknown component %r (known: %s)" % (component, ", ".join(IMAGE_COMPONENTS)))
+            continue
+        if not isinstance(override, dict) or set(override) - {"repository", "image", "version"}:
+            errors.add("image_overrides", "%s must be a mapping with repository, image and version" % component)
+            continue
+        checks = (("repository", _REPOSITORY), ("image", _IMAGE), ("version", _VERSION))
+        for key, pattern in checks:
+            if key in override and not pattern.match(str(override[key])):
+                errors.add("image_overrides", "%s.%s %r is not valid" % (component, key, override[key]))
+    if values.get("nfd_operand_image") is not None and not re.match(r"^[a-zA-Z0-9][a-zA-Z0-9.\-_/:@]+$", values["nfd_operand_image"]):
+        errors.add("nfd_operand_image", "%r is not a valid image reference" % values["nfd_operand_image"])
+
+
+def _check_machineconfigs(values, provided, errors):
+    wanted = values["machineconfigs"]
+    for item in wanted:
+        if item not in MACHINECONFIG_ITEMS:
+            errors.add("machineconfigs", "unknown item %r (known: %s)" % (item, ", ".join(MACHINECONFIG_ITEMS)))
+    if not values["apply_machineconfigs"]:
+        if wanted:
+            errors.add("machineconfigs", "%s reboot every node of the %s pool: set gpudirect_rdma_apply_machineconfigs: true to opt in"
+                       % (", ".join(wanted), values["machineconfig_pool"]))
+        if values["udev_rules"]:
+            errors.add("udev_rules", "persistent names are a MachineConfig (pool reboot): set gpudirect_rdma_apply_machineconfigs: true "
+                                     "and list persistent_names in gpudirect_rdma_machineconfigs")
+    elif not wanted:
+        errors.add("machineconfigs", "gpudirect_rdma_apply_machineconfigs is true but nothing is listed (%s)" % ", ".join(MACHINECONFIG_ITEMS))
+    if values["udev_rules"] and "persistent_names" not in wanted and values["apply_machineconfigs"]:
+        errors.add("udev_rules", "given but persistent_names is not listed in gpudirect_rdma_machineconfigs")
+    if not re.match(r"^3\.[0-9]+\.[0-9]+$", values["ignition_version"] or ""):
+        errors.add("ignition_version", "%r is not an Ignition 3.x version (MachineConfigs on OpenShift 4.6+ use 3.x)" % values["ignition_version"])
+
+
+def _check_operator_settings(values, errors):
+    for plugin in values["sriov_disable_plugins"]:
+        if plugin not in ("mellanox", "intel"):
+            errors.add("sriov_disable_plugins", "%r is not a SR-IOV config daemon plugin (mellanox, intel)" % plugin)
+    if values["nic_vendor"] is not None and names.normalise_hex_id(values["nic_vendor"]) != names.MELLANOX_VENDOR_ID:
+        errors.add("nic_vendor", "%r: only NVIDIA/Mellanox NICs (15b3) do GPUDirect RDMA here" % values["nic_vendor"])
+
+
+def build(variables, require_facts=True):
+    """Normalise and validate. Returns (model, errors, warnings); model is None when errors exist.
+
+    ``require_facts=False`` lets a preflight accept ``nic_selection: auto`` before facts exist.
+    """
+    values, provided, errors = normalise(variables)
+    warnings = []
+    _check_choices(values, errors)
+    _check_scoped(values, provided, errors)
+    # Checks that do not need a valid method/fabric run regardless, so every error shows at once.
+    _check_numbers(values, provided, errors)
+    _check_mtu(values, errors)
+    _check_ipam(values, errors)
+    _check_names(values, errors)
+    _check_node_selector(values, errors)
+    _check_gpu(values, provided, errors)
+    _check_images(values, provided, errors)
+    _check_machineconfigs(values, provided, errors)
+    _check_operator_settings(values, errors)
+    if (values["method"], values["fabric"]) in MATRIX:
+        values["selection"] = nics.resolve(values, provided, errors, warnings, require_facts=require_facts)
+    else:
+        nics.normalise_facts(values["nic_facts"], errors)
+    if errors.messages:
+        return None, errors.messages, warnings
+    values["provided"] = sorted(provided)
+    return values, [], warnings

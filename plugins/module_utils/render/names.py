@@ -1,0 +1,138 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""API identities, phases, naming rules and name checks shared by the renderers."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+VARIABLE_PREFIX = "gpudirect_rdma_"
+
+METHODS = ("shared_device", "host_device", "sriov_legacy")
+FABRICS = ("roce", "infiniband")
+
+API_NFD = "nfd.openshift.io/v1"
+API_SRIOV = "sriovnetwork.openshift.io/v1"
+API_MELLANOX = "mellanox.com/v1alpha1"
+API_NVIDIA = "nvidia.com/v1"
+API_MCO = "machineconfiguration.openshift.io/v1"
+
+NIC_CLUSTER_POLICY_NAME = "nic-cluster-policy"  # the Network Operator reconciles only this name
+SRIOV_OPERATOR_CONFIG_NAME = "default"  # the SR-IOV operator reconciles only this name
+MELLANOX_VENDOR_ID = "15b3"
+SRIOV_RESOURCE_PREFIX = "openshift.io"  # fixed by the SR-IOV Network Operator on OpenShift
+MCO_ROLE_LABEL = "machineconfiguration.openshift.io/role"
+
+# Apply order. Host preparation first (one pool reboot before drivers load), then operator
+# instances, the NIC driver before the GPU driver (peermem waits for it), SR-IOV pool settings
+# before the policies that create VFs, and the network CRs last because they need the resources.
+PHASES = (
+    ("machineconfig", 10),
+    ("nfd", 20),
+    ("sriov_operator", 30),
+    ("nic_cluster_policy", 40),
+    ("gpu_cluster_policy", 50),
+    ("sriov_pool", 60),
+    ("sriov_policy", 70),
+    ("network", 80),
+)
+PHASE_BASE = dict(PHASES)
+
+# Kinds that carry the method-specific state and are safe to delete on a method switch, in the
+# order they must go: networks first (they reference resources), then the VF policies, then the
+# device-plugin singleton (deleted and re-created, as the chapter does on a switch).
+NETWORK_KINDS = ("MacvlanNetwork", "IPoIBNetwork", "HostDeviceNetwork", "SriovNetwork", "SriovIBNetwork")
+SRIOV_POLICY_KINDS = ("SriovNetworkNodePolicy", "SriovNetworkPoolConfig")
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# Device plugin resource names: SR-IOV operator allows [A-Za-z0-9_]; the kubelet wants the part
+# after the prefix to begin and end alphanumeric (qualified name), at most 63 characters.
+_RESOURCE_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_]*[A-Za-z0-9])?$")
+_RESOURCE_PREFIX = _DNS1123_SUBDOMAIN
+_IFNAME = re.compile(r"^[^\s/:]{1,15}$")
+_PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+_HEX4 = re.compile(r"^[0-9a-f]{4}$")
+_LABEL_KEY_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def variable(field):
+    """The Ansible variable name users set for a model field."""
+    return VARIABLE_PREFIX + field
+
+
+def is_dns1123_label(value):
+    return isinstance(value, str) and len(value) <= 63 and bool(_DNS1123_LABEL.match(value))
+
+
+def is_dns1123_subdomain(value):
+    return isinstance(value, str) and len(value) <= 253 and bool(_DNS1123_SUBDOMAIN.match(value))
+
+
+def is_resource_name(value):
+    return isinstance(value, str) and len(value) <= 63 and bool(_RESOURCE_NAME.match(value))
+
+
+def is_resource_prefix(value):
+    return isinstance(value, str) and len(value) <= 253 and bool(_RESOURCE_PREFIX.match(value))
+
+
+def is_ifname(value):
+    return isinstance(value, str) and value not in (".", "..") and bool(_IFNAME.match(value))
+
+
+def normalise_pci_address(value):
+    """'0d:00.0' or '0000:0D:00.0' -> '0000:0d:00.0'; None when malformed."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower()
+    if text.count(":") == 1:
+        text = "0000:" + text
+    return text if _PCI_ADDRESS.match(text) else None
+
+
+def normalise_hex_id(value):
+    """'0x101B', '101b', 4123 (int, already hex digits) -> '101b'; None when malformed."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = "%04d" % value if value < 10000 else str(value)
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower()
+    if text.startswith("0x"):
+        text = text[2:]
+    return text if _HEX4.match(text) else None
+
+
+def is_label_key(key):
+    if not isinstance(key, str) or not key:
+        return False
+    prefix, _sep, name = key.rpartition("/")
+    if prefix and not is_dns1123_subdomain(prefix):
+        return False
+    return len(name) <= 63 and bool(_LABEL_KEY_NAME.match(name))
+
+
+def is_label_value(value):
+    return isinstance(value, str) and len(value) <= 63 and bool(_LABEL_VALUE.match(value))
+
+
+def object_key(manifest):
+    """Identity of an object: (group, kind, namespace, name); the API version is not part of it."""
+    group = manifest.get("apiVersion", "").rpartition("/")[0]
+    meta = manifest.get("metadata") or {}
+    return (group, manifest.get("kind"), meta.get("namespace") or "", meta.get("name"))
+
+
+def file_name(entry):
+    """<order>-<kind>-<name>.yaml for one rendered entry."""
+    manifest = entry["manifest"]
+    return "%03d-%s-%s.yaml" % (entry["order"], manifest["kind"].lower(), manifest["metadata"]["name"])
+
+
+def kebab(value):
+    """A resource name turned into a DNS-1123 label fragment (rdma_shared_device_eth -> rdma-shared-device-eth)."""
+    text = re.sub(r"[^a-z0-9-]+", "-", value.lower()).strip("-")
+    return text[:63].rstrip("-")

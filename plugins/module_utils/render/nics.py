@@ -1,0 +1,335 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NIC selection: explicit names/addresses/IDs, or ports derived from collected NIC facts.
+
+The result is a list of *groups*; each group becomes one device-plugin resource and one network.
+Without gpudirect_rdma_resource_names there is one group holding every selected port; with it,
+one group per port ("rails"), ordered by GPU affinity when given, else by PCI address.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+
+# nvidia-smi topo relations between a GPU and a NIC, nearest first.
+AFFINITY_RANK = {"PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
+LINK_LAYERS = {
+    "ethernet": "roce", "eth": "roce", "ether": "roce", "roce": "roce",
+    "infiniband": "infiniband", "ib": "infiniband",
+}
+ARPHRD = {"roce": 1, "infiniband": 32}
+
+
+def _facts_error(errors, index, key, message):
+    errors.add("nic_facts[%d].%s" % (index, key), message)
+
+
+def normalise_facts(entries, errors):
+    """Check and normalise nic_facts entries; returns the valid ones (PFs and VFs)."""
+    ports = []
+    for index, entry in enumerate(entries):
+        node = entry.get("node")
+        pci = names.normalise_pci_address(entry.get("pci_address"))
+        ok = True
+        if not node or not isinstance(node, str):
+            _facts_error(errors, index, "node", "required (the node name)")
+            ok = False
+        if pci is None:
+            _facts_error(errors, index, "pci_address", "%r is not a PCI address like 0000:0d:00.0" % (entry.get("pci_address"),))
+            ok = False
+        layer_text = str(entry.get("link_layer") or "").strip().lower()
+        layer = LINK_LAYERS.get(layer_text)
+        if layer is None:
+            _facts_error(errors, index, "link_layer", "%r is not Ethernet or InfiniBand" % (entry.get("link_layer"),))
+            ok = False
+        vendor = entry.get("vendor_id", entry.get("vendor"))
+        vendor = names.normalise_hex_id(vendor) if vendor is not None else names.MELLANOX_VENDOR_ID
+        device = entry.get("device_id")
+        device_id = names.normalise_hex_id(device) if device is not None else None
+        if device is not None and device_id is None:
+            _facts_error(errors, index, "device_id", "%r is not a 4-digit hex PCI device ID" % (device,))
+            ok = False
+        total_vfs = entry.get("total_vfs", entry.get("sriov_totalvfs"))
+        if total_vfs is not None and (isinstance(total_vfs, bool) or not str(total_vfs).isdigit()):
+            _facts_error(errors, index, "total_vfs", "%r is not a count" % (total_vfs,))
+            ok = False
+        if not ok:
+            continue
+        address = entry.get("address", entry.get("mac_address", entry.get("hw_address")))
+        ports.append({
+            "index": index,
+            "node": node,
+            "pci_address": pci,
+            "vendor_id": vendor,
+            "device_id": device_id,
+            "netdev": entry.get("netdev") or None,
+            "rdma_device": entry.get("rdma_device"),
+            "fabric": layer,
+            "total_vfs": int(total_vfs) if total_vfs is not None else None,
+            "numa_node": entry.get("numa_node"),
+            "address": address.lower() if isinstance(address, str) else None,
+            "type": entry.get("type"),
+            "is_vf": bool(entry.get("is_vf") or entry.get("physfn")),
+        })
+    return ports
+
+
+def _manual_lists(values, errors):
+    interfaces, pci_addresses, device_ids = [], [], []
+    for name in values["nic_interfaces"]:
+        if names.is_ifname(name):
+            interfaces.append(name)
+        else:
+            errors.add("nic_interfaces", "%r is not a network interface name" % name)
+    for text in values["nic_pci_addresses"]:
+        pci = names.normalise_pci_address(str(text))
+        if pci is None:
+            errors.add("nic_pci_addresses", "%r is not a PCI address like 0000:0d:00.0" % text)
+        else:
+            pci_addresses.append(pci)
+    for text in values["nic_device_ids"]:
+        device = names.normalise_hex_id(text)
+        if device is None:
+            errors.add("nic_device_ids", "%r is not a 4-digit hex PCI device ID (for example 101b)" % text)
+        else:
+            device_ids.append(device)
+    for field, items in (("nic_interfaces", interfaces), ("nic_pci_addresses", pci_addresses), ("nic_device_ids", device_ids)):
+        dups = sorted(set(i for i in items if items.count(i) > 1))
+        if dups:
+            errors.add(field, "lists %s twice" % ", ".join(dups))
+    return _unique(interfaces), _unique(pci_addresses), _unique(device_ids)
+
+
+def _unique(items):
+    seen = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen
+
+
+def _check_against_facts(values, ports, interfaces, pci_addresses, errors):
+    """Manual selection cross-checked with facts: ports exist and have the fabric's link layer."""
+    fabric = values["fabric"]
+    selected = []
+    for field, key, wanted in (("nic_interfaces", "netdev", interfaces), ("nic_pci_addresses", "pci_address", pci_addresses)):
+        for item in wanted:
+            matches = [p for p in ports if p[key] == item and not p["is_vf"]]
+            if not matches:
+                errors.add(field, "%s is not a physical port in gpudirect_rdma_nic_facts" % item)
+                continue
+            for port in matches:
+                if port["fabric"] != fabric:
+                    if fabric == "infiniband":
+                        errors.add(field, "%s on node %s is an Ethernet port (from nic_facts): IPoIB/infiniband needs an InfiniBand "
+                                          "link layer (change the port type with mlxconfig LINK_TYPE or use fabric roce)" % (item, port["node"]))
+                    else:
+                        errors.add(field, "%s on node %s is an InfiniBand port (from nic_facts): roce needs an Ethernet "
+                                          "link layer (use fabric infiniband)" % (item, port["node"]))
+                selected.append(port)
+    return selected
+
+
+def _auto_ports(values, ports, errors):
+    fabric = values["fabric"]
+    candidates = [p for p in ports if not p["is_vf"] and p["vendor_id"] == names.MELLANOX_VENDOR_ID and p["fabric"] == fabric]
+    if not candidates:
+        layers = sorted(set(p["fabric"] for p in ports if not p["is_vf"]))
+        errors.add("nic_facts", "no NVIDIA/Mellanox %s port found (ports seen: %s)"
+                   % ("InfiniBand" if fabric == "infiniband" else "Ethernet", ", ".join(layers) or "none"))
+        return []
+    affinity = values["gpu_nic_affinity"]
+    if not affinity:
+        return sorted(candidates, key=lambda p: (p["node"], p["pci_address"]))
+    best = {}  # (node, gpu) -> (rank, [ports])
+    for index, link in enumerate(affinity):
+        relation = str(link.get("relation", "")).upper()
+        if relation not in AFFINITY_RANK:
+            errors.add("gpu_nic_affinity[%d].relation" % index, "%r is not one of %s" % (link.get("relation"), ", ".join(AFFINITY_RANK)))
+            continue
+        node, nic = link.get("node"), link.get("nic")
+        nic_pci = names.normalise_pci_address(str(nic)) if nic is not None else None
+        matches = [p for p in candidates if p["node"] == node and (p["pci_address"] == nic_pci or p["netdev"] == nic)]
+        if not matches:
+            if not any(p["node"] == node and (p["pci_address"] == nic_pci or p["netdev"] == nic) for p in ports):
+                errors.add("gpu_nic_affinity[%d].nic" % index, "%r on node %r is not in gpudirect_rdma_nic_facts" % (nic, node))
+            continue  # a port of the other fabric: never preferred
+        key = (node, str(link.get("gpu")))
+        rank = AFFINITY_RANK[relation]
+        if key not in best or rank < best[key][0]:
+            best[key] = (rank, list(matches))
+        elif rank == best[key][0]:
+            best[key][1].extend(matches)
+    chosen = []
+    for key in sorted(best, key=lambda k: (k[0], _gpu_sort_key(k[1]))):
+        for port in sorted(best[key][1], key=lambda p: p["pci_address"]):
+            if port not in chosen:
+                chosen.append(port)
+    if not chosen and not errors.messages:
+        errors.add("gpu_nic_affinity", "names no %s port of gpudirect_rdma_nic_facts" % fabric)
+    return chosen
+
+
+def _gpu_sort_key(gpu):
+    return (0, int(gpu)) if gpu.isdigit() else (1, gpu)
+
+
+def _groups_from_ports(values, ports, errors, warnings, selector):
+    """Split the chosen ports into resource groups (one, or one per port rank on each node)."""
+    rails = values["resource_names"]
+    if not rails:
+        return [_group(values["resource_name"], values["network_name"], ports, selector)]
+    by_node = {}
+    for port in ports:
+        by_node.setdefault(port["node"], []).append(port)
+    counts = dict((node, len(items)) for node, items in by_node.items())
+    if any(count != len(rails) for count in counts.values()):
+        errors.add("resource_names", "has %d names but the selected ports per node are %s: give one name per port"
+                   % (len(rails), ", ".join("%s=%d" % item for item in sorted(counts.items()))))
+        return []
+    groups = []
+    for rank, resource in enumerate(rails):
+        members = [by_node[node][rank] for node in sorted(by_node)]
+        groups.append(_group(resource, _rail_network(values, rank), members, selector))
+    return groups
+
+
+def _rail_network(values, rank):
+    if values["network_names"]:
+        return values["network_names"][rank]
+    return "%s-%d" % (values["network_name"], rank + 1)
+
+
+def _group(resource, network, ports, selector):
+    group = {"resource_name": resource, "network_name": network, "interfaces": [], "pci_addresses": [], "device_ids": [],
+             "nodes": sorted(set(p["node"] for p in ports)), "ports": ports}
+    if selector == "interfaces":
+        group["interfaces"] = _unique([p["netdev"] for p in ports if p["netdev"]])
+    else:
+        group["pci_addresses"] = _unique([p["pci_address"] for p in ports])
+    group["device_ids"] = _unique([p["device_id"] for p in ports if p["device_id"]])
+    return group
+
+
+def _manual_groups(values, interfaces, pci_addresses, device_ids, facts_ports, errors):
+    rails = values["resource_names"]
+    if not rails:
+        return [{"resource_name": values["resource_name"], "network_name": values["network_name"], "interfaces": interfaces,
+                 "pci_addresses": pci_addresses, "device_ids": device_ids, "nodes": sorted(set(p["node"] for p in facts_ports)),
+                 "ports": facts_ports}]
+    units, field = (interfaces, "interfaces") if interfaces else (pci_addresses, "pci_addresses")
+    if interfaces and pci_addresses:
+        errors.add("resource_names", "one resource per port needs either gpudirect_rdma_nic_interfaces or gpudirect_rdma_nic_pci_addresses, not both")
+        return []
+    if len(units) != len(rails):
+        errors.add("resource_names", "has %d names for %d selected ports (gpudirect_rdma_nic_%s): give one name per port"
+                   % (len(rails), len(units), "interfaces" if field == "interfaces" else "pci_addresses"))
+        return []
+    groups = []
+    for rank, resource in enumerate(rails):
+        group = {"resource_name": resource, "network_name": _rail_network(values, rank), "interfaces": [], "pci_addresses": [],
+                 "device_ids": device_ids, "nodes": [], "ports": []}
+        group[field] = [units[rank]]
+        key = "netdev" if field == "interfaces" else "pci_address"
+        group["ports"] = [p for p in facts_ports if p[key] == units[rank]]
+        group["nodes"] = sorted(set(p["node"] for p in group["ports"]))
+        groups.append(group)
+    return groups
+
+
+def _check_sriov(values, groups, errors):
+    num_vfs = values.get("num_vfs")
+    for group in groups:
+        if len(group["device_ids"]) > 1 and not group["interfaces"] and not group["pci_addresses"]:
+            errors.add("nic_device_ids", "SriovNetworkNodePolicy.nicSelector.deviceID takes one ID; got %s (select ports by "
+                                         "name or PCI address, or one device ID)" % ", ".join(group["device_ids"]))
+        if num_vfs:
+            for port in group["ports"]:
+                if port["total_vfs"] is not None and num_vfs > port["total_vfs"]:
+                    errors.add("num_vfs", "%d is more than the %d VFs %s (%s) on node %s supports (sriov_totalvfs from nic_facts; "
+                                          "raise NUM_OF_VFS in firmware)" % (num_vfs, port["total_vfs"], port["netdev"] or port["pci_address"],
+                                                                             port["pci_address"], port["node"]))
+
+
+def _check_masters(values, provided, groups, errors, warnings):
+    method, fabric = values["method"], values["fabric"]
+    if method != "shared_device":
+        return
+    field = "macvlan_master" if fabric == "roce" else "ipoib_master"
+    for group in groups:
+        master = values.get(field)
+        if master is not None and len(groups) > 1:
+            errors.add(field, "cannot name one master for %d resources (gpudirect_rdma_resource_names); each network uses its own port" % len(groups))
+            return
+        if master is not None and not names.is_ifname(master):
+            errors.add(field, "%r is not a network interface name" % master)
+            return
+        if master is None:
+            if not group["interfaces"]:
+                errors.add(field, "required: shared_device selects by %s, so the %s network needs the interface name of its "
+                                  "master port" % ("device ID" if group["device_ids"] else "PCI address", "macvlan" if fabric == "roce" else "IPoIB"))
+                continue
+            master = group["interfaces"][0]
+            if len(group["interfaces"]) > 1:
+                warnings.append("%s: not set; the %s network uses %s, the first of %s" % (
+                    names.variable(field), group["network_name"], master, ", ".join(group["interfaces"])))
+        elif group["interfaces"] and master not in group["interfaces"]:
+            warnings.append("%s: %s is not one of the selected interfaces (%s)" % (names.variable(field), master, ", ".join(group["interfaces"])))
+        names_by_node = {}
+        for port in group["ports"]:
+            if port["netdev"]:
+                names_by_node.setdefault(port["node"], set()).add(port["netdev"])
+        missing = sorted(node for node, found in names_by_node.items() if master not in found)
+        if missing:
+            warnings.append("%s: %s is not a selected port name on %s; pin names with persistent_names or select ports "
+                            "by name" % (names.variable(field), master, ", ".join(missing)))
+        group["master"] = master
+
+
+def resolve(values, provided, errors, warnings, require_facts=True):
+    """Validate the NIC selection and return {'source', 'groups', 'facts_ports'}."""
+    facts_ports = normalise_facts(values["nic_facts"], errors)
+    interfaces, pci_addresses, device_ids = _manual_lists(values, errors)
+    method = values["method"]
+    selection = {"source": values["nic_selection"], "groups": [], "facts_ports": facts_ports}
+    if values["nic_selection"] == "auto":
+        for field in ("nic_interfaces", "nic_pci_addresses", "nic_device_ids"):
+            if values[field]:
+                errors.add(field, "conflicts with gpudirect_rdma_nic_selection: auto (ports come from gpudirect_rdma_nic_facts)")
+        if not facts_ports:
+            if require_facts and not values["nic_facts"]:
+                errors.add("nic_facts", "required when gpudirect_rdma_nic_selection is auto (collect NIC facts first)")
+            selection["source"] = "pending"
+            return selection
+        chosen = _auto_ports(values, facts_ports, errors)
+        if not chosen:
+            return selection
+        # Shared device plugins and macvlan/IPoIB masters match by name; host device and VFs by PCI address, which
+        # survives interface renames.
+        selector = "interfaces" if method == "shared_device" else "pci_addresses"
+        if selector == "interfaces" and any(not p["netdev"] for p in chosen):
+            errors.add("nic_facts", "shared_device needs the netdev name of every selected port; some entries have none")
+            return selection
+        groups = _groups_from_ports(values, chosen, errors, warnings, selector)
+    else:
+        if values["gpu_nic_affinity"]:
+            errors.add("gpu_nic_affinity", "only used with gpudirect_rdma_nic_selection: auto")
+        if not (interfaces or pci_addresses or device_ids):
+            if not any(values[f] for f in ("nic_interfaces", "nic_pci_addresses", "nic_device_ids")):
+                errors.add("nic_interfaces", "no NIC selected: set gpudirect_rdma_nic_interfaces, gpudirect_rdma_nic_pci_addresses or "
+                                             "gpudirect_rdma_nic_device_ids, or gpudirect_rdma_nic_selection: auto with NIC facts")
+            return selection
+        if method == "shared_device" and pci_addresses:
+            errors.add("nic_pci_addresses", "the RDMA shared device plugin cannot select by PCI address: use gpudirect_rdma_nic_interfaces "
+                                            "or gpudirect_rdma_nic_device_ids")
+        selected = _check_against_facts(values, facts_ports, interfaces, pci_addresses, errors) if facts_ports else []
+        if facts_ports and device_ids and not (interfaces or pci_addresses):
+            selected = [p for p in facts_ports if not p["is_vf"] and p["device_id"] in device_ids and p["fabric"] == values["fabric"]]
+        groups = _manual_groups(values, interfaces, pci_addresses, device_ids, selected, errors)
+    if method == "sriov_legacy":
+        _check_sriov(values, groups, errors)
+    _check_masters(values, provided, groups, errors, warnings)
+    selection["groups"] = groups
+    return selection

@@ -1,0 +1,199 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Entry points: render_all (variables -> ordered manifests), teardown_order and stale_objects."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import copy
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import machineconfigs
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model as input_model
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import operators
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma
+
+DEVICE_PLUGIN_KEYS = ("rdmaSharedDevicePlugin", "sriovDevicePlugin", "secondaryNetwork")
+
+
+def _empty(errors, warnings):
+    return {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}}
+
+
+def validate(variables, require_facts=False):
+    """Only the checks: (errors, warnings). Accepts nic_selection auto before facts exist."""
+    _model, errors, warnings = input_model.build(variables, require_facts=require_facts)
+    return errors, warnings
+
+
+def render_all(variables):
+    """Render every object of the configuration the variables describe.
+
+    Returns {"errors", "warnings", "manifests": [{"phase", "order", "file", "manifest"}],
+    "phases": {phase: [names]}, "teardown_order": [...], "summary": {...}}; with errors, nothing else.
+    """
+    model, errors, warnings = input_model.build(variables, require_facts=True)
+    if errors:
+        return _empty(errors, warnings)
+    render_errors = input_model.Errors()
+    objects = []
+    objects.extend(("machineconfig", mc) for mc in machineconfigs.machineconfigs(model, render_errors))
+    objects.append(("nfd", operators.node_feature_discovery(model)))
+    objects.append(("sriov_operator", operators.sriov_operator_config(model)))
+    policy = operators.nic_cluster_policy(model)
+    if policy:
+        objects.append(("nic_cluster_policy", policy))
+    objects.append(("gpu_cluster_policy", operators.gpu_cluster_policy(model)))
+    pool = rdma.sriov_pool_config(model)
+    if pool:
+        objects.append(("sriov_pool", pool))
+    objects.extend(("sriov_policy", p) for p in rdma.sriov_node_policies(model))
+    objects.extend(("network", n) for n in rdma.networks(model))
+    if render_errors.messages:
+        return _empty(render_errors.messages, warnings)
+    manifests = _number(objects)
+    phases = {}
+    for entry in manifests:
+        phases.setdefault(entry["phase"], []).append(entry["file"])
+    return {
+        "errors": [],
+        "warnings": warnings,
+        "manifests": manifests,
+        "phases": phases,
+        "teardown_order": teardown_order(manifests),
+        "summary": _summary(model, manifests),
+    }
+
+
+def _number(objects):
+    """Order = phase base x 10 + position in the phase: apply ascending, delete descending."""
+    seen = {}
+    entries = []
+    for phase, manifest in objects:
+        position = seen.get(phase, 0)
+        seen[phase] = position + 1
+        entry = {"phase": phase, "order": names.PHASE_BASE[phase] * 10 + position, "manifest": manifest}
+        entry["file"] = names.file_name(entry)
+        entries.append(entry)
+    return sorted(entries, key=lambda e: e["order"])
+
+
+def _identity(entry):
+    manifest = entry["manifest"]
+    meta = {"name": manifest["metadata"]["name"]}
+    if manifest["metadata"].get("namespace"):
+        meta["namespace"] = manifest["metadata"]["namespace"]
+    return {"phase": entry.get("phase"), "order": entry.get("order"),
+            "manifest": {"apiVersion": manifest["apiVersion"], "kind": manifest["kind"], "metadata": meta}}
+
+
+def teardown_order(manifests):
+    """Identities of the rendered objects in safe delete order (reverse of apply)."""
+    entries = [_as_entry(item) for item in manifests]
+    return [_identity(e) for e in sorted(entries, key=lambda e: e["order"], reverse=True)]
+
+
+def _as_entry(item):
+    if "manifest" in item:
+        return item
+    kind = item.get("kind")
+    phase = _phase_of_kind(kind)
+    return {"phase": phase, "order": names.PHASE_BASE[phase] * 10, "manifest": item}
+
+
+def _phase_of_kind(kind):
+    if kind in names.NETWORK_KINDS:
+        return "network"
+    return {
+        "MachineConfig": "machineconfig", "NodeFeatureDiscovery": "nfd", "SriovOperatorConfig": "sriov_operator",
+        "NicClusterPolicy": "nic_cluster_policy", "ClusterPolicy": "gpu_cluster_policy",
+        "SriovNetworkPoolConfig": "sriov_pool", "SriovNetworkNodePolicy": "sriov_policy",
+    }.get(kind, "network")
+
+
+_STALE_RANK = {"network": 0, "sriov_policy": 1, "sriov_pool": 2, "nic_cluster_policy": 3}
+
+
+def stale_objects(previous_manifests, new_manifests, include_machineconfigs=False):
+    """What to delete before applying new_manifests over previous_manifests, in safe order.
+
+    Network CRs first (they hold pod attachments to the resources), then SR-IOV policies (VFs
+    go away, nodes drain), then the NicClusterPolicy when its device-plugin composition changes
+    (the method switched: delete and re-create, as the chapter does). Each item:
+    {"action": "delete" | "replace", "reason", "phase", "order", "manifest": identity}.
+    MachineConfigs are left out unless asked for: deleting one reboots the pool.
+    """
+    previous = [_as_entry(item) for item in previous_manifests or []]
+    new = dict((names.object_key(_as_entry(item)["manifest"]), _as_entry(item)) for item in new_manifests or [])
+    stale = []
+    for entry in previous:
+        key = names.object_key(entry["manifest"])
+        phase = entry["phase"]
+        if phase == "machineconfig" and not include_machineconfigs:
+            continue
+        if key not in new:
+            item = _identity(entry)
+            item.update({"action": "delete", "reason": "not part of the new configuration"})
+            stale.append((_STALE_RANK.get(phase, 4), -entry["order"], item))
+        elif entry["manifest"]["kind"] == "NicClusterPolicy":
+            before = _plugin_parts(entry["manifest"])
+            after = _plugin_parts(new[key]["manifest"])
+            if before != after:
+                item = _identity(entry)
+                item.update({"action": "replace", "reason": "device plugin sections change from %s to %s"
+                             % (", ".join(before) or "none", ", ".join(after) or "none")})
+                stale.append((_STALE_RANK["nic_cluster_policy"], -entry["order"], item))
+    return [item for _rank, _order, item in sorted(stale, key=lambda s: (s[0], s[1]))]
+
+
+def _plugin_parts(manifest):
+    spec = manifest.get("spec") or {}
+    parts = []
+    for key in DEVICE_PLUGIN_KEYS:
+        value = spec.get(key)
+        if isinstance(value, dict) and key == "secondaryNetwork":
+            parts.extend("secondaryNetwork.%s" % sub for sub in sorted(value))
+        elif value:
+            parts.append(key)
+    return parts
+
+
+def _summary(model, manifests):
+    config = rdma.configuration(model)
+    kinds = [e["manifest"]["kind"] for e in manifests]
+    resources = rdma.resource_names(model)
+    network_objects = [e["manifest"] for e in manifests if e["phase"] == "network"]
+    networks = [{
+        "kind": n["kind"], "name": n["metadata"]["name"], "namespace": n["spec"]["networkNamespace"],
+        # Pods attach with this annotation value in their own namespace.
+        "annotation": n["metadata"]["name"],
+    } for n in network_objects]
+    reboots = []
+    if "MachineConfig" in kinds:
+        reboots.append("MachineConfig %s: one rolling reboot of pool %s" % (model["machineconfig_name"], model["machineconfig_pool"]))
+    if config.vf_policy:
+        reboots.append("SriovNetworkNodePolicy: nodes drain and usually reboot once while VFs and firmware are configured")
+    if model.get("sriov_pool_rdma_mode") and config.vf_policy:
+        reboots.append("SriovNetworkPoolConfig rdmaMode %s: every node of the pool reboots" % model["sriov_pool_rdma_mode"])
+    groups = [dict((k, copy.deepcopy(g[k])) for k in ("resource_name", "network_name", "interfaces", "pci_addresses", "device_ids", "nodes"))
+              for g in model["selection"]["groups"]]
+    for group, full in zip(groups, model["selection"]["groups"]):
+        if full.get("master"):
+            group["master"] = full["master"]
+    return {
+        "configuration": config.label,
+        "configuration_number": config.number,
+        "method": config.method,
+        "fabric": config.fabric,
+        "in_chapter": config.in_chapter,
+        "resources": resources,
+        "pod_resources": dict((resource, 1) for resource in resources),
+        "networks": networks,
+        "nic_selection": {"source": model["selection"]["source"], "groups": groups},
+        "gpu_rdma_mode": model["gpu_rdma_mode"],
+        "nic_driver": model["nic_driver"],
+        "machineconfig_pool": model["machineconfig_pool"],
+        "reboots": reboots,
+        "object_count": len(manifests),
+    }

@@ -1,0 +1,189 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: gpudirect_manifests
+short_description: Render the GPUDirect RDMA manifests of one of the six configurations
+version_added: 0.1.0
+author: gpudirect.openshift maintainers (@gpudirect)
+description:
+  - Validates the C(gpudirect_rdma_*) variables and renders every object of the chosen configuration
+    (RDMA method C(shared_device), C(host_device) or C(sriov_legacy) over C(roce) or C(infiniband)),
+    namely the opt-in host preparation MachineConfig, NodeFeatureDiscovery, SriovOperatorConfig, NicClusterPolicy,
+    GPU ClusterPolicy, SR-IOV pool config and node policies, and the network CRs.
+  - Pure rendering on the controller. It never contacts a cluster, so it works before any operator or CRD exists.
+  - All validation errors are returned at once, each naming the variable it is about.
+  - The variables are described in docs/input-model.md of the collection.
+options:
+  variables:
+    description:
+      - The input model, a mapping of C(gpudirect_rdma_*) variable names to values, for example
+        C(gpudirect_rdma_method) set to C(shared_device) and C(gpudirect_rdma_fabric) set to C(roce).
+      - Keys without the C(gpudirect_rdma_) prefix and unknown C(gpudirect_rdma_*) names are errors.
+    type: dict
+    required: true
+  previous_manifests:
+    description:
+      - Manifests rendered for the configuration currently on the cluster (the C(manifests) of an earlier
+        run, or plain objects). When given, RV(stale_objects) lists what to delete before applying the new ones.
+    type: list
+    elements: dict
+  include_machineconfigs_in_stale:
+    description:
+      - Also list MachineConfigs that are no longer rendered in RV(stale_objects). Deleting one reboots the pool.
+    type: bool
+    default: false
+  fail_on_errors:
+    description:
+      - Fail the task when the variables do not validate. With C(false) the task succeeds and RV(errors) holds the problems.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Rendering changes nothing, so check mode returns the same result.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+notes:
+  - Run it on localhost; the render-only playbook C(gpudirect.openshift.render) writes the result as YAML files.
+seealso:
+  - name: Input model
+    description: Every C(gpudirect_rdma_*) variable, its default and the checks made.
+    link: https://github.com/gpudirect/openshift/blob/main/docs/input-model.md
+"""
+
+EXAMPLES = r"""
+- name: Render shared device RDMA over RoCE
+  gpudirect.openshift.gpudirect_manifests:
+    variables:
+      gpudirect_rdma_method: shared_device
+      gpudirect_rdma_fabric: roce
+      gpudirect_rdma_nic_interfaces: [ens8f0np0]
+      gpudirect_rdma_ipam_range: 192.168.2.0/24
+      gpudirect_rdma_ipam_gateway: 192.168.2.1
+  register: rendered
+
+- name: Render SR-IOV legacy over InfiniBand from collected NIC facts and list what a switch must delete
+  gpudirect.openshift.gpudirect_manifests:
+    variables:
+      gpudirect_rdma_method: sriov_legacy
+      gpudirect_rdma_fabric: infiniband
+      gpudirect_rdma_nic_selection: auto
+      gpudirect_rdma_nic_facts: "{{ nic_facts }}"
+      gpudirect_rdma_num_vfs: 8
+      gpudirect_rdma_ipam_range: 192.168.8.0/24
+    previous_manifests: "{{ rendered.manifests }}"
+  register: switch
+
+- name: Pass every gpudirect_rdma_* variable of the play
+  gpudirect.openshift.gpudirect_manifests:
+    variables: "{{ dict(names | zip(query('ansible.builtin.vars', *names))) }}"
+  vars:
+    names: "{{ query('ansible.builtin.varnames', '^gpudirect_rdma_') }}"
+"""
+
+RETURN = r"""
+manifests:
+  description: Every object in apply order. C(order) is unique and ascending; C(file) is C(<order>-<kind>-<name>.yaml).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - phase: nic_cluster_policy
+      order: 400
+      file: 400-nicclusterpolicy-nic-cluster-policy.yaml
+      manifest: {apiVersion: mellanox.com/v1alpha1, kind: NicClusterPolicy, metadata: {name: nic-cluster-policy}, spec: {}}
+phases:
+  description: File names grouped by phase (machineconfig, nfd, sriov_operator, nic_cluster_policy, gpu_cluster_policy, sriov_pool, sriov_policy, network).
+  returned: always
+  type: dict
+  sample: {nfd: [200-nodefeaturediscovery-nfd-instance.yaml]}
+teardown_order:
+  description: Identities (apiVersion, kind, metadata name/namespace) of the rendered objects in safe delete order.
+  returned: always
+  type: list
+  elements: dict
+stale_objects:
+  description:
+    - Objects of O(previous_manifests) to remove before applying, in safe order (network CRs, SR-IOV policies,
+      then the NicClusterPolicy when its device plugin changes). C(action) is C(delete) or C(replace).
+  returned: when O(previous_manifests) is given
+  type: list
+  elements: dict
+  sample:
+    - action: delete
+      reason: not part of the new configuration
+      phase: network
+      order: 800
+      manifest: {apiVersion: sriovnetwork.openshift.io/v1, kind: SriovNetwork, metadata: {name: sriov-network, namespace: openshift-sriov-network-operator}}
+errors:
+  description: Every validation error, each starting with the variable it is about. Empty when the variables are valid.
+  returned: always
+  type: list
+  elements: str
+  sample: ["gpudirect_rdma_ipam_range: 192.168.2.0/33 is not a valid CIDR"]
+input_warnings:
+  description: Non-fatal remarks about the input (also emitted as task warnings).
+  returned: always
+  type: list
+  elements: str
+summary:
+  description: Configuration label and number (1-6), pod resources, networks and their pod annotation, NIC selection and expected reboots.
+  returned: always
+  type: dict
+  sample:
+    configuration: shared_device/roce
+    configuration_number: 1
+    resources: [rdma/rdma_shared_device_eth]
+    pod_resources: {rdma/rdma_shared_device_eth: 1}
+    networks: [{kind: MacvlanNetwork, name: rdmashared-net, namespace: default, annotation: rdmashared-net}]
+    reboots: []
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, stale_objects
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            variables=dict(type="dict", required=True),
+            previous_manifests=dict(type="list", elements="dict"),
+            include_machineconfigs_in_stale=dict(type="bool", default=False),
+            fail_on_errors=dict(type="bool", default=True),
+        ),
+        supports_check_mode=True,
+    )
+    result = render_all(module.params["variables"])
+    output = dict(
+        changed=False,
+        manifests=result["manifests"],
+        phases=result["phases"],
+        teardown_order=result["teardown_order"],
+        errors=result["errors"],
+        input_warnings=result["warnings"],
+        summary=result["summary"],
+    )
+    for warning in result["warnings"]:
+        module.warn(warning)
+    if module.params["previous_manifests"] is not None and not result["errors"]:
+        output["stale_objects"] = stale_objects(module.params["previous_manifests"], result["manifests"],
+                                                include_machineconfigs=module.params["include_machineconfigs_in_stale"])
+    if result["errors"] and module.params["fail_on_errors"]:
+        module.fail_json(msg="%d invalid gpudirect_rdma variable(s): %s" % (len(result["errors"]), "; ".join(result["errors"])), **output)
+    module.exit_json(**output)
+
+
+if __name__ == "__main__":
+    main()

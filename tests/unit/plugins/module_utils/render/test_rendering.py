@@ -1,0 +1,301 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What each configuration renders: matrix, NIC selection from facts, MachineConfig, operators, order."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import base64
+import copy
+import json
+
+import pytest
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import machineconfigs
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, stale_objects, teardown_order
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.rdma import MATRIX
+
+from conftest import CONFIGURATIONS, NIC_FACTS, P, base_variables
+
+
+def render(variables):
+    result = render_all(variables)
+    assert result["errors"] == [], result["errors"]
+    return result
+
+
+def by_kind(result, kind):
+    return [e["manifest"] for e in result["manifests"] if e["manifest"]["kind"] == kind]
+
+
+EXPECTED = {
+    # (method, fabric): (NicClusterPolicy keys, network kind, SR-IOV policy count, pod resource)
+    ("shared_device", "roce"): ({"ofedDriver", "rdmaSharedDevicePlugin"}, "MacvlanNetwork", 0, "rdma/rdma_shared_device_eth"),
+    ("shared_device", "infiniband"): ({"ofedDriver", "rdmaSharedDevicePlugin", "secondaryNetwork"}, "IPoIBNetwork", 0, "rdma/rdma_shared_device_ib"),
+    ("host_device", "roce"): ({"ofedDriver", "sriovDevicePlugin"}, "HostDeviceNetwork", 0, "nvidia.com/hostdev"),
+    ("host_device", "infiniband"): ({"ofedDriver", "sriovDevicePlugin"}, "HostDeviceNetwork", 0, "nvidia.com/hostdev_ib"),
+    ("sriov_legacy", "roce"): ({"ofedDriver"}, "SriovNetwork", 1, "openshift.io/sriovlegacy"),
+    ("sriov_legacy", "infiniband"): ({"ofedDriver"}, "SriovIBNetwork", 1, "openshift.io/sriovlegacy_ib"),
+}
+
+
+@pytest.mark.parametrize("method,fabric", CONFIGURATIONS)
+def test_configuration_composition(method, fabric):
+    result = render(base_variables(method, fabric))
+    policy_keys, network_kind, policies, resource = EXPECTED[(method, fabric)]
+    (ncp,) = by_kind(result, "NicClusterPolicy")
+    assert ncp["metadata"] == {"name": "nic-cluster-policy"}
+    assert set(ncp["spec"]) == policy_keys
+    assert [n["manifest"]["kind"] for n in result["manifests"] if n["phase"] == "network"] == [network_kind]
+    assert len(by_kind(result, "SriovNetworkNodePolicy")) == policies
+    assert result["summary"]["resources"] == [resource]
+    assert result["summary"]["configuration_number"] == MATRIX[(method, fabric)].number
+    assert len(by_kind(result, "NodeFeatureDiscovery")) == len(by_kind(result, "SriovOperatorConfig")) == len(by_kind(result, "ClusterPolicy")) == 1
+    assert by_kind(result, "MachineConfig") == []
+
+
+def test_shared_roce_matches_the_chapter():
+    result = render(base_variables("shared_device", "roce", ipam_range="192.168.2.0/24", ipam_exclude=[], ipam_gateway="192.168.2.1", mtu=1500))
+    (ncp,) = by_kind(result, "NicClusterPolicy")
+    config = json.loads(ncp["spec"]["rdmaSharedDevicePlugin"]["config"])
+    assert config == {"configList": [{"resourceName": "rdma_shared_device_eth", "resourcePrefix": "rdma", "rdmaHcaMax": 63,
+                                      "selectors": {"ifNames": ["ens8f0np0"]}}]}
+    (net,) = by_kind(result, "MacvlanNetwork")
+    assert net["metadata"] == {"name": "rdmashared-net"}
+    assert net["spec"]["master"] == "ens8f0np0" and net["spec"]["mode"] == "bridge" and net["spec"]["mtu"] == 1500
+    assert json.loads(net["spec"]["ipam"]) == {"type": "whereabouts", "range": "192.168.2.0/24", "gateway": "192.168.2.1"}
+
+
+def test_host_device_selectors_are_narrowed_to_the_fabric():
+    result = render(base_variables("host_device", "infiniband", nic_interfaces=[], nic_device_ids=["101B"]))
+    (ncp,) = by_kind(result, "NicClusterPolicy")
+    config = json.loads(ncp["spec"]["sriovDevicePlugin"]["config"])
+    (resource,) = config["resourceList"]
+    assert resource["resourcePrefix"] == "nvidia.com" and resource["resourceName"] == "hostdev_ib"
+    assert resource["selectors"] == {"vendors": ["15b3"], "devices": ["101b"], "linkTypes": ["infiniband"], "isRdma": True}
+
+
+def test_shared_device_by_device_id_restricts_link_type():
+    result = render(base_variables("shared_device", "infiniband", nic_interfaces=[], nic_device_ids=["1021"], ipoib_master="ibp1s0"))
+    config = json.loads(by_kind(result, "NicClusterPolicy")[0]["spec"]["rdmaSharedDevicePlugin"]["config"])
+    assert config["configList"][0]["selectors"] == {"vendors": ["15b3"], "deviceIDs": ["1021"], "linkTypes": ["infiniband"]}
+    assert by_kind(result, "IPoIBNetwork")[0]["spec"]["master"] == "ibp1s0"
+
+
+def test_sriov_legacy_infiniband_policy_and_network():
+    result = render(base_variables("sriov_legacy", "infiniband", num_vfs=4, mtu=2044, network_namespaces=["ai"]))
+    (policy,) = by_kind(result, "SriovNetworkNodePolicy")
+    assert policy["metadata"] == {"name": "sriovlegacy-ib-policy", "namespace": "openshift-sriov-network-operator"}
+    spec = policy["spec"]
+    assert (spec["linkType"], spec["isRdma"], spec["deviceType"], spec["numVfs"], spec["mtu"]) == ("ib", True, "netdevice", 4, 2044)
+    assert spec["nicSelector"] == {"vendor": "15b3", "pfNames": ["ibs2f0"]}
+    assert spec["nodeSelector"] == {"feature.node.kubernetes.io/pci-15b3.present": "true"}
+    (network,) = by_kind(result, "SriovIBNetwork")
+    assert network["metadata"]["namespace"] == "openshift-sriov-network-operator"
+    assert network["spec"]["networkNamespace"] == "ai" and network["spec"]["resourceName"] == "sriovlegacy_ib"
+
+
+def test_pool_config_rendered_only_when_asked():
+    assert by_kind(render(base_variables("sriov_legacy", "roce")), "SriovNetworkPoolConfig") == []
+    result = render(base_variables("sriov_legacy", "roce", sriov_pool_rdma_mode="exclusive", machineconfig_pool="gpu"))
+    (pool,) = by_kind(result, "SriovNetworkPoolConfig")
+    assert pool["metadata"]["name"] == "gpu"
+    assert pool["spec"] == {"maxUnavailable": 1, "rdmaMode": "exclusive", "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/gpu": ""}}}
+    assert any("rdmaMode exclusive" in r for r in result["summary"]["reboots"])
+
+
+def test_sriov_legacy_with_inbox_driver_has_no_nic_cluster_policy():
+    result = render(base_variables("sriov_legacy", "roce", nic_driver="inbox"))
+    assert by_kind(result, "NicClusterPolicy") == []
+    selector = by_kind(result, "SriovOperatorConfig")[0]["spec"]["configDaemonNodeSelector"]
+    assert "network.nvidia.com/operator.mofed.wait" not in selector
+
+
+def test_sriov_operator_config_waits_for_the_doca_driver():
+    config = by_kind(render(base_variables("shared_device", "roce", machineconfig_pool="gpu")), "SriovOperatorConfig")[0]
+    assert config["metadata"] == {"name": "default", "namespace": "openshift-sriov-network-operator"}
+    assert config["spec"]["configDaemonNodeSelector"] == {
+        "network.nvidia.com/operator.mofed.wait": "false", "node-role.kubernetes.io/gpu": "",
+        "feature.node.kubernetes.io/pci-15b3.sriov.capable": "true"}
+
+
+def test_nfd_labels_network_infiniband_display_and_accelerators():
+    nfd = by_kind(render(base_variables("shared_device", "roce")), "NodeFeatureDiscovery")[0]
+    data = nfd["spec"]["workerConfig"]["configData"]
+    for cls in ('"0200"', '"0207"', '"03"', '"12"', '"vendor"'):
+        assert cls in data
+    assert "image" not in nfd["spec"]["operand"]
+
+
+@pytest.mark.parametrize("mode,rdma_enabled,module_type", [("dmabuf", False, "open"), ("peermem", True, "auto")])
+def test_gpu_cluster_policy_rdma_mode(mode, rdma_enabled, module_type):
+    policy = by_kind(render(base_variables("host_device", "roce", gpu_rdma_mode=mode, gpu_driver_version="570.124.06")), "ClusterPolicy")[0]
+    driver = policy["spec"]["driver"]
+    assert driver["rdma"] == {"enabled": rdma_enabled, "useHostMofed": False}
+    assert driver["kernelModuleType"] == module_type and driver["version"] == "570.124.06"
+
+
+def test_image_overrides_replace_only_given_fields():
+    result = render(base_variables("shared_device", "infiniband", image_overrides={"ipoib_cni": {"version": "network-operator-v25.10.0"}}))
+    ipoib = by_kind(result, "NicClusterPolicy")[0]["spec"]["secondaryNetwork"]["ipoib"]
+    assert ipoib == {"image": "ipoib-cni", "repository": "ghcr.io/mellanox", "version": "network-operator-v25.10.0"}
+
+
+# NIC selection from facts ---------------------------------------------------------------------
+
+def auto_variables(method, fabric, **extra):
+    extra.setdefault("nic_facts", copy.deepcopy(NIC_FACTS))
+    variables = base_variables(method, fabric, nic_selection="auto", **extra)
+    del variables[P + "nic_interfaces"]
+    return variables
+
+
+def test_auto_picks_ports_of_the_fabric():
+    shared = render(auto_variables("shared_device", "infiniband"))
+    assert shared["summary"]["nic_selection"]["groups"][0]["interfaces"] == ["ibs2f0"]
+    hostdev = render(auto_variables("host_device", "roce"))
+    config = json.loads(by_kind(hostdev, "NicClusterPolicy")[0]["spec"]["sriovDevicePlugin"]["config"])
+    assert config["resourceList"][0]["selectors"]["rootDevices"] == ["0000:a0:00.0"]
+
+
+def test_auto_without_matching_ports_is_an_error():
+    facts = [f for f in NIC_FACTS if f["link_layer"] == "Ethernet"]
+    errors = render_all(dict(auto_variables("host_device", "infiniband"), **{P + "nic_facts": facts}))["errors"]
+    assert errors == ["gpudirect_rdma_nic_facts: no NVIDIA/Mellanox InfiniBand port found (ports seen: roce)"]
+
+
+def test_auto_prefers_nic_nearest_each_gpu_and_builds_rails():
+    facts = []
+    for node in ("gpu-a", "gpu-b"):
+        for index, pci in enumerate(("0000:1a:00.0", "0000:3b:00.0", "0000:9c:00.0")):
+            facts.append({"node": node, "pci_address": pci, "device_id": "1021", "netdev": "ens%df0np0" % (index + 1),
+                          "link_layer": "Ethernet", "total_vfs": 8})
+    affinity = []
+    for node in ("gpu-a", "gpu-b"):
+        affinity += [
+            {"node": node, "gpu": 0, "nic": "0000:1a:00.0", "relation": "PIX"},
+            {"node": node, "gpu": 0, "nic": "0000:3b:00.0", "relation": "SYS"},
+            {"node": node, "gpu": 1, "nic": "0000:3b:00.0", "relation": "PXB"},
+            {"node": node, "gpu": 1, "nic": "0000:1a:00.0", "relation": "NODE"},
+        ]  # 0000:9c:00.0 is near no GPU: left out
+    variables = auto_variables("sriov_legacy", "roce", nic_facts=facts, gpu_nic_affinity=affinity, resource_names=["rail_0", "rail_1"])
+    result = render(variables)
+    policies = by_kind(result, "SriovNetworkNodePolicy")
+    assert [(p["metadata"]["name"], p["spec"]["nicSelector"]["rootDevices"]) for p in policies] == [
+        ("rail-0-policy", ["0000:1a:00.0"]), ("rail-1-policy", ["0000:3b:00.0"])]
+    assert [n["metadata"]["name"] for n in by_kind(result, "SriovNetwork")] == ["sriov-network-1", "sriov-network-2"]
+    assert result["summary"]["resources"] == ["openshift.io/rail_0", "openshift.io/rail_1"]
+
+
+def test_manual_rails_one_resource_per_interface():
+    result = render(base_variables("shared_device", "roce", nic_interfaces=["ens1f0np0", "ens2f0np0"],
+                                   resource_names=["rdma_a", "rdma_b"], network_names=["net-a", "net-b"]))
+    config = json.loads(by_kind(result, "NicClusterPolicy")[0]["spec"]["rdmaSharedDevicePlugin"]["config"])
+    assert [(c["resourceName"], c["selectors"]["ifNames"]) for c in config["configList"]] == [("rdma_a", ["ens1f0np0"]), ("rdma_b", ["ens2f0np0"])]
+    assert [(n["metadata"]["name"], n["spec"]["master"]) for n in by_kind(result, "MacvlanNetwork")] == [("net-a", "ens1f0np0"), ("net-b", "ens2f0np0")]
+
+
+def test_master_defaults_to_first_interface_with_a_warning():
+    result = render(base_variables("shared_device", "roce", nic_interfaces=["ens1f0np0", "ens2f0np0"]))
+    assert by_kind(result, "MacvlanNetwork")[0]["spec"]["master"] == "ens1f0np0"
+    assert result["warnings"] == ["gpudirect_rdma_macvlan_master: not set; the rdmashared-net network uses ens1f0np0, the first of ens1f0np0, ens2f0np0"]
+
+
+# MachineConfig ---------------------------------------------------------------------------------
+
+def decode(file_entry):
+    source = file_entry["contents"]["source"]
+    prefix = "data:text/plain;charset=utf-8;base64,"
+    assert source.startswith(prefix)
+    return base64.b64decode(source[len(prefix):]).decode("utf-8")
+
+
+def test_one_machineconfig_carries_everything():
+    result = render(base_variables("shared_device", "infiniband", apply_machineconfigs=True, nic_facts=NIC_FACTS,
+                                   machineconfigs=["irdma_blacklist", "persistent_names", "crio_memlock"], machineconfig_pool="gpu"))
+    (mc,) = by_kind(result, "MachineConfig")
+    assert result["manifests"][0]["manifest"] is mc  # applied first: one reboot before drivers load
+    assert mc["metadata"] == {"name": "99-gpu-gpudirect-rdma", "labels": {"machineconfiguration.openshift.io/role": "gpu"}}
+    assert mc["spec"]["kernelArguments"] == ["module_blacklist=irdma"]
+    assert mc["spec"]["config"]["ignition"]["version"].startswith("3.")
+    files = dict((f["path"], f) for f in mc["spec"]["config"]["storage"]["files"])
+    assert all(f["mode"] == 420 and "filesystem" not in f for f in files.values())  # ignition 3 has no filesystem key
+    assert decode(files[machineconfigs.CRIO_DROPIN_PATH]) == '[crio.runtime]\ndefault_ulimits = [\n"memlock=-1:-1"\n]\n'
+    rules = decode(files[machineconfigs.UDEV_RULES_PATH]).splitlines()[1:]
+    assert rules == sorted([
+        'SUBSYSTEM=="net", ACTION=="add", ATTR{type}=="1", ATTR{address}=="b8:3f:d2:3b:51:29", NAME="ens8f0np0"',
+        'SUBSYSTEM=="net", ACTION=="add", ATTR{type}=="1", ATTR{address}=="b8:3f:d2:f0:36:d1", NAME="ens8f0np0"',
+        'SUBSYSTEM=="net", ACTION=="add", ATTR{type}=="32", ATTR{address}=="?*b8:3f:d2:03:00:3b:51:28", NAME="ibs2f0"',
+        'SUBSYSTEM=="net", ACTION=="add", ATTR{type}=="32", ATTR{address}=="?*b8:3f:d2:03:00:f0:36:d0", NAME="ibs2f0"',
+    ])
+
+
+@pytest.mark.parametrize("entry,expected", [
+    ({"address": "B8:3F:D2:3B:51:29", "name": "ens8f0np0", "link_layer": "Ethernet"}, None),
+    ({"address": "0x248a070300f38a0a", "name": "ib0", "type": 32}, None),
+    ({"address": "b8:3f:d2:3b:51:29", "name": "ib0", "link_layer": "InfiniBand"},
+     "gpudirect_rdma_udev_rules[0].address: 'b8:3f:d2:3b:51:29' is not a 20-byte IPoIB address"),
+    ({"address": "00:00:10:29:fe:80:00:00:00:00:00:00:b8:3f:d2:03:00:3b:51:28", "name": "ens8", "link_layer": "Ethernet"},
+     "gpudirect_rdma_udev_rules[0].address: '00:00:10:29:fe:80:00:00:00:00:00:00:b8:3f:d2:03:00:3b:51:28' is not a 6-byte MAC"),
+    ({"address": "b8:3f:d2:3b:51:29", "name": "a name with spaces", "link_layer": "Ethernet"},
+     "gpudirect_rdma_udev_rules[0].name: 'a name with spaces' is not a network interface name"),
+])
+def test_udev_rule_entries(entry, expected):
+    result = render_all(base_variables("host_device", "roce", apply_machineconfigs=True, machineconfigs=["persistent_names"], udev_rules=[entry]))
+    if expected is None:
+        assert result["errors"] == []
+        rules = decode(by_kind(result, "MachineConfig")[0]["spec"]["config"]["storage"]["files"][0])
+        assert ('ATTR{type}=="32", ATTR{address}=="?*24:8a:07:03:00:f3:8a:0a"' in rules) or ('ATTR{address}=="b8:3f:d2:3b:51:29"' in rules)
+    else:
+        assert expected in result["errors"][0]
+
+
+def test_conflicting_udev_names_are_rejected():
+    rules = [{"address": "b8:3f:d2:3b:51:29", "name": "rdma0", "link_layer": "Ethernet"},
+             {"address": "b8:3f:d2:3b:51:29", "name": "rdma1", "link_layer": "Ethernet"}]
+    errors = render_all(base_variables("host_device", "roce", apply_machineconfigs=True, machineconfigs=["persistent_names"], udev_rules=rules))["errors"]
+    assert errors == ["gpudirect_rdma_udev_rules[1]: b8:3f:d2:3b:51:29 is already named rdma0; one address cannot get two names"]
+
+
+# Order, teardown and method switches -----------------------------------------------------------
+
+def test_apply_order_and_file_names():
+    result = render(base_variables("sriov_legacy", "roce", apply_machineconfigs=True, sriov_pool_config=True))
+    phases = [e["phase"] for e in result["manifests"]]
+    assert phases == ["machineconfig", "nfd", "sriov_operator", "nic_cluster_policy", "gpu_cluster_policy", "sriov_pool", "sriov_policy", "network"]
+    orders = [e["order"] for e in result["manifests"]]
+    assert orders == sorted(orders) and len(set(orders)) == len(orders)
+    assert result["manifests"][-1]["file"] == "800-sriovnetwork-sriov-network.yaml"
+    assert [t["manifest"]["kind"] for t in result["teardown_order"]] == [
+        "SriovNetwork", "SriovNetworkNodePolicy", "SriovNetworkPoolConfig", "ClusterPolicy", "NicClusterPolicy",
+        "SriovOperatorConfig", "NodeFeatureDiscovery", "MachineConfig"]
+    assert teardown_order(result["manifests"]) == result["teardown_order"]
+    assert set(result["phases"]) == set(phases)
+
+
+def test_switch_from_sriov_legacy_to_shared_device():
+    before = render(base_variables("sriov_legacy", "roce", apply_machineconfigs=True))["manifests"]
+    after = render(base_variables("shared_device", "roce"))["manifests"]
+    stale = stale_objects(before, after)
+    assert [(s["action"], s["manifest"]["kind"], s["manifest"]["metadata"]["name"]) for s in stale] == [
+        ("delete", "SriovNetwork", "sriov-network"),
+        ("delete", "SriovNetworkNodePolicy", "sriovlegacy-policy"),
+        ("replace", "NicClusterPolicy", "nic-cluster-policy"),
+    ]
+    assert "none to rdmaSharedDevicePlugin" in stale[2]["reason"]
+    # MachineConfigs only when asked: deleting one reboots the pool.
+    assert stale_objects(before, after, include_machineconfigs=True)[-1]["manifest"]["kind"] == "MachineConfig"
+
+
+def test_switch_fabric_within_shared_device_replaces_policy_and_network():
+    before = render(base_variables("shared_device", "roce"))["manifests"]
+    after = render(base_variables("shared_device", "infiniband"))["manifests"]
+    stale = stale_objects([e["manifest"] for e in before], [e["manifest"] for e in after])
+    assert [(s["action"], s["manifest"]["kind"]) for s in stale] == [("delete", "MacvlanNetwork"), ("replace", "NicClusterPolicy")]
+
+
+def test_same_configuration_has_nothing_stale():
+    manifests = render(base_variables("host_device", "roce"))["manifests"]
+    changed = render(base_variables("host_device", "roce", nic_interfaces=["ens9f0np0"]))["manifests"]
+    assert stale_objects(manifests, changed) == []

@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The gpudirect_manifests module through its real entry point (AnsibleModule argument parsing)."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import json
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.gpudirect.openshift.plugins.modules import gpudirect_manifests
+
+
+def run_module(args, capsys):
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as exit_info:
+            gpudirect_manifests.main()
+    output = json.loads(capsys.readouterr().out)
+    return exit_info.value.code, output
+
+
+SHARED_ROCE = {
+    "gpudirect_rdma_method": "shared_device",
+    "gpudirect_rdma_fabric": "roce",
+    "gpudirect_rdma_nic_interfaces": ["ens8f0np0"],
+    "gpudirect_rdma_ipam_range": "192.168.2.0/24",
+    "gpudirect_rdma_ipam_gateway": "192.168.2.1",
+}
+
+
+def test_renders_and_reports_no_change(capsys):
+    code, output = run_module({"variables": SHARED_ROCE}, capsys)
+    assert code == 0
+    assert output["changed"] is False and output["errors"] == []
+    assert [m["manifest"]["kind"] for m in output["manifests"]] == [
+        "NodeFeatureDiscovery", "SriovOperatorConfig", "NicClusterPolicy", "ClusterPolicy", "MacvlanNetwork"]
+    assert output["phases"]["network"] == ["800-macvlannetwork-rdmashared-net.yaml"]
+    assert output["summary"]["pod_resources"] == {"rdma/rdma_shared_device_eth": 1}
+    assert output["teardown_order"][0]["manifest"]["kind"] == "MacvlanNetwork"
+    assert "stale_objects" not in output
+
+
+def test_check_mode_gives_the_same_result(capsys):
+    _code, normal = run_module({"variables": SHARED_ROCE}, capsys)
+    code, checked = run_module({"variables": SHARED_ROCE, "_ansible_check_mode": True}, capsys)
+    assert code == 0
+    assert checked["manifests"] == normal["manifests"]
+
+
+def test_invalid_variables_fail_with_every_error(capsys):
+    variables = dict(SHARED_ROCE, gpudirect_rdma_ipam_range="192.168.2.0/33", gpudirect_rdma_rdma_hca_max=0)
+    code, output = run_module({"variables": variables}, capsys)
+    assert code == 1 and output["failed"] is True
+    assert "gpudirect_rdma_ipam_range: 192.168.2.0/33 is not a valid CIDR" in output["errors"]
+    assert any(e.startswith("gpudirect_rdma_rdma_hca_max:") for e in output["errors"])
+    assert output["msg"].startswith("%d invalid gpudirect_rdma variable(s)" % len(output["errors"]))
+    assert output["manifests"] == []
+
+
+def test_errors_returned_without_failing_when_asked(capsys):
+    code, output = run_module({"variables": {"gpudirect_rdma_method": "shared_device"}, "fail_on_errors": False}, capsys)
+    assert code == 0 and "failed" not in output
+    assert "gpudirect_rdma_fabric: required, one of roce, infiniband" in output["errors"]
+
+
+def test_previous_manifests_give_stale_objects(capsys):
+    previous = dict(SHARED_ROCE, gpudirect_rdma_method="sriov_legacy", gpudirect_rdma_num_vfs=8)
+    del previous["gpudirect_rdma_ipam_gateway"]
+    _code, before = run_module({"variables": previous}, capsys)
+    code, output = run_module({"variables": SHARED_ROCE, "previous_manifests": before["manifests"]}, capsys)
+    assert code == 0
+    assert [(s["action"], s["manifest"]["kind"]) for s in output["stale_objects"]] == [
+        ("delete", "SriovNetwork"), ("delete", "SriovNetworkNodePolicy"), ("replace", "NicClusterPolicy")]
+
+
+def test_input_warnings_become_task_warnings(capsys):
+    variables = dict(SHARED_ROCE, gpudirect_rdma_nic_interfaces=["ens1f0np0", "ens2f0np0"])
+    code, output = run_module({"variables": variables}, capsys)
+    assert code == 0
+    assert output["input_warnings"]
+    # ansible-core 2.19 wraps warnings in WarningSummary objects; older versions give plain strings.
+    emitted = [w["event"]["msg"] if isinstance(w, dict) else w for w in output["warnings"]]
+    assert emitted == output["input_warnings"]
