@@ -8,68 +8,562 @@ Keys: a resource type is identified by (group, version, plural); group "" is the
 Objects are plain dicts as they appear on the wire (apiVersion, kind, metadata, spec, status).
 All methods return deep copies; callers never hold references into the store.
 
-Semantics the implementation must provide (as kube-apiserver does):
+Semantics (as kube-apiserver provides them):
 - metadata.uid (uuid4), metadata.resourceVersion (cluster-wide increasing integer, as string),
   metadata.generation (starts at 1, bumps only when spec (or non-metadata, non-status content)
   changes), metadata.creationTimestamp (RFC3339 UTC, "Z").
 - create() of an existing name raises ApiError(409, "AlreadyExists").
-- update()/replace with a metadata.resourceVersion that is set and differs from the stored one raises
+- update() with a metadata.resourceVersion that is set and differs from the stored one raises
   ApiError(409, "Conflict"). An empty resourceVersion means unconditional.
 - For types with a status subresource, update() ignores incoming status; update_status() changes
   only status (and bumps resourceVersion, not generation).
 - delete(): if metadata.finalizers is non-empty, set deletionTimestamp (once) and keep the object
   (MODIFIED event); otherwise remove it (DELETED event). An update that empties finalizers of an
-  object with deletionTimestamp removes it. Namespaces: delete sets status.phase Terminating, and the
-  namespace is removed once it holds no objects (the store's namespace controller does this).
-- Every successful change appends an event (type, object) with its resourceVersion to a bounded
-  history (default 10000 events) used to serve watches from a resourceVersion; a resourceVersion older
-  than the history raises ApiError(410, "Gone", "too old resource version").
+  object with deletionTimestamp removes it. Namespaces: delete sets status.phase Terminating, deletes
+  the namespace's content, and the namespace is removed once it holds no objects.
+  Objects whose ownerReferences point at a removed object are deleted too (background GC).
+- Every successful change appends an event with its resourceVersion to a bounded history (default
+  10000 events) used to serve watches from a resourceVersion; a resourceVersion older than the
+  history raises ApiError(410, "Gone", "too old resource version").
 - subscribe(callback) registers a synchronous callback(event_type, resource_type, obj) called after
-  every change, in order; controllers use it to react (they must not block; they schedule work on
-  the event loop).
+  every change, in order; callbacks must not block (they schedule work on the event loop). A callback that
+  raises is logged and recorded in `subscriber_errors`; the write it reacts to stands.
+
+Thread-safety: one re-entrant lock guards everything; callbacks run while it is held, so events reach
+subscribers in resourceVersion order even when the HTTP loop and test threads write concurrently.
 """
 
-# --- Signatures (S1 implements; keep names and parameters stable, add what you need) ---
-#
-# @dataclass(frozen=True)
-# class ResourceType:
-#     group: str            # "" for core
-#     version: str
-#     kind: str
-#     plural: str
-#     namespaced: bool
-#     singular: str = ""
-#     short_names: tuple = ()
-#     subresources: tuple = ()      # e.g. ("status",) or ("log",) for pods
-#     schema: dict | None = None    # openAPIV3Schema of this version, None = no validation
-#     served: bool = True           # False until the owning operator's CSV succeeds
-#     api_version -> "v1" or "group/version" (property)
-#
-# class ApiError(Exception):
-#     def __init__(self, code: int, reason: str, message: str, causes: list[dict] | None = None,
-#                  details: dict | None = None)
-#     def to_status(self) -> dict   # kind: Status body as kube-apiserver sends it
-#
-# class Store:
-#     def __init__(self, history_limit: int = 10000)
-#     def register(self, rtype: ResourceType) -> None
-#     def set_served(self, group: str, plural: str, served: bool) -> None
-#     def resource_types(self) -> list[ResourceType]
-#     def find_type(self, group: str, version: str, plural: str) -> ResourceType   # ApiError 404 if absent/unserved
-#     def find_kind(self, api_version: str, kind: str) -> ResourceType
-#     def get(self, rtype, namespace: str | None, name: str) -> dict                 # ApiError 404
-#     def try_get(self, rtype, namespace, name) -> dict | None
-#     def list(self, rtype, namespace: str | None = None, label_selector: str | None = None,
-#              field_selector: str | None = None) -> tuple[list[dict], str]          # (items, list resourceVersion)
-#     def create(self, rtype, obj: dict, dry_run: bool = False) -> dict
-#     def update(self, rtype, obj: dict, dry_run: bool = False) -> dict             # full replace (PUT)
-#     def update_status(self, rtype, namespace, name, status: dict, dry_run=False) -> dict
-#     def patch_status(self, rtype, namespace, name, status_patch: dict) -> dict    # merge patch into status
-#     def mutate(self, rtype, namespace, name, fn) -> dict  # controller helper: fn(obj_copy) edits in place, stored as update
-#     def delete(self, rtype, namespace, name, dry_run: bool = False) -> dict
-#     def events_since(self, resource_version: str, rtype, namespace=None) -> list[tuple[str, dict]]  # 410 if too old
-#     def subscribe(self, callback) -> None      # callback(event_type: str, rtype: ResourceType, obj: dict)
-#     current_resource_version: str (property)
-#
-# Label selector syntax: "a=b,c!=d,e in (x,y),f notin (z),g,!h"; field selectors: metadata.name,
-# metadata.namespace, spec.nodeName, status.phase (= and !=).
+import collections
+import copy
+import dataclasses
+import datetime
+import logging
+import random
+import threading
+import uuid
+
+from .errors import ApiError, already_exists, conflict, not_found  # noqa: F401  (ApiError is part of the contract)
+from .selectors import Selector
+
+__all__ = ["ResourceType", "ApiError", "Store", "now_rfc3339"]
+log = logging.getLogger("simulator.store")
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceType:
+    group: str  # "" for core
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    singular: str = ""
+    short_names: tuple = ()
+    subresources: tuple = ()  # e.g. ("status",) or ("log",) for pods
+    schema: dict = dataclasses.field(default=None, compare=False, hash=False, repr=False)
+    served: bool = True
+    verbs: tuple = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+    categories: tuple = ()
+    builtin: bool = False  # built-in kinds accept strategic merge patch; custom resources answer 415
+
+    @property
+    def api_version(self):
+        return self.version if not self.group else "%s/%s" % (self.group, self.version)
+
+    @property
+    def key(self):
+        """Storage key shared by every version of one resource."""
+        return (self.group, self.plural)
+
+    @property
+    def has_status(self):
+        return "status" in self.subresources
+
+
+def now_rfc3339():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _generation_content(obj, has_status):
+    return {k: v for k, v in obj.items()
+            if k not in ("metadata", "apiVersion", "kind") and not (has_status and k == "status")}
+
+
+Event = collections.namedtuple("Event", "rv type key namespace obj old")
+_KEEP = object()
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the apiserver's generateName suffix alphabet
+_RAND = random.Random()
+
+
+class Store:
+    def __init__(self, history_limit=10000):
+        self._lock = threading.RLock()
+        self._types = {}  # (group, version, plural) -> ResourceType
+        self._objects = {}  # (group, plural) -> {(namespace, name): obj}
+        self._rv = 0
+        self._history = collections.deque(maxlen=history_limit)
+        self._history_floor = 0  # events with rv <= floor are no longer available
+        self._subscribers = []
+        self._listeners = {}  # id -> (key, namespace, callback) for watches
+        self.subscriber_errors = []  # (callback, event type, plural, exception) of failed subscriber calls
+
+    # ---------------------------------------------------------------- types
+    @property
+    def lock(self):
+        return self._lock
+
+    def register(self, rtype):
+        with self._lock:
+            self._types[(rtype.group, rtype.version, rtype.plural)] = rtype
+            self._objects.setdefault(rtype.key, {})
+
+    def set_served(self, group, plural, served):
+        with self._lock:
+            found = False
+            for k, t in list(self._types.items()):
+                if t.group == group and t.plural == plural:
+                    self._types[k] = dataclasses.replace(t, served=bool(served))
+                    found = True
+            if not found:
+                raise KeyError("no registered resource %s.%s" % (plural, group))
+
+    def resource_types(self):
+        with self._lock:
+            return list(self._types.values())
+
+    def find_type(self, group, version, plural):
+        with self._lock:
+            t = self._types.get((group, version, plural))
+        if t is None or not t.served:
+            raise _unknown_resource()
+        return t
+
+    def find_kind(self, api_version, kind):
+        group, _, version = api_version.rpartition("/")
+        with self._lock:
+            for t in self._types.values():
+                if t.group == group and t.version == version and t.kind == kind:
+                    return t
+        raise ApiError(404, "NotFound", 'no matches for kind "%s" in version "%s"' % (kind, api_version))
+
+    def type_of(self, rtype):
+        """The current registration of rtype (served flag may have changed since the caller got it)."""
+        with self._lock:
+            return self._types.get((rtype.group, rtype.version, rtype.plural), rtype)
+
+    # ---------------------------------------------------------------- reads
+    @property
+    def current_resource_version(self):
+        with self._lock:
+            return str(self._rv)
+
+    def _bucket(self, rtype):
+        try:
+            return self._objects[rtype.key]
+        except KeyError:
+            raise ApiError(404, "NotFound", "resource %s is not registered" % rtype.plural) from None
+
+    @staticmethod
+    def _ns(rtype, namespace):
+        return (namespace or "") if rtype.namespaced else ""
+
+    def _out(self, rtype, obj):
+        out = copy.deepcopy(obj)
+        out["apiVersion"] = rtype.api_version
+        out["kind"] = rtype.kind
+        return out
+
+    def get(self, rtype, namespace, name):
+        with self._lock:
+            obj = self._bucket(rtype).get((self._ns(rtype, namespace), name))
+            if obj is None:
+                raise not_found(rtype, name)
+            return self._out(rtype, obj)
+
+    def try_get(self, rtype, namespace, name):
+        with self._lock:
+            obj = self._bucket(rtype).get((self._ns(rtype, namespace), name))
+            return None if obj is None else self._out(rtype, obj)
+
+    def list(self, rtype, namespace=None, label_selector=None, field_selector=None):
+        sel = Selector(label_selector, field_selector, rtype.group, rtype.plural)
+        with self._lock:
+            items = []
+            for (ns, _name), obj in sorted(self._bucket(rtype).items()):
+                if rtype.namespaced and namespace and ns != namespace:
+                    continue
+                if sel and not sel.matches(obj):
+                    continue
+                items.append(self._out(rtype, obj))
+            return items, str(self._rv)
+
+    def count_in_namespace(self, namespace):
+        with self._lock:
+            return sum(1 for bucket in self._objects.values() for (ns, _n) in bucket if ns == namespace)
+
+    # ---------------------------------------------------------------- writes
+    def _emit(self, etype, rtype, obj, old=None):
+        ev = Event(self._rv, etype, rtype.key, obj["metadata"].get("namespace", ""), obj, old)
+        if len(self._history) == self._history.maxlen:
+            self._history_floor = self._history[0].rv
+        self._history.append(ev)
+        for lid, (key, namespace, cb) in list(self._listeners.items()):
+            if key == rtype.key and (not namespace or namespace == ev.namespace):
+                cb(ev)
+        for cb in list(self._subscribers):
+            try:
+                cb(etype, rtype, self._out(rtype, obj))
+            except ApiError as exc:
+                log.info("store subscriber %r on %s %s: %r", cb, etype, rtype.plural, exc)
+            except Exception as exc:  # a controller bug must not turn a committed write into an error
+                log.exception("store subscriber %r failed on %s %s", cb, etype, rtype.plural)
+                self.subscriber_errors.append((cb, etype, rtype.plural, exc))
+
+    def _next_rv(self):
+        self._rv += 1
+        return str(self._rv)
+
+    def _check_namespace(self, rtype, namespace, name=""):
+        if not rtype.namespaced:
+            return
+        if not namespace:
+            raise ApiError(400, "BadRequest", "the namespace of the object must be set for namespaced resource %s"
+                           % rtype.plural)
+        ns_bucket = self._objects.get(("", "namespaces"), {})
+        ns_obj = ns_bucket.get(("", namespace))
+        if ns_obj is None:
+            raise ApiError(404, "NotFound", 'namespaces "%s" not found' % namespace,
+                           details={"name": namespace, "group": "", "kind": "namespaces"})
+        if ns_obj["metadata"].get("deletionTimestamp"):
+            raise ApiError(403, "Forbidden", '%s "%s" is forbidden: unable to create new content in namespace %s '
+                           "because it is being terminated" % (rtype.plural, name, namespace),
+                           details={"group": rtype.group, "kind": rtype.plural,
+                                    "causes": [{"reason": "NamespaceTerminating",
+                                                "message": "namespace %s is being terminated" % namespace,
+                                                "field": "metadata.namespace"}]})
+
+    def create(self, rtype, obj, dry_run=False):
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        with self._lock:
+            ns = self._ns(rtype, meta.get("namespace"))
+            if not meta.get("name"):
+                if meta.get("generateName"):
+                    meta["name"] = meta["generateName"] + "".join(
+                        _RAND.choice(_NAME_ALPHABET) for _ in range(5))
+                else:
+                    raise ApiError(422, "Invalid", "%s \"\" is invalid: metadata.name: Required value: name or "
+                                   "generateName is required" % rtype.kind,
+                                   causes=[{"reason": "FieldValueRequired", "message": "Required value: name or "
+                                            "generateName is required", "field": "metadata.name"}],
+                                   details={"group": rtype.group, "kind": rtype.kind})
+            self._check_namespace(rtype, ns, meta["name"])
+            bucket = self._bucket(rtype)
+            if (ns, meta["name"]) in bucket:
+                raise already_exists(rtype, meta["name"])
+            if rtype.namespaced:
+                meta["namespace"] = ns
+            else:
+                meta.pop("namespace", None)
+            meta["uid"] = str(uuid.uuid4())
+            meta["creationTimestamp"] = now_rfc3339()
+            meta["generation"] = 1
+            meta.pop("deletionTimestamp", None)
+            meta.pop("selfLink", None)
+            obj["apiVersion"] = rtype.api_version
+            obj["kind"] = rtype.kind
+            if rtype.group == "" and rtype.plural == "namespaces":
+                obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+                obj.setdefault("status", {})["phase"] = "Active"
+                meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
+            if dry_run:
+                meta["resourceVersion"] = str(self._rv)
+                return self._out(rtype, obj)
+            meta["resourceVersion"] = self._next_rv()
+            bucket[(ns, meta["name"])] = obj
+            self._emit("ADDED", rtype, obj)
+            return self._out(rtype, obj)
+
+    def _current(self, rtype, namespace, name):
+        obj = self._bucket(rtype).get((self._ns(rtype, namespace), name))
+        if obj is None:
+            raise not_found(rtype, name)
+        return obj
+
+    def _commit(self, rtype, old, new, dry_run, bump_generation=True):
+        """Store `new` in place of `old` (same key); handles finalizer removal after deletion."""
+        meta = new["metadata"]
+        if bump_generation and _generation_content(old, rtype.has_status) != _generation_content(new, rtype.has_status):
+            meta["generation"] = old["metadata"].get("generation", 1) + 1
+        if new == old:  # no-op writes do not bump resourceVersion, as on a real server
+            return self._out(rtype, old)
+        if dry_run:
+            return self._out(rtype, new)
+        key = (self._ns(rtype, meta.get("namespace")), meta["name"])
+        meta["resourceVersion"] = self._next_rv()
+        self._bucket(rtype)[key] = new
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not self._is_namespace(rtype):
+            return self._remove(rtype, key, new)
+        self._emit("MODIFIED", rtype, new, old)
+        if self._is_namespace(rtype) and meta.get("deletionTimestamp"):
+            self._maybe_finish_namespace(meta["name"])
+        return self._out(rtype, new)
+
+    @staticmethod
+    def _is_namespace(rtype):
+        return rtype.group == "" and rtype.plural == "namespaces"
+
+    def update(self, rtype, obj, dry_run=False):
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        with self._lock:
+            old = self._current(rtype, meta.get("namespace"), meta.get("name", ""))
+            rv = meta.get("resourceVersion")
+            if rv and rv != old["metadata"]["resourceVersion"]:
+                raise conflict(rtype, meta["name"])
+            new = obj
+            om = old["metadata"]
+            # System-owned metadata is kept from the stored object.
+            for k in ("uid", "creationTimestamp", "generation", "resourceVersion", "deletionTimestamp",
+                      "deletionGracePeriodSeconds", "namespace"):
+                if k in om:
+                    meta[k] = om[k]
+                else:
+                    meta.pop(k, None)
+            if "managedFields" not in meta and "managedFields" in om:
+                meta["managedFields"] = copy.deepcopy(om["managedFields"])
+            new["apiVersion"], new["kind"] = rtype.api_version, rtype.kind
+            if rtype.has_status:
+                if "status" in old:
+                    new["status"] = copy.deepcopy(old["status"])
+                else:
+                    new.pop("status", None)
+            if self._is_namespace(rtype):
+                new["spec"] = copy.deepcopy(old.get("spec", {}))
+                new["status"] = copy.deepcopy(old.get("status", {}))
+            return self._commit(rtype, old, new, dry_run)
+
+    def update_status(self, rtype, namespace, name, status, dry_run=False, resource_version=None,
+                      managed_fields=_KEEP):
+        """Replace status only. managed_fields: new metadata.managedFields ([] or None drops them); default keeps."""
+        with self._lock:
+            old = self._current(rtype, namespace, name)
+            if resource_version and resource_version != old["metadata"]["resourceVersion"]:
+                raise conflict(rtype, name)
+            new = copy.deepcopy(old)
+            if status is None:
+                new.pop("status", None)
+            else:
+                new["status"] = copy.deepcopy(status)
+            if managed_fields is not _KEEP:
+                if managed_fields:
+                    new["metadata"]["managedFields"] = copy.deepcopy(managed_fields)
+                else:
+                    new["metadata"].pop("managedFields", None)
+            return self._commit(rtype, old, new, dry_run, bump_generation=not rtype.has_status)
+
+    def replace_status(self, rtype, obj, dry_run=False):
+        """PUT .../status: only status (and, like the apiserver, nothing else) is taken from obj."""
+        meta = obj.get("metadata") or {}
+        return self.update_status(rtype, meta.get("namespace"), meta.get("name", ""), obj.get("status"),
+                                  dry_run=dry_run, resource_version=meta.get("resourceVersion"))
+
+    def patch_status(self, rtype, namespace, name, status_patch):
+        from .patching import merge_patch
+
+        with self._lock:
+            old = self._current(rtype, namespace, name)
+            status = merge_patch(copy.deepcopy(old.get("status") or {}), status_patch)
+            return self.update_status(rtype, namespace, name, status)
+
+    def mutate(self, rtype, namespace, name, fn):
+        """Controller helper: fn(obj_copy) edits in place (or returns a new dict); stored as an update.
+        Status edits are kept too, so controllers can change spec and status in one call."""
+        with self._lock:
+            old = self._current(rtype, namespace, name)
+            work = copy.deepcopy(old)
+            result = fn(work)
+            new = result if isinstance(result, dict) else work
+            new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+            for k in ("uid", "creationTimestamp", "namespace", "name"):
+                if k in old["metadata"]:
+                    new["metadata"][k] = old["metadata"][k]
+            new["metadata"]["generation"] = old["metadata"].get("generation", 1)
+            return self._commit(rtype, old, new, False)
+
+    def delete(self, rtype, namespace, name, dry_run=False, propagation_policy=None, resource_version=None,
+               uid=None):
+        with self._lock:
+            ns = self._ns(rtype, namespace)
+            old = self._current(rtype, ns, name)
+            if resource_version and resource_version != old["metadata"]["resourceVersion"]:
+                raise conflict(rtype, name)
+            if uid and uid != old["metadata"]["uid"]:
+                raise conflict(rtype, name, "Precondition failed: UID in precondition: %s, UID in object meta: %s"
+                               % (uid, old["metadata"]["uid"]))
+            is_ns = self._is_namespace(rtype)
+            if old["metadata"].get("finalizers") or is_ns or propagation_policy == "Foreground":
+                if old["metadata"].get("deletionTimestamp"):
+                    return self._out(rtype, old)
+                new = copy.deepcopy(old)
+                new["metadata"]["deletionTimestamp"] = now_rfc3339()
+                new["metadata"]["deletionGracePeriodSeconds"] = 0
+                if is_ns:
+                    new.setdefault("status", {})["phase"] = "Terminating"
+                if propagation_policy == "Foreground" and not is_ns:
+                    fins = new["metadata"].setdefault("finalizers", [])
+                    if "foregroundDeletion" not in fins:
+                        fins.append("foregroundDeletion")
+                if dry_run:
+                    return self._out(rtype, new)
+                new["metadata"]["resourceVersion"] = self._next_rv()
+                self._bucket(rtype)[(ns, name)] = new
+                self._emit("MODIFIED", rtype, new, old)
+                if is_ns:
+                    self._purge_namespace(name)
+                elif propagation_policy == "Foreground":
+                    self._collect_dependents(old["metadata"]["uid"])
+                    self._maybe_finish_foreground(rtype, (ns, name))
+                return self._out(rtype, self._bucket(rtype).get((ns, name), new))
+            if dry_run:
+                return self._out(rtype, old)
+            return self._remove(rtype, (ns, name), old, orphan=propagation_policy == "Orphan")
+
+    def _remove(self, rtype, key, obj, orphan=False):
+        bucket = self._bucket(rtype)
+        bucket.pop(key, None)
+        gone = copy.deepcopy(obj)
+        gone["metadata"]["resourceVersion"] = self._next_rv()
+        self._emit("DELETED", rtype, gone)
+        if not orphan:
+            self._collect_dependents(obj["metadata"]["uid"])
+        ns = key[0]
+        if ns:
+            self._maybe_finish_namespace(ns)
+            self._finish_foreground_owners(obj)
+        if self._is_namespace(rtype):
+            self._purge_namespace(key[1])
+        return self._out(rtype, gone)
+
+    def _type_for_key(self, key):
+        for t in self._types.values():
+            if t.key == key:
+                return t
+        return None
+
+    def _collect_dependents(self, owner_uid):
+        """Background garbage collection of objects owned by owner_uid."""
+        victims = []
+        for key, bucket in self._objects.items():
+            for okey, obj in bucket.items():
+                refs = obj["metadata"].get("ownerReferences") or []
+                if any(r.get("uid") == owner_uid for r in refs):
+                    victims.append((key, okey))
+        for key, okey in victims:
+            rtype = self._type_for_key(key)
+            if rtype is not None and okey in self._objects[key]:
+                self.delete(rtype, okey[0], okey[1])
+
+    def _finish_foreground_owners(self, dependent):
+        for ref in dependent["metadata"].get("ownerReferences") or []:
+            for key, bucket in self._objects.items():
+                for okey, owner in list(bucket.items()):
+                    if owner["metadata"].get("uid") == ref.get("uid"):
+                        rtype = self._type_for_key(key)
+                        if rtype is not None:
+                            self._maybe_finish_foreground(rtype, okey)
+
+    def _maybe_finish_foreground(self, rtype, okey):
+        obj = self._bucket(rtype).get(okey)
+        if obj is None or "foregroundDeletion" not in (obj["metadata"].get("finalizers") or []):
+            return
+        uid = obj["metadata"]["uid"]
+        for bucket in self._objects.values():
+            for dep in bucket.values():
+                if any(r.get("uid") == uid for r in dep["metadata"].get("ownerReferences") or []):
+                    return
+        new = copy.deepcopy(obj)
+        new["metadata"]["finalizers"] = [f for f in new["metadata"]["finalizers"] if f != "foregroundDeletion"]
+        self._commit(rtype, obj, new, False)
+
+    def _purge_namespace(self, namespace):
+        """Namespace controller: delete everything in a terminating namespace, then the namespace."""
+        victims = []
+        for key, bucket in self._objects.items():
+            for okey, obj in bucket.items():
+                if okey[0] == namespace and not obj["metadata"].get("deletionTimestamp"):
+                    victims.append((key, okey))
+        for key, okey in victims:
+            rtype = self._type_for_key(key)
+            if rtype is not None and okey in self._objects[key]:
+                self.delete(rtype, okey[0], okey[1])
+        self._maybe_finish_namespace(namespace)
+
+    def _maybe_finish_namespace(self, namespace):
+        ns_key = ("", namespace)
+        ns_bucket = self._objects.get(("", "namespaces"), {})
+        ns_obj = ns_bucket.get(ns_key)
+        if ns_obj is None or not ns_obj["metadata"].get("deletionTimestamp"):
+            return
+        if any(okey[0] == namespace for bucket in self._objects.values() for okey in bucket):
+            return
+        if ns_obj["metadata"].get("finalizers"):
+            return
+        ns_type = self._type_for_key(("", "namespaces"))
+        ns_bucket.pop(ns_key, None)
+        gone = copy.deepcopy(ns_obj)
+        gone["metadata"]["resourceVersion"] = self._next_rv()
+        gone.setdefault("spec", {})["finalizers"] = []
+        self._emit("DELETED", ns_type, gone)
+
+    # ---------------------------------------------------------------- events
+    def events_since(self, resource_version, rtype, namespace=None):
+        """[(event_type, obj)] of rtype after resource_version; ApiError 410 when history no longer has it."""
+        with self._lock:
+            evs = self._events_after(int(resource_version or 0), rtype, namespace)
+            return [(e.type, self._out(rtype, e.obj)) for e in evs]
+
+    def _events_after(self, rv, rtype, namespace):
+        if rv < self._history_floor:
+            raise ApiError(410, "Gone", "too old resource version: %d (%d)" % (rv, self._history_floor + 1))
+        return [e for e in self._history
+                if e.rv > rv and e.key == rtype.key and (not namespace or e.namespace == namespace)]
+
+    def watch(self, rtype, namespace, resource_version, callback):
+        """Atomically: the backlog of events after resource_version (None = synthetic ADDED of every current
+        object) and registration of callback(Event) for later ones. Returns (listener_id, backlog Events)."""
+        with self._lock:
+            if resource_version in (None, "", "0"):
+                backlog = [Event(self._rv, "ADDED", rtype.key, ns, obj, None)
+                           for (ns, _n), obj in sorted(self._bucket(rtype).items())
+                           if not (rtype.namespaced and namespace and ns != namespace)]
+            else:
+                try:
+                    rv = int(resource_version)
+                except ValueError:
+                    raise ApiError(400, "BadRequest", 'invalid resource version "%s"' % resource_version) from None
+                backlog = self._events_after(rv, rtype, namespace)
+            lid = uuid.uuid4().hex
+            self._listeners[lid] = (rtype.key, namespace if rtype.namespaced else None, callback)
+            return lid, backlog
+
+    def unwatch(self, listener_id):
+        with self._lock:
+            self._listeners.pop(listener_id, None)
+
+    def subscribe(self, callback):
+        with self._lock:
+            self._subscribers.append(callback)
+
+    def unsubscribe(self, callback):
+        with self._lock:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+    def output(self, rtype, obj):
+        """Deep copy of obj as rtype's version presents it."""
+        return self._out(rtype, obj)
+
+
+def _unknown_resource():
+    return ApiError(404, "NotFound", "the server could not find the requested resource",
+                    details={"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})

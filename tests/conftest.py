@@ -1,0 +1,58 @@
+"""Shared pytest fixtures: the simulated OpenShift API server and the shared CRD / fixture directories."""
+
+import os
+
+import pytest
+
+
+def _shared_dir(var):
+    path = os.environ.get(var)
+    if not path:
+        pytest.fail("%s is not set: run the tests with `source hack/env.sh` (it exports the shared directories)" % var,
+                    pytrace=False)
+    if not os.path.isdir(path):
+        pytest.fail("%s=%s is not a directory: the shared material is missing" % (var, path), pytrace=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def crd_dir():
+    """Directory of upstream CRD YAML files (GPUDIRECT_CRD_DIR)."""
+    return _shared_dir("GPUDIRECT_CRD_DIR")
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir():
+    """Directory of real hardware captures (GPUDIRECT_FIXTURES_DIR)."""
+    return _shared_dir("GPUDIRECT_FIXTURES_DIR")
+
+
+@pytest.fixture
+def sim_factory(crd_dir):
+    """Callable taking SimulatedCluster keyword arguments; returns a started cluster, stopped at teardown.
+    Teardown fails the test when a simulated operator raised an unexpected exception (cluster.errors)."""
+    from simulator import SimulatedCluster
+
+    started = []
+
+    def make(**kwargs):
+        kwargs.setdefault("crd_dir", crd_dir)
+        cluster = SimulatedCluster(**kwargs)
+        cluster.start()
+        started.append(cluster)
+        return cluster
+
+    yield make
+    errors = []
+    for cluster in reversed(started):
+        cluster.stop()
+        errors.extend(cluster.errors)
+    if errors:
+        pytest.fail("the simulated cluster had unexpected errors in its controllers (see the log):\n"
+                    + "\n".join("%r: %r" % (fn, exc) for fn, exc in errors), pytrace=False)
+
+
+@pytest.fixture
+def sim(sim_factory):
+    """A started SimulatedCluster with the default profile and the simulated operators."""
+    return sim_factory()

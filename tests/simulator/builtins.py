@@ -1,0 +1,46 @@
+"""Built-in kinds the simulated server registers itself (core, apps, rbac, apiextensions)."""
+
+from .store import ResourceType
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+READ_VERBS = ("get", "list", "watch")
+
+
+def _t(group, version, kind, plural, namespaced, singular, short=(), sub=(), verbs=ALL_VERBS):
+    return ResourceType(group=group, version=version, kind=kind, plural=plural, namespaced=namespaced,
+                        singular=singular, short_names=tuple(short), subresources=tuple(sub), verbs=verbs,
+                        builtin=True)
+
+
+BUILTIN_TYPES = (
+    _t("", "v1", "Namespace", "namespaces", False, "namespace", ("ns",), ("status",),
+       ("create", "delete", "get", "list", "patch", "update", "watch")),
+    _t("", "v1", "Node", "nodes", False, "node", ("no",), ("status",)),
+    _t("", "v1", "Pod", "pods", True, "pod", ("po",), ("log", "status")),
+    _t("", "v1", "ConfigMap", "configmaps", True, "configmap", ("cm",)),
+    _t("", "v1", "Secret", "secrets", True, "secret"),
+    _t("", "v1", "ServiceAccount", "serviceaccounts", True, "serviceaccount", ("sa",)),
+    _t("", "v1", "Event", "events", True, "event", ("ev",)),
+    _t("", "v1", "Service", "services", True, "service", ("svc",), ("status",)),
+    _t("apps", "v1", "DaemonSet", "daemonsets", True, "daemonset", ("ds",), ("status",)),
+    _t("apps", "v1", "Deployment", "deployments", True, "deployment", ("deploy",), ("status",)),
+    _t("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False,
+       "customresourcedefinition", ("crd", "crds"), ("status",), READ_VERBS),
+    _t("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False, "clusterrole"),
+    _t("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False, "clusterrolebinding"),
+    _t("rbac.authorization.k8s.io", "v1", "Role", "roles", True, "role"),
+    _t("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True, "rolebinding"),
+)
+
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "openshift-marketplace")
+
+CRD_TYPE = BUILTIN_TYPES[10]
+
+
+def register_builtins(store):
+    for rtype in BUILTIN_TYPES:
+        store.register(rtype)
+    ns_type = BUILTIN_TYPES[0]
+    for name in INITIAL_NAMESPACES:
+        if store.try_get(ns_type, None, name) is None:
+            store.create(ns_type, {"metadata": {"name": name}})

@@ -1,0 +1,210 @@
+"""Operator catalog of the simulated cluster: the packages OLM can install and what each one brings.
+
+One entry per package drives everything the generic OLM controller does (controllers/olm.py):
+PackageManifest content, channel heads, install modes, the CRD groups that stay unserved until
+the package's CSV succeeds, the operator Deployment and its pod, and the CSV's alm-examples.
+Versions are those of an OpenShift 4.20 catalog.
+"""
+
+import copy
+import json
+
+ALL_MODES = ("OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces")
+
+CATALOG_SOURCES = {
+    "redhat-operators": {
+        "displayName": "Red Hat Operators",
+        "publisher": "Red Hat",
+        "image": "registry.redhat.io/redhat/redhat-operator-index:v{minor}",
+        "priority": -100,
+    },
+    "certified-operators": {
+        "displayName": "Certified Operators",
+        "publisher": "Red Hat",
+        "image": "registry.redhat.io/redhat/certified-operator-index:v{minor}",
+        "priority": -200,
+    },
+}
+
+_NFD_OPERAND = "registry.redhat.io/openshift4/ose-node-feature-discovery-rhel9@sha256:" + "3f1c" * 16
+_NFD_EXAMPLE = {
+    "apiVersion": "nfd.openshift.io/v1",
+    "kind": "NodeFeatureDiscovery",
+    "metadata": {"name": "nfd-instance", "namespace": "openshift-nfd"},
+    "spec": {
+        "instance": "",
+        "operand": {"image": _NFD_OPERAND, "imagePullPolicy": "IfNotPresent", "servicePort": 12000},
+        "prunerOnDelete": False,
+        "topologyUpdater": False,
+        "workerConfig": {"configData": "core:\n  sleepInterval: 60s\nsources:\n  pci:\n    deviceClassWhitelist:\n"
+                                       "      - \"0200\"\n      - \"03\"\n      - \"12\"\n    deviceLabelFields:\n"
+                                       "      - \"vendor\"\n"},
+    },
+}
+_SRIOV_EXAMPLE = {
+    "apiVersion": "sriovnetwork.openshift.io/v1",
+    "kind": "SriovOperatorConfig",
+    "metadata": {"name": "default", "namespace": "openshift-sriov-network-operator"},
+    "spec": {"enableInjector": True, "enableOperatorWebhook": True, "logLevel": 2, "disableDrain": False},
+}
+_NCP_EXAMPLE = {
+    "apiVersion": "mellanox.com/v1alpha1",
+    "kind": "NicClusterPolicy",
+    "metadata": {"name": "nic-cluster-policy"},
+    "spec": {
+        "ofedDriver": {"image": "doca-driver", "repository": "nvcr.io/nvidia/mellanox", "version": "25.04-0.6.1.0-2",
+                       "upgradePolicy": {"autoUpgrade": True, "maxParallelUpgrades": 1}},
+        "rdmaSharedDevicePlugin": {"image": "k8s-rdma-shared-dev-plugin", "repository": "nvcr.io/nvidia/mellanox",
+                                   "version": "network-operator-v25.4.0",
+                                   "config": json.dumps({"configList": [{"resourceName": "rdma_shared_device_a", "rdmaHcaMax": 63,
+                                                                         "selectors": {"vendors": ["15b3"]}}]})},
+    },
+}
+_CLUSTER_POLICY_EXAMPLE = {
+    "apiVersion": "nvidia.com/v1",
+    "kind": "ClusterPolicy",
+    "metadata": {"name": "gpu-cluster-policy"},
+    "spec": {
+        "operator": {"defaultRuntime": "crio", "use_ocp_driver_toolkit": True, "initContainer": {}},
+        "sandboxWorkloads": {"enabled": False, "defaultWorkload": "container"},
+        "driver": {"enabled": True, "useNvidiaDriverCRD": False, "kernelModuleType": "auto",
+                   "upgradePolicy": {"autoUpgrade": True, "maxParallelUpgrades": 1, "maxUnavailable": "25%"},
+                   "repoConfig": {"configMapName": ""}, "certConfig": {"name": ""},
+                   "licensingConfig": {"nlsEnabled": True, "configMapName": ""}, "virtualTopology": {"config": ""},
+                   "kernelModuleConfig": {"name": ""}},
+        "dcgmExporter": {"enabled": True, "config": {"name": ""}, "serviceMonitor": {"enabled": True}},
+        "dcgm": {"enabled": True},
+        "daemonsets": {"updateStrategy": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "1"}},
+        "devicePlugin": {"enabled": True, "config": {"name": "", "default": ""}, "mps": {"root": "/run/nvidia/mps"}},
+        "gfd": {"enabled": True},
+        "migManager": {"enabled": True},
+        "nodeStatusExporter": {"enabled": True},
+        "mig": {"strategy": "single"},
+        "toolkit": {"enabled": True},
+        "validator": {"plugin": {"env": [{"name": "WITH_WORKLOAD", "value": "false"}]}},
+        "vgpuManager": {"enabled": False},
+        "vgpuDeviceManager": {"enabled": True},
+        "sandboxDevicePlugin": {"enabled": True},
+        "vfioManager": {"enabled": True},
+        "gds": {"enabled": False},
+        "gdrcopy": {"enabled": False},
+    },
+}
+
+
+def _modes(*supported):
+    return {m: (m in supported) for m in ALL_MODES}
+
+
+# channels: name -> list of CSV names, oldest first; the last one is the channel head (currentCSV).
+PACKAGES = {
+    "nfd": {
+        "catalog": "redhat-operators",
+        "displayName": "Node Feature Discovery Operator",
+        "provider": "Red Hat",
+        "defaultChannel": "stable",
+        "channels": {"stable": ["nfd.4.20.0-202510140902", "nfd.4.20.0-202511041207"]},
+        "installModes": _modes("OwnNamespace", "SingleNamespace"),
+        "suggestedNamespace": "openshift-nfd",
+        "ownedGroups": ["nfd.openshift.io", "nfd.k8s-sigs.io"],
+        "ownedCRDs": [("nfd.openshift.io", "v1", "NodeFeatureDiscovery", "nodefeaturediscoveries"),
+                      ("nfd.openshift.io", "v1alpha1", "NodeFeatureRule", "nodefeaturerules"),
+                      ("nfd.k8s-sigs.io", "v1alpha1", "NodeFeatureRule", "nodefeaturerules")],
+        "deployment": "nfd-controller-manager",
+        "containers": ["kube-rbac-proxy", "manager"],
+        "almExamples": [_NFD_EXAMPLE],
+    },
+    "sriov-network-operator": {
+        "catalog": "redhat-operators",
+        "displayName": "SR-IOV Network Operator",
+        "provider": "Red Hat",
+        "defaultChannel": "stable",
+        "channels": {"stable": ["sriov-network-operator.v4.20.0-202510140902", "sriov-network-operator.v4.20.0-202511041207"]},
+        "installModes": _modes("OwnNamespace", "SingleNamespace"),
+        "suggestedNamespace": "openshift-sriov-network-operator",
+        "ownedGroups": ["sriovnetwork.openshift.io"],
+        "ownedCRDs": [("sriovnetwork.openshift.io", "v1", "SriovOperatorConfig", "sriovoperatorconfigs"),
+                      ("sriovnetwork.openshift.io", "v1", "SriovNetworkNodePolicy", "sriovnetworknodepolicies"),
+                      ("sriovnetwork.openshift.io", "v1", "SriovNetworkNodeState", "sriovnetworknodestates"),
+                      ("sriovnetwork.openshift.io", "v1", "SriovNetwork", "sriovnetworks"),
+                      ("sriovnetwork.openshift.io", "v1", "SriovIBNetwork", "sriovibnetworks"),
+                      ("sriovnetwork.openshift.io", "v1", "SriovNetworkPoolConfig", "sriovnetworkpoolconfigs")],
+        "deployment": "sriov-network-operator",
+        "containers": ["sriov-network-operator"],
+        "almExamples": [_SRIOV_EXAMPLE],
+    },
+    "nvidia-network-operator": {
+        "catalog": "certified-operators",
+        "displayName": "NVIDIA Network Operator",
+        "provider": "NVIDIA",
+        "defaultChannel": "stable",
+        "channels": {
+            "v25.1": ["nvidia-network-operator.v25.1.0"],
+            "v25.4": ["nvidia-network-operator.v25.4.0"],
+            "stable": ["nvidia-network-operator.v25.1.0", "nvidia-network-operator.v25.4.0"],
+        },
+        "installModes": _modes("OwnNamespace", "SingleNamespace"),
+        "suggestedNamespace": "nvidia-network-operator",
+        "ownedGroups": ["mellanox.com"],
+        "ownedCRDs": [("mellanox.com", "v1alpha1", "NicClusterPolicy", "nicclusterpolicies"),
+                      ("mellanox.com", "v1alpha1", "MacvlanNetwork", "macvlannetworks"),
+                      ("mellanox.com", "v1alpha1", "HostDeviceNetwork", "hostdevicenetworks"),
+                      ("mellanox.com", "v1alpha1", "IPoIBNetwork", "ipoibnetworks"),
+                      ("mellanox.com", "v1alpha1", "NicNodePolicy", "nicnodepolicies")],
+        "deployment": "nvidia-network-operator-controller-manager",
+        "containers": ["manager"],
+        "almExamples": [_NCP_EXAMPLE],
+    },
+    "gpu-operator-certified": {
+        "catalog": "certified-operators",
+        "displayName": "NVIDIA GPU Operator",
+        "provider": "NVIDIA Corporation",
+        "defaultChannel": "v25.3",
+        "channels": {
+            "v24.9": ["gpu-operator-certified.v24.9.0", "gpu-operator-certified.v24.9.2"],
+            "v25.3": ["gpu-operator-certified.v25.3.0", "gpu-operator-certified.v25.3.1", "gpu-operator-certified.v25.3.4"],
+            "stable": ["gpu-operator-certified.v25.3.4"],
+        },
+        "installModes": _modes("OwnNamespace", "SingleNamespace"),
+        "suggestedNamespace": "nvidia-gpu-operator",
+        "ownedGroups": ["nvidia.com"],
+        "ownedCRDs": [("nvidia.com", "v1", "ClusterPolicy", "clusterpolicies"),
+                      ("nvidia.com", "v1alpha1", "NVIDIADriver", "nvidiadrivers")],
+        "deployment": "gpu-operator",
+        "containers": ["gpu-operator"],
+        "almExamples": [_CLUSTER_POLICY_EXAMPLE],
+    },
+}
+
+
+def csv_version(csv_name):
+    """'nfd.4.20.0-202510140902' -> '4.20.0-202510140902'; 'gpu-operator-certified.v25.3.1' -> '25.3.1'."""
+    version = csv_name.split(".", 1)[1]
+    return version[1:] if version.startswith("v") else version
+
+
+class Catalog:
+    """The catalog one simulated cluster serves: PACKAGES minus removed ones, with per-source health."""
+
+    def __init__(self, remove_packages=(), source_states=None):
+        self.packages = {k: copy.deepcopy(v) for k, v in PACKAGES.items() if k not in set(remove_packages)}
+        self.sources = copy.deepcopy(CATALOG_SOURCES)
+        self.source_states = {name: "READY" for name in self.sources}
+        self.source_states.update(source_states or {})
+
+    def package(self, name):
+        return self.packages.get(name)
+
+    def packages_in(self, source):
+        return {k: v for k, v in self.packages.items() if v["catalog"] == source}
+
+    def package_of_csv(self, csv_name):
+        for name, pkg in self.packages.items():
+            for entries in pkg["channels"].values():
+                if csv_name in entries:
+                    return name
+        return None
+
+    def owned_groups(self):
+        return {g for pkg in self.packages.values() for g in pkg["ownedGroups"]} | {
+            g for pkg in PACKAGES.values() for g in pkg["ownedGroups"]}

@@ -1,0 +1,65 @@
+"""Simulated operators of the simulated OpenShift cluster.
+
+`install_controllers(sim)` is called by SimulatedCluster.start() once the server loop runs. It registers
+the extra resource types (PackageManifest), unserves the CRD groups that belong to operator packages
+(they appear when the package's CSV succeeds), seeds what a fresh cluster has (ClusterVersion, Nodes
+from the hardware profile, MachineConfigPools, CatalogSources, PackageManifests) and subscribes the
+controllers to store events. Controllers only schedule work from the store callback; the work runs on
+the server loop after short delays (sim.config keys, DEFAULT_CONFIG), so every state transition can be
+observed by a client.
+"""
+
+from ..catalog import Catalog
+from ._base import DEFAULT_CONFIG, Runtime, config_value
+from .gpu_operator import GpuOperatorController
+from .mco import MachineConfigController
+from .network_operator import NetworkOperatorController
+from .networks import NetworkController
+from .nfd import NfdController
+from .olm import OlmController
+from .seed import seed_cluster
+from .sriov import SriovController
+from .types import CrdServing, register_types
+
+__all__ = ["install_controllers", "Controllers", "DEFAULT_CONFIG"]
+
+
+class Controllers:
+    """Handle returned to the cluster: the runtime plus each controller, for tests and debugging."""
+
+    def __init__(self, runtime, olm, operators):
+        self.runtime = runtime
+        self.catalog = runtime.catalog
+        self.olm = olm
+        self.operators = operators
+
+    def dispatch(self, etype, rtype, obj):
+        self.olm.on_event(etype, rtype, obj)
+        for op in self.operators:
+            op.on_event(etype, rtype, obj)
+
+
+def install_controllers(sim):
+    config = getattr(sim, "config", None)
+    if isinstance(config, dict):
+        for key, value in DEFAULT_CONFIG.items():
+            config.setdefault(key, value)
+    profile = sim.profile
+    if profile is None:
+        from ..profiles import load_profile
+
+        profile = sim.profile = load_profile("roce-lab")
+    remove = list(profile.remove_packages) + list(config_value(sim, "catalog_remove_packages") or [])
+    states = dict(profile.source_states)
+    states.update(config_value(sim, "catalog_source_states") or {})
+    runtime = Runtime(sim, Catalog(remove_packages=remove, source_states=states))
+    register_types(runtime)
+    crds = CrdServing(runtime)
+    crds.set_groups(runtime.catalog.owned_groups(), False)
+    seed_cluster(runtime)
+    olm = OlmController(runtime, crds)
+    operators = [NfdController(runtime), SriovController(runtime), NetworkOperatorController(runtime),
+                 GpuOperatorController(runtime), NetworkController(runtime), MachineConfigController(runtime)]
+    handle = Controllers(runtime, olm, operators)
+    sim.store.subscribe(handle.dispatch)
+    return handle

@@ -1,0 +1,139 @@
+"""NVIDIA GPU Operator: ClusterPolicy -> GPU node labels (deploy + feature discovery) and nvidia.com/gpu capacity."""
+
+from ._base import OperatorController, Rollout, profile_node, set_condition, update_node
+
+GROUP = "nvidia.com"
+GPU_NODE_LABELS = ("feature.node.kubernetes.io/pci-10de.present", "feature.node.kubernetes.io/pci-0302_10de.present",
+                   "feature.node.kubernetes.io/pci-0300_10de.present")
+MOFED_WAIT = "network.nvidia.com/operator.mofed.wait"
+# GPU operator release -> (driver version, CUDA version) it deploys by default.
+DRIVERS = {"24.9": ("550.127.08", "12.4"), "25.3": ("570.172.08", "12.8")}
+# PCI device ID -> (family, compute capability)
+GPU_ARCH = {"2330": ("hopper", "9.0"), "2335": ("hopper", "9.0"), "2331": ("hopper", "9.0"), "20b2": ("ampere", "8.0"),
+            "20b5": ("ampere", "8.0"), "2235": ("ampere", "8.6"), "26b9": ("ada-lovelace", "8.9")}
+# ClusterPolicy spec key -> component of nvidia.com/gpu.deploy.<component>
+DEPLOY = (("driver", "driver"), ("toolkit", "container-toolkit"), ("devicePlugin", "device-plugin"),
+          ("gfd", "gpu-feature-discovery"), ("dcgm", "dcgm"), ("dcgmExporter", "dcgm-exporter"),
+          ("nodeStatusExporter", "node-status-exporter"), ("validator", "operator-validator"),
+          ("migManager", "mig-manager"))
+
+
+def _enabled(spec, key):
+    section = spec.get(key)
+    if section is None:
+        return key in ("validator",)
+    return section.get("enabled", True) if isinstance(section, dict) else bool(section)
+
+
+def gfd_labels(pnode, driver, cuda, spec):
+    gpu = pnode.gpus[0]
+    family, compute = GPU_ARCH.get(gpu.device_id, ("unknown", "0.0"))
+    dmaj, dmin, drev = (driver.split(".") + ["0", "0"])[:3]
+    cmaj, cmin = cuda.split(".")
+    labels = {
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": gpu.model.replace(" ", "-"),
+        "nvidia.com/gpu.count": str(len(pnode.gpus)),
+        "nvidia.com/gpu.memory": str(gpu.memory_mib),
+        "nvidia.com/gpu.family": family,
+        "nvidia.com/gpu.compute.major": compute.split(".")[0],
+        "nvidia.com/gpu.compute.minor": compute.split(".")[1],
+        "nvidia.com/gpu.replicas": "1",
+        "nvidia.com/gpu.sharing-strategy": "none",
+        "nvidia.com/gpu.machine": pnode.name.split(".")[0],
+        "nvidia.com/cuda.driver.major": dmaj, "nvidia.com/cuda.driver.minor": dmin, "nvidia.com/cuda.driver.rev": drev,
+        "nvidia.com/cuda.driver-version.major": dmaj, "nvidia.com/cuda.driver-version.minor": dmin,
+        "nvidia.com/cuda.driver-version.revision": drev, "nvidia.com/cuda.driver-version.full": driver,
+        "nvidia.com/cuda.runtime.major": cmaj, "nvidia.com/cuda.runtime.minor": cmin,
+        "nvidia.com/cuda.runtime-version.major": cmaj, "nvidia.com/cuda.runtime-version.minor": cmin,
+        "nvidia.com/cuda.runtime-version.full": cuda,
+        "nvidia.com/mig.capable": "true" if family in ("hopper", "ampere") and compute != "8.6" else "false",
+        "nvidia.com/mig.strategy": ((spec.get("mig") or {}).get("strategy") or "single"),
+    }
+    if _enabled(spec, "migManager"):
+        labels["nvidia.com/mig.config"] = ((spec.get("migManager") or {}).get("config") or {}).get("default") or "all-disabled"
+    return labels
+
+
+class GpuOperatorController(OperatorController):
+    package = "gpu-operator-certified"
+    watched = ((GROUP, "clusterpolicies"),)
+    watch_nodes = True
+
+    def __init__(self, rt):
+        super().__init__(rt)
+        self.rollout = Rollout()
+        self.labelled = set()
+
+    def _driver(self, operator_namespace):
+        version = None
+        for csv in self.rt.list("operators.coreos.com", "clusterserviceversions", operator_namespace):
+            if self.rt.catalog.package_of_csv(csv["metadata"]["name"]) == self.package:
+                version = (csv.get("spec") or {}).get("version", "")
+        minor = ".".join((version or "25.3").split(".")[:2])
+        return DRIVERS.get(minor, DRIVERS["25.3"])
+
+    def reconcile(self, operator_namespace):
+        policies = sorted(self.rt.list(GROUP, "clusterpolicies"),
+                          key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["resourceVersion"]))
+        policies = [p for p in policies if not p["metadata"].get("deletionTimestamp")]
+        if not policies:
+            return
+        active = policies[0]
+        for other in policies[1:]:  # one ClusterPolicy drives the cluster; later ones are ignored
+            self._write(other, "ignored", "Ignored", "False",
+                        "another ClusterPolicy (%s) is active" % active["metadata"]["name"], operator_namespace)
+        self._reconcile_policy(active, operator_namespace)
+
+    def _write(self, policy, state, reason, ready, message, operator_namespace):
+        conditions = (policy.get("status") or {}).get("conditions")
+        conditions = set_condition(conditions, "Ready", ready, reason, message)
+        conditions = set_condition(conditions, "Error", "False", reason if ready == "True" else "OperandNotReady",
+                                   "" if ready == "True" else message)
+        status = {"state": state, "namespace": operator_namespace, "conditions": conditions}
+        if status != (policy.get("status") or {}):
+            self.rt.set_status(GROUP, "clusterpolicies", None, policy["metadata"]["name"], status)
+
+    def _gpu_nodes(self):
+        out = []
+        for node in self.rt.list("", "nodes"):
+            labels = node["metadata"].get("labels") or {}
+            if any(labels.get(k) == "true" for k in GPU_NODE_LABELS):
+                pnode = profile_node(self.rt, node["metadata"]["name"])
+                if pnode is not None and pnode.gpus:
+                    out.append((node, pnode))
+        return out
+
+    def _reconcile_policy(self, policy, operator_namespace):
+        spec = policy.get("spec") or {}
+        meta = policy["metadata"]
+        nodes = self._gpu_nodes()
+        if not nodes:
+            self._write(policy, "ready", "NoGPUNodes", "True",
+                        "no GPU node found (nodes need the NFD label feature.node.kubernetes.io/pci-10de.present=true)",
+                        operator_namespace)
+            return
+        deploy = {"nvidia.com/gpu.deploy.%s" % comp: "true" for key, comp in DEPLOY if _enabled(spec, key)}
+        for node, pnode in nodes:
+            update_node(self.rt, pnode.name, set_labels=dict(deploy, **{"nvidia.com/gpu.present": "true"}))
+        rdma = (spec.get("driver") or {}).get("rdma") or {}
+        if rdma.get("enabled") and not rdma.get("useHostMofed"):
+            waiting = [p.name for n, p in nodes if (n["metadata"].get("labels") or {}).get(MOFED_WAIT) != "false"]
+            if waiting:
+                self._write(policy, "notReady", "OperandNotReady", "False",
+                            "nvidia-driver-daemonset on %s: init container mofed-validation waiting for the NVIDIA "
+                            "network operator driver (driver.rdma.enabled=true)" % ", ".join(sorted(waiting)),
+                            operator_namespace)
+                return
+        ready, left = self.rollout.progress(meta["uid"], meta.get("generation"), self.rt.cfg("gpu_policy_ready_seconds"))
+        if not ready:
+            self._write(policy, "notReady", "OperandNotReady", "False", "ClusterPolicy is not ready, states not ready: "
+                        "[state-driver state-container-toolkit state-device-plugin]", operator_namespace)
+            self.resync(left + 0.001)
+            return
+        driver, cuda = self._driver(operator_namespace)
+        for node, pnode in nodes:
+            update_node(self.rt, pnode.name, set_labels=gfd_labels(pnode, driver, cuda, spec),
+                        set_resources={"nvidia.com/gpu": len(pnode.gpus)})
+        self._write(policy, "ready", "Reconciled", "True",
+                    "ClusterPolicy is ready as all resources have been successfully reconciled", operator_namespace)

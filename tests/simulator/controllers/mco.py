@@ -1,0 +1,120 @@
+"""Machine Config Operator: MachineConfigs of a role -> new rendered config -> rolling node reboots of the pool.
+
+A pool renders its MachineConfigs (label machineconfiguration.openshift.io/role=<pool>) into
+`rendered-<pool>-<hash>`; nodes whose currentConfig differs are updated one at a time (maxUnavailable 1):
+desiredConfig set, state Working, cordoned and NotReady for `mco_node_update_seconds`, then currentConfig
+= desiredConfig, state Done. While nodes update the pool is Updating=True/Updated=False; a paused pool
+renders but does not roll. Deleting the MachineConfig rolls the nodes back.
+"""
+
+import hashlib
+import json
+import time
+
+from ._base import now, set_condition
+from .seed import node_pool, rendered_config
+
+GROUP = "machineconfiguration.openshift.io"
+ROLE = GROUP + "/role"
+CURRENT, DESIRED, STATE = GROUP + "/currentConfig", GROUP + "/desiredConfig", GROUP + "/state"
+BASE_SOURCES = ("00-{pool}", "01-{pool}-container-runtime", "01-{pool}-kubelet")
+
+
+class MachineConfigController:
+    def __init__(self, rt):
+        self.rt = rt
+        self.updating = {}  # pool -> (node name, start)
+
+    def on_event(self, etype, rtype, obj):
+        if rtype.group == GROUP:
+            self.rt.enqueue(("mco",), self.reconcile)
+
+    def rendered(self, pool, configs):
+        if not configs:
+            return rendered_config(pool, self.rt.profile)
+        blob = json.dumps([(c["metadata"]["name"], c.get("spec")) for c in configs], sort_keys=True)
+        return "rendered-%s-%s" % (pool, hashlib.sha256(blob.encode()).hexdigest()[:32])
+
+    def reconcile(self):
+        configs = self.rt.list(GROUP, "machineconfigs")
+        for mcp in self.rt.list(GROUP, "machineconfigpools"):
+            self._reconcile_pool(mcp, configs)
+
+    def _reconcile_pool(self, mcp, all_configs):
+        pool = mcp["metadata"]["name"]
+        selector = ((mcp.get("spec") or {}).get("machineConfigSelector") or {}).get("matchLabels") or {ROLE: pool}
+        configs = sorted((c for c in all_configs if all((c["metadata"].get("labels") or {}).get(k) == v
+                                                         for k, v in selector.items())),
+                         key=lambda c: c["metadata"]["name"])
+        target = self.rendered(pool, configs)
+        sources = [{"apiVersion": GROUP + "/v1", "kind": "MachineConfig", "name": n.format(pool=pool)} for n in BASE_SOURCES]
+        sources += [{"apiVersion": GROUP + "/v1", "kind": "MachineConfig", "name": c["metadata"]["name"]} for c in configs]
+        if ((mcp.get("spec") or {}).get("configuration") or {}).get("name") != target:
+            def set_target(obj):
+                obj.setdefault("spec", {})["configuration"] = {"name": target, "source": sources}
+            mcp = self.rt.mutate(GROUP, "machineconfigpools", None, pool, set_target)
+        nodes = [n for n in self.rt.list("", "nodes") if node_pool(n["metadata"].get("labels") or {}) == pool]
+        stale = [n for n in nodes if (n["metadata"].get("annotations") or {}).get(CURRENT) != target]
+        paused = bool((mcp.get("spec") or {}).get("paused"))
+        recheck = None
+        if stale and not paused:
+            recheck = self._roll(pool, target, stale)
+            nodes = [n for n in self.rt.list("", "nodes") if node_pool(n["metadata"].get("labels") or {}) == pool]
+            stale = [n for n in nodes if (n["metadata"].get("annotations") or {}).get(CURRENT) != target]
+        self._pool_status(mcp, pool, target, sources, nodes, stale, paused)
+        if recheck is not None:
+            self.rt.enqueue(("mco",), self.reconcile, recheck + 0.001)
+
+    def _roll(self, pool, target, stale):
+        current = self.updating.get(pool)
+        if current is None or current[0] not in [n["metadata"]["name"] for n in stale]:
+            name = sorted(n["metadata"]["name"] for n in stale)[0]
+            current = (name, time.monotonic())
+            self.updating[pool] = current
+            self._node(name, desired=target, working=True)
+        left = self.rt.cfg("mco_node_update_seconds") - (time.monotonic() - current[1])
+        if left > 0:
+            return left
+        self._node(current[0], desired=target, working=False)
+        del self.updating[pool]
+        return 0.0
+
+    def _node(self, name, desired, working):
+        def edit(obj):
+            ann = obj["metadata"].setdefault("annotations", {})
+            ann[DESIRED] = desired
+            ann[STATE] = "Working" if working else "Done"
+            if not working:
+                ann[CURRENT] = desired
+                obj.setdefault("spec", {}).pop("unschedulable", None)
+            else:
+                obj.setdefault("spec", {})["unschedulable"] = True
+            for cond in (obj.get("status") or {}).get("conditions") or []:
+                if cond.get("type") == "Ready":
+                    cond.update({"status": "False" if working else "True", "lastTransitionTime": now(),
+                                 "reason": "KubeletNotReady" if working else "KubeletReady",
+                                 "message": "node is rebooting" if working else "kubelet is posting ready status"})
+            return obj
+        self.rt.mutate("", "nodes", None, name, edit)
+
+    def _pool_status(self, mcp, pool, target, sources, nodes, stale, paused):
+        status = dict(mcp.get("status") or {})
+        updated = len(nodes) - len(stale)
+        unavailable = sum(1 for n in nodes if (n.get("spec") or {}).get("unschedulable"))
+        conditions = status.get("conditions")
+        done = not stale
+        conditions = set_condition(conditions, "Updated", "True" if done else "False", "",
+                                   "All nodes are updated with %s" % target if done else "")
+        conditions = set_condition(conditions, "Updating", "False" if done or paused else "True", "",
+                                   "" if done or paused else "All nodes are updating to %s" % target)
+        status.update({
+            "machineCount": len(nodes), "updatedMachineCount": updated,
+            "readyMachineCount": sum(1 for n in nodes if n not in stale and not (n.get("spec") or {}).get("unschedulable")),
+            "unavailableMachineCount": unavailable, "degradedMachineCount": 0,
+            "observedGeneration": mcp["metadata"].get("generation", 1),
+            "conditions": conditions,
+        })
+        if done:
+            status["configuration"] = {"name": target, "source": sources}
+        if status != (mcp.get("status") or {}):
+            self.rt.set_status(GROUP, "machineconfigpools", None, pool, status)

@@ -1,0 +1,212 @@
+"""NVIDIA Network Operator: NicClusterPolicy -> component states, driver-ready node label, device-plugin resources."""
+
+import json
+import re
+
+from ._base import OperatorController, Rollout, profile_node, update_node
+
+GROUP = "mellanox.com"
+POLICY_NAME = "nic-cluster-policy"
+NIC_NODE_LABEL = "feature.node.kubernetes.io/pci-15b3.present"  # the operator's default node affinity (set by NFD)
+MOFED_WAIT = "network.nvidia.com/operator.mofed.wait"
+RESOURCE_NAME = re.compile(r"^[a-zA-Z0-9_]+$")
+
+# spec path -> applied state name, in the order the operator reports them.
+COMPONENTS = (
+    (("ofedDriver",), "state-OFED"),
+    (("rdmaSharedDevicePlugin",), "state-RDMA-device-plugin"),
+    (("sriovDevicePlugin",), "state-SRIOV-device-plugin"),
+    (("ibKubernetes",), "state-ib-kubernetes"),
+    (("secondaryNetwork", "multus"), "state-multus-cni"),
+    (("secondaryNetwork", "cniPlugins"), "state-container-networking-plugins"),
+    (("secondaryNetwork", "ipoib"), "state-ipoib-cni"),
+    (("secondaryNetwork", "ipamPlugin"), "state-whereabouts-cni"),
+    (("nvIpam",), "state-nv-ipam-cni"),
+    (("nicFeatureDiscovery",), "state-nic-feature-discovery"),
+    (("docaTelemetryService",), "state-doca-telemetry-service"),
+)
+LINK_TYPES = {"Ethernet": "ether", "InfiniBand": "infiniband"}
+
+
+def _dig(spec, path):
+    for key in path:
+        if not isinstance(spec, dict):
+            return None
+        spec = spec.get(key)
+    return spec
+
+
+class PolicyError(Exception):
+    def __init__(self, state, message):
+        super().__init__(message)
+        self.state = state
+
+
+def _as_list(value):
+    if value is None:
+        return None
+    return value if isinstance(value, list) else [value]
+
+
+def port_matches_shared(nic, port, selectors):
+    """k8s-rdma-shared-dev-plugin selectors: OR within a list, AND across selector kinds."""
+    if not port.rdma_device:
+        return False
+    checks = (("vendors", nic.vendor_id), ("deviceIDs", nic.device_id), ("drivers", nic.driver),
+              ("ifNames", port.netdev), ("linkTypes", LINK_TYPES[port.link_layer]))
+    for key, value in checks:
+        wanted = _as_list(selectors.get(key))
+        if wanted and value not in [str(w).lower() if key != "ifNames" else str(w) for w in wanted]:
+            return False
+    return True
+
+
+def port_matches_sriov_dp(nic, port, selectors):
+    """sriov-network-device-plugin netDevice selectors for PFs (the host-device method)."""
+    pf_names = [str(p).split("#")[0] for p in selectors.get("pfNames") or []]
+    checks = (("vendors", nic.vendor_id), ("devices", nic.device_id), ("drivers", nic.driver),
+              ("rootDevices", nic.pci_address), ("linkTypes", LINK_TYPES[port.link_layer]))
+    for key, value in checks:
+        wanted = _as_list(selectors.get(key))
+        if wanted and value not in [str(w).lower() for w in wanted]:
+            return False
+    if pf_names and port.netdev not in pf_names:
+        return False
+    if selectors.get("isRdma") and not port.rdma_device:
+        return False
+    return True
+
+
+def parse_plugin_config(spec, key, list_key):
+    raw = (spec.get(key) or {}).get("config")
+    if raw is None:
+        return []
+    try:
+        data = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError as exc:
+        raise PolicyError("error", "%s.config is not valid JSON: %s" % (key, exc)) from None
+    entries = (data or {}).get(list_key)
+    if not isinstance(entries, list):
+        raise PolicyError("error", "%s.config has no %s list" % (key, list_key))
+    for i, entry in enumerate(entries):
+        name = (entry or {}).get("resourceName")
+        if not name or not RESOURCE_NAME.match(str(name)):
+            raise PolicyError("error", "%s.config %s[%d].resourceName %r must match ^[a-zA-Z0-9_]+$" % (key, list_key, i, name))
+        if key == "rdmaSharedDevicePlugin" and not entry.get("rdmaHcaMax"):
+            raise PolicyError("error", "%s.config %s[%d] (%s): rdmaHcaMax is required" % (key, list_key, i, name))
+    return entries
+
+
+def node_resources(pnode, shared_entries, sriov_entries):
+    """{resource: count} the device plugins advertise on one node, plus [(plugin, resource, selectors)] that match nothing."""
+    resources, unmatched = {}, []
+    ports = [(nic, port) for nic in pnode.nics for port in nic.ports]
+    for entry in shared_entries:
+        selectors = entry.get("selectors") or {}
+        if entry.get("devices") and not selectors.get("ifNames"):
+            selectors = dict(selectors, ifNames=entry["devices"])
+        name = "%s/%s" % (entry.get("resourcePrefix") or "rdma", entry["resourceName"])
+        if any(port_matches_shared(nic, port, selectors) for nic, port in ports):
+            resources[name] = int(entry["rdmaHcaMax"])
+        else:
+            unmatched.append(("rdmaSharedDevicePlugin", name, selectors))
+    for entry in sriov_entries:
+        selector_list = entry.get("selectors") or {}
+        selector_list = selector_list if isinstance(selector_list, list) else [selector_list]
+        name = "%s/%s" % (entry.get("resourcePrefix") or "nvidia.com", entry["resourceName"])
+        count = sum(1 for nic, port in ports if any(port_matches_sriov_dp(nic, port, s) for s in selector_list))
+        if count:
+            resources[name] = count
+        else:
+            unmatched.append(("sriovDevicePlugin", name, selector_list))
+    return resources, unmatched
+
+
+class NetworkOperatorController(OperatorController):
+    package = "nvidia-network-operator"
+    watched = ((GROUP, "nicclusterpolicies"),)
+    watch_nodes = True
+
+    def __init__(self, rt):
+        super().__init__(rt)
+        self.rollout = Rollout()
+        self.applied = {}  # node -> set of resource names this operator advertises
+
+    def reconcile(self, operator_namespace):
+        policies = self.rt.list(GROUP, "nicclusterpolicies")
+        active = None
+        for policy in policies:
+            meta = policy["metadata"]
+            if meta["name"] != POLICY_NAME:
+                self._write(policy, {"state": "ignore", "reason": "Unsupported NicClusterPolicy instance %s. Only instance "
+                                     "with name %s is supported" % (meta["name"], POLICY_NAME)})
+            elif not meta.get("deletionTimestamp"):
+                active = policy
+        if active is None:
+            self._clear_resources()
+            return
+        self._reconcile_policy(active)
+
+    def _write(self, policy, status):
+        meta = policy["metadata"]
+        if (policy.get("status") or {}) != status:
+            self.rt.set_status(GROUP, "nicclusterpolicies", None, meta["name"], status)
+
+    def _selected_nodes(self):
+        out = []
+        for node in self.rt.list("", "nodes"):
+            if (node["metadata"].get("labels") or {}).get(NIC_NODE_LABEL) == "true":
+                pnode = profile_node(self.rt, node["metadata"]["name"])
+                if pnode is not None:
+                    out.append(pnode)
+        return out
+
+    def _reconcile_policy(self, policy):
+        spec = policy.get("spec") or {}
+        meta = policy["metadata"]
+        included = [(state, path) for path, state in COMPONENTS if _dig(spec, path) is not None]
+        nodes = self._selected_nodes()
+        try:
+            shared = parse_plugin_config(spec, "rdmaSharedDevicePlugin", "configList")
+            sriov = parse_plugin_config(spec, "sriovDevicePlugin", "resourceList")
+            per_node = {}
+            for pnode in nodes:
+                resources, unmatched = node_resources(pnode, shared, sriov)
+                if unmatched and self.rt.cfg("nic_policy_strict_selectors"):
+                    plugin, name, selectors = unmatched[0]
+                    raise PolicyError("error", "%s: resource %s: selectors %s match no interface on node %s"
+                                      % (plugin, name, json.dumps(selectors, sort_keys=True), pnode.name))
+                per_node[pnode.name] = resources
+        except PolicyError as err:
+            failing = "state-RDMA-device-plugin" if "rdmaShared" in str(err) else "state-SRIOV-device-plugin"
+            self._write(policy, {"state": err.state, "reason": str(err), "appliedStates": [
+                {"name": state, "state": "error" if state == failing else "ready", "message": str(err) if state == failing else ""}
+                for state, _path in included]})
+            return
+        ready, left = self.rollout.progress(meta["uid"], meta.get("generation"), self.rt.cfg("nic_policy_ready_seconds"))
+        has_driver = _dig(spec, ("ofedDriver",)) is not None
+        for pnode in nodes:
+            if has_driver:
+                update_node(self.rt, pnode.name, set_labels={MOFED_WAIT: "false" if ready else "true"})
+        if not ready:
+            self._write(policy, {"state": "notReady", "appliedStates": [
+                {"name": state, "state": "notReady", "message": "waiting for pods to become ready"} for state, _p in included]})
+            self.resync(left + 0.001)
+            return
+        self._apply_resources(per_node)
+        all_states = [{"name": state, "state": "ready" if _dig(spec, path) is not None else "ignore"}
+                      for path, state in COMPONENTS]
+        self._write(policy, {"state": "ready", "appliedStates": all_states})
+
+    def _apply_resources(self, per_node):
+        for name in set(self.applied) | set(per_node):
+            wanted = dict(per_node.get(name, {}))
+            # A device plugin that goes away leaves its resource at 0 on the node, as the kubelet shows it.
+            for stale in self.applied.get(name, set()) - set(wanted):
+                wanted[stale] = 0
+            update_node(self.rt, name, set_resources=wanted)
+            self.applied[name] = {k for k, v in wanted.items() if v}
+
+    def _clear_resources(self):
+        self._apply_resources({})
+        self.applied = {}

@@ -1,0 +1,158 @@
+"""Secondary-network CRs -> NetworkAttachmentDefinitions, one table entry per kind (both operators).
+
+MacvlanNetwork, IPoIBNetwork, HostDeviceNetwork (NVIDIA Network Operator, cluster-scoped, status.state) and
+SriovNetwork, SriovIBNetwork (SR-IOV operator, in the operator namespace) each render a NAD of the same name
+in spec.networkNamespace, with the CNI config the operator would write and, for device-backed networks, the
+`k8s.v1.cni.cncf.io/resourceName` annotation that makes Multus request the device.
+"""
+
+import json
+
+from ._base import OperatorController, log
+
+NAD = ("k8s.cni.cncf.io", "network-attachment-definitions")
+RESOURCE_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
+
+
+def _macvlan(spec):
+    conf = {"type": "macvlan", "master": spec.get("master", ""), "mode": spec.get("mode") or "bridge"}
+    if spec.get("mtu"):
+        conf["mtu"] = spec["mtu"]
+    return conf
+
+
+def _ipoib(spec):
+    return {"type": "ipoib", "master": spec.get("master", "")}
+
+
+def _host_device(spec):
+    return {"type": "host-device"}
+
+
+def _sriov(spec):
+    conf = {"type": "sriov", "vlan": spec.get("vlan", 0), "vlanQoS": spec.get("vlanQoS", 0), "logLevel": spec.get("logLevel", "info")}
+    for key, cni_key in (("spoofChk", "spoofchk"), ("trust", "trust"), ("linkState", "link_state")):
+        if spec.get(key):
+            conf[cni_key] = spec[key]
+    return conf
+
+
+def _ib_sriov(spec):
+    conf = {"type": "ib-sriov", "link_state": spec.get("linkState") or "auto"}
+    return conf
+
+
+# (group, plural) -> (package, config builder, resource prefix or None, reports status.state)
+NETWORK_KINDS = {
+    ("mellanox.com", "macvlannetworks"): ("nvidia-network-operator", _macvlan, None, True),
+    ("mellanox.com", "ipoibnetworks"): ("nvidia-network-operator", _ipoib, None, True),
+    ("mellanox.com", "hostdevicenetworks"): ("nvidia-network-operator", _host_device, "nvidia.com", True),
+    ("sriovnetwork.openshift.io", "sriovnetworks"): ("sriov-network-operator", _sriov, "openshift.io", False),
+    ("sriovnetwork.openshift.io", "sriovibnetworks"): ("sriov-network-operator", _ib_sriov, "openshift.io", False),
+}
+
+
+def render_nad(kind_key, cr):
+    """(NetworkAttachmentDefinition dict, error message or None)."""
+    _package, builder, prefix, _status = NETWORK_KINDS[kind_key]
+    spec = cr.get("spec") or {}
+    name = cr["metadata"]["name"]
+    target_ns = spec.get("networkNamespace") or cr["metadata"].get("namespace") or "default"
+    config = {"cniVersion": "0.3.1" if kind_key[0] == "mellanox.com" else "1.0.0", "name": name}
+    config.update(builder(spec))
+    ipam = spec.get("ipam")
+    if ipam:
+        try:
+            config["ipam"] = json.loads(ipam) if isinstance(ipam, str) else ipam
+        except ValueError as exc:
+            return None, "failed to parse ipam: %s" % exc
+    else:
+        config["ipam"] = {}
+    if kind_key[0] == "sriovnetwork.openshift.io" and spec.get("capabilities"):
+        try:
+            config["capabilities"] = json.loads(spec["capabilities"])
+        except ValueError as exc:
+            return None, "failed to parse capabilities: %s" % exc
+    if kind_key[0] == "sriovnetwork.openshift.io" and spec.get("metaPlugins"):
+        try:  # metaPlugins is a comma-separated sequence of JSON objects
+            extra = json.loads("[%s]" % spec["metaPlugins"])
+        except ValueError as exc:
+            return None, "failed to parse metaPlugins: %s" % exc
+        config = {"cniVersion": config["cniVersion"], "name": name, "plugins": [config] + extra}
+    annotations = {}
+    if prefix:
+        resource = spec.get("resourceName")
+        if not resource:
+            return None, "spec.resourceName is required"
+        annotations[RESOURCE_ANNOTATION] = "%s/%s" % (prefix, resource)
+    nad = {
+        "apiVersion": "k8s.cni.cncf.io/v1",
+        "kind": "NetworkAttachmentDefinition",
+        "metadata": {"name": name, "namespace": target_ns, "annotations": annotations,
+                     "labels": {"app.kubernetes.io/managed-by": "simulated-" + NETWORK_KINDS[kind_key][0]}},
+        "spec": {"config": json.dumps(config, sort_keys=True)},
+    }
+    return nad, None
+
+
+class NetworkController(OperatorController):
+    """One controller for all network kinds; reacts only while the owning package runs."""
+
+    watched = tuple(NETWORK_KINDS)
+
+    def __init__(self, rt):
+        super().__init__(rt)
+        self.rendered = {}  # (group, plural, ns, name) -> (nad namespace, nad name)
+
+    def on_event(self, etype, rtype, obj):
+        key = (rtype.group, rtype.plural)
+        if key in NETWORK_KINDS:
+            meta = obj["metadata"]
+            ident = key + (meta.get("namespace"), meta["name"])
+            if etype == "DELETED":
+                self.rt.enqueue(("net-del",) + ident, lambda: self._remove(ident))
+            else:
+                self.rt.enqueue(("net",) + ident, lambda: self.sync(key, meta.get("namespace"), meta["name"]))
+        elif key == ("operators.coreos.com", "clusterserviceversions") or key == ("", "namespaces"):
+            for kind_key in NETWORK_KINDS:
+                for cr in self.rt.list(*kind_key):
+                    m = cr["metadata"]
+                    self.rt.enqueue(("net", kind_key, m.get("namespace"), m["name"]),
+                                    lambda k=kind_key, ns=m.get("namespace"), n=m["name"]: self.sync(k, ns, n))
+
+    def _remove(self, ident):
+        target = self.rendered.pop(ident, None)
+        if target is not None:
+            self.rt.delete(NAD[0], NAD[1], target[0], target[1])
+
+    def sync(self, kind_key, namespace, name):
+        package, _builder, _prefix, has_state = NETWORK_KINDS[kind_key]
+        if self.rt.installed_namespace(package) is None:
+            return
+        cr = self.rt.get(kind_key[0], kind_key[1], namespace, name)
+        if cr is None or cr["metadata"].get("deletionTimestamp"):
+            return
+        nad, error = render_nad(kind_key, cr)
+        if error is None and self.rt.get("", "namespaces", None, nad["metadata"]["namespace"]) is None:
+            error = "failed to create NetworkAttachmentDefinition: namespaces \"%s\" not found" % nad["metadata"]["namespace"]
+        if error is None:
+            ident = kind_key + (namespace, name)
+            old_target = self.rendered.get(ident)
+            target = (nad["metadata"]["namespace"], nad["metadata"]["name"])
+            if old_target and old_target != target:
+                self.rt.delete(NAD[0], NAD[1], old_target[0], old_target[1])
+            existing = self.rt.get(NAD[0], NAD[1], target[0], target[1])
+            if existing is None:
+                self.rt.create(NAD[0], NAD[1], nad)
+            elif existing.get("spec") != nad["spec"] or (existing["metadata"].get("annotations") or {}) != nad["metadata"]["annotations"]:
+                def edit(obj):
+                    obj["spec"] = nad["spec"]
+                    obj["metadata"]["annotations"] = nad["metadata"]["annotations"]
+                self.rt.mutate(NAD[0], NAD[1], target[0], target[1], edit)
+            self.rendered[ident] = target
+        else:
+            log.debug("%s/%s: %s", kind_key[1], name, error)
+        if has_state:
+            status = {"state": "error", "reason": error} if error else {"state": "ready"}
+            if (cr.get("status") or {}) != status:
+                self.rt.set_status(kind_key[0], kind_key[1], namespace, name, status)

@@ -1,0 +1,562 @@
+"""Generic OLM: Subscription -> InstallPlan -> ClusterServiceVersion, driven by catalog data.
+
+Behaviour follows OLM as an OpenShift cluster shows it (see docs/hardware-profiles.md, "OLM"):
+- Subscription resolution against the PackageManifest catalog; unknown source, package, channel or
+  startingCSV -> condition ResolutionFailed (and CatalogSourcesUnhealthy for a source that is not READY).
+- InstallPlan install-xxxxx with approval from the Subscription; Manual waits in RequiresApproval.
+- CSV phases Pending -> InstallReady -> Installing -> Succeeded, with a history in status.conditions;
+  OperatorGroup checks as olm-operator does them (NoOperatorGroup, TooManyOperatorGroups,
+  UnsupportedOperatorGroup) and injected faults (csv_failure) from sim.faults.operator_faults.
+- Subscription.status.installedCSV and state AtLatestKnown as soon as the InstallPlan is Complete (before the
+  CSV succeeds, as on a real cluster: waiting for installedCSV alone is not enough).
+- The package's CRD groups become served when the CSV succeeds (config crds_served_at).
+"""
+
+import json
+
+from ..catalog import csv_version
+from ._base import OLM_GROUP, now, pod_hash, rand_suffix
+from .seed import install_modes_list, source_ready, sync_package_manifests
+
+SUB, IP, CSV, OG, CS = "subscriptions", "installplans", "clusterserviceversions", "operatorgroups", "catalogsources"
+V1A1 = OLM_GROUP + "/v1alpha1"
+
+# Reasons and messages as olm-operator sets them.
+MSG = {
+    "RequirementsUnknown": "requirements not yet checked",
+    "RequirementsMet": "all requirements found, attempting install",
+    "InstallSucceeded": "waiting for install components to report healthy",
+    "InstallWaiting": "installing: waiting for deployment %s to become ready: deployment \"%s\" not available: "
+                      "Deployment does not have minimum availability.",
+    "Succeeded": "install strategy completed with no errors",
+    "NoOperatorGroup": "csv in namespace with no operatorgroups",
+    "TooManyOperatorGroups": "csv created in namespace with multiple operatorgroups, can't pick one automatically",
+}
+
+
+def pkg_label(package, namespace):
+    return "operators.coreos.com/%s.%s" % (package, namespace)
+
+
+def og_target_namespaces(og):
+    """[""] means all namespaces, as OperatorGroup.status.namespaces shows it."""
+    spec = og.get("spec") or {}
+    targets = spec.get("targetNamespaces")
+    if targets:
+        return sorted(set(targets))
+    if spec.get("selector"):
+        return [og["metadata"]["namespace"]]  # selector-based groups: approximated by the own namespace
+    return [""]
+
+
+def install_mode_error(modes, operator_ns, targets):
+    """The olm InstallModeSet.Supports check; returns an error message or None."""
+    if not targets:
+        return "operatorgroup has invalid selected namespaces, cannot configure to watch zero namespaces"
+    if len(targets) == 1:
+        target = targets[0]
+        if target == "":
+            if not modes.get("AllNamespaces"):
+                return "AllNamespaces InstallModeType not supported, cannot configure to watch all namespaces"
+        elif target == operator_ns:
+            if not modes.get("OwnNamespace"):
+                return "OwnNamespace InstallModeType not supported, cannot configure to watch own namespace"
+        elif not modes.get("SingleNamespace"):
+            return "SingleNamespace InstallModeType not supported, cannot configure to watch one namespace"
+        return None
+    if "" in targets:
+        return "operatorgroup has invalid selected namespaces, NamespaceAll found when |selected namespaces| > 1"
+    if not modes.get("MultiNamespace"):
+        return "MultiNamespace InstallModeType not supported, cannot configure to watch %d namespaces" % len(targets)
+    if operator_ns in targets and not modes.get("OwnNamespace"):
+        return "OwnNamespace InstallModeType not supported, cannot configure to watch own namespace"
+    return None
+
+
+class OlmController:
+    def __init__(self, rt, crd_serving):
+        self.rt = rt
+        self.crds = crd_serving
+        self._transient_done = set()  # CSV uids that already went through their injected transient failure
+
+    # ------------------------------------------------------------------ events
+    def on_event(self, etype, rtype, obj):
+        if rtype.group != OLM_GROUP:
+            return
+        meta = obj["metadata"]
+        ns, name = meta.get("namespace"), meta["name"]
+        if rtype.plural == SUB and etype != "DELETED":
+            self.rt.enqueue(("sub", ns, name), lambda: self.sync_subscription(ns, name))
+        elif rtype.plural == IP and etype != "DELETED":
+            self.rt.enqueue(("ip", ns, name), lambda: self.sync_installplan(ns, name), self.rt.cfg("olm_step_seconds"))
+        elif rtype.plural == CSV:
+            if etype == "ADDED":
+                self.rt.enqueue(("csv", ns, name), lambda: self.sync_csv(ns, name), self.rt.cfg("olm_step_seconds"))
+            self._subscriptions_follow(ns)
+        elif rtype.plural == OG:
+            if etype != "DELETED":
+                self.rt.enqueue(("og", ns, name), lambda: self.sync_operator_group(ns, name))
+            for csv in self.rt.list(OLM_GROUP, CSV, ns):
+                cname = csv["metadata"]["name"]
+                self.rt.enqueue(("csv", ns, cname), lambda cname=cname: self.sync_csv(ns, cname), self.rt.cfg("olm_step_seconds"))
+        elif rtype.plural == CS:
+            self.rt.enqueue(("packagemanifests",), lambda: sync_package_manifests(self.rt))
+
+    def _subscriptions_follow(self, ns):
+        for sub in self.rt.list(OLM_GROUP, SUB, ns):
+            sname = sub["metadata"]["name"]
+            self.rt.enqueue(("sub", ns, sname), lambda sname=sname: self.sync_subscription(ns, sname))
+
+    # ------------------------------------------------------------------ OperatorGroup
+    def sync_operator_group(self, ns, name):
+        og = self.rt.get(OLM_GROUP, OG, ns, name)
+        if og is None or og["metadata"].get("deletionTimestamp"):
+            return
+        status = dict(og.get("status") or {})
+        targets = og_target_namespaces(og)
+        if status.get("namespaces") != targets:
+            status.update({"namespaces": targets, "lastUpdated": now()})
+            self.rt.set_status(OLM_GROUP, OG, ns, name, status)
+
+    # ------------------------------------------------------------------ Subscription
+    def resolve(self, sub):
+        """(package dict, channel, csv name) or raise _Unresolvable(condition list)."""
+        spec = sub.get("spec") or {}
+        sname = sub["metadata"]["name"]
+        source, source_ns = spec.get("source"), spec.get("sourceNamespace") or "openshift-marketplace"
+        package = spec.get("name")
+        tail = "in the catalog referenced by subscription %s, subscription %s exists" % (sname, sname)
+        cs = self.rt.get(OLM_GROUP, CS, source_ns, source or "")
+        if cs is None:
+            raise _Unresolvable("CatalogSourcesUnhealthy", "True", "CatalogSourcesAdded",
+                                "targeted catalogsource %s/%s missing" % (source_ns, source),
+                                "failed to populate resolver cache from source %s/%s: catalogsource not found"
+                                % (source, source_ns))
+        if not source_ready(self.rt, source, source_ns):
+            state = ((cs.get("status") or {}).get("connectionState") or {}).get("lastObservedState", "")
+            raise _Unresolvable("CatalogSourcesUnhealthy", "True", "UnhealthyCatalogSourceFound",
+                                "targeted catalogsource %s/%s unhealthy" % (source_ns, source),
+                                "failed to populate resolver cache from source %s/%s: catalog source connection state %s"
+                                % (source, source_ns, state or "unknown"))
+        pkg = self.rt.catalog.package(package or "")
+        if pkg is None or pkg["catalog"] != source:
+            raise _Unresolvable(None, None, None, None, "constraints not satisfiable: no operators found in package %s %s"
+                                % (package, tail))
+        channel = spec.get("channel") or pkg["defaultChannel"]
+        entries = pkg["channels"].get(channel)
+        if entries is None:
+            raise _Unresolvable(None, None, None, None, "constraints not satisfiable: no operators found in channel %s "
+                                "of package %s %s" % (channel, package, tail))
+        csv_name = spec.get("startingCSV") or entries[-1]
+        if csv_name not in entries:
+            raise _Unresolvable(None, None, None, None, "constraints not satisfiable: no operators found with name %s in "
+                                "channel %s of package %s %s" % (csv_name, channel, package, tail))
+        return package, pkg, channel, csv_name
+
+    def sync_subscription(self, ns, name):
+        sub = self.rt.get(OLM_GROUP, SUB, ns, name)
+        if sub is None or sub["metadata"].get("deletionTimestamp"):
+            return
+        status = dict(sub.get("status") or {})
+        ref = status.get("installPlanRef")
+        if ref:
+            self._refresh_subscription(sub, status, ref)
+            return
+        try:
+            package, pkg, _channel, csv_name = self.resolve(sub)
+        except _Unresolvable as err:
+            self._resolution_failed(sub, status, err)
+            return
+        self._ensure_label(SUB, sub, package)
+        healthy = self._catalog_health()
+        existing = self.rt.get(OLM_GROUP, CSV, ns, csv_name)
+        if existing is not None:  # adopt an operator that is already installed (Subscription deleted and re-created)
+            status.update({"state": "AtLatestKnown", "currentCSV": csv_name, "installedCSV": csv_name,
+                           "catalogHealth": healthy, "lastUpdated": now(),
+                           "conditions": _healthy_conditions(status.get("conditions"))})
+            self.rt.set_status(OLM_GROUP, SUB, ns, name, status)
+            return
+        approval = (sub.get("spec") or {}).get("installPlanApproval") or "Automatic"
+        generation = len(self.rt.list(OLM_GROUP, IP, ns)) + 1
+        plan_name = "install-" + rand_suffix(rng=self.rt.rng)
+        ip = self.rt.create(OLM_GROUP, IP, {
+            "metadata": {
+                "name": plan_name, "namespace": ns,
+                "labels": {pkg_label(package, ns): ""},
+                "ownerReferences": [{"apiVersion": V1A1, "kind": "Subscription", "name": name,
+                                     "uid": sub["metadata"]["uid"], "controller": False, "blockOwnerDeletion": False}],
+            },
+            "spec": {"approval": approval, "approved": approval == "Automatic", "clusterServiceVersionNames": [csv_name],
+                     "generation": generation},
+            "status": {
+                "phase": "RequiresApproval" if approval == "Manual" else "Installing",
+                "catalogSources": [pkg["catalog"]],
+                "bundleLookups": [],
+                "plan": self._plan_steps(package, pkg, csv_name),
+                "startTime": now(),
+                "conditions": ([{"type": "Installed", "status": "False", "reason": "RequiresApproval",
+                                 "lastTransitionTime": now(), "lastUpdateTime": now()}] if approval == "Manual" else []),
+            },
+        })
+        if ip is None:
+            return
+        conditions = _healthy_conditions(status.get("conditions"))
+        conditions = [c for c in conditions if c.get("type") != "ResolutionFailed"]
+        conditions.append({"type": "InstallPlanPending", "status": "True",
+                           "reason": "RequiresApproval" if approval == "Manual" else "Installing",
+                           "lastTransitionTime": now()})
+        status.update({
+            "state": "UpgradePending",
+            "currentCSV": csv_name,
+            "installPlanApproval": approval,
+            "installPlanGeneration": generation,
+            "installPlanRef": {"apiVersion": V1A1, "kind": "InstallPlan", "name": plan_name, "namespace": ns,
+                               "resourceVersion": ip["metadata"]["resourceVersion"], "uid": ip["metadata"]["uid"]},
+            "installplan": {"apiVersion": V1A1, "kind": "InstallPlan", "name": plan_name, "uuid": ip["metadata"]["uid"]},
+            "catalogHealth": healthy,
+            "lastUpdated": now(),
+            "conditions": conditions,
+        })
+        self.rt.set_status(OLM_GROUP, SUB, ns, name, status)
+
+    def _plan_steps(self, package, pkg, csv_name):
+        steps = [{"resolving": csv_name, "status": "Unknown",
+                  "resource": {"group": OLM_GROUP, "version": "v1alpha1", "kind": "ClusterServiceVersion", "name": csv_name,
+                               "sourceName": pkg["catalog"], "sourceNamespace": "openshift-marketplace"}}]
+        for group, version, kind, plural in pkg["ownedCRDs"]:
+            steps.append({"resolving": csv_name, "status": "Unknown",
+                          "resource": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition",
+                                       "name": "%s.%s" % (plural, group), "sourceName": pkg["catalog"],
+                                       "sourceNamespace": "openshift-marketplace"}})
+        return steps
+
+    def _catalog_health(self):
+        out = []
+        for cs in self.rt.list(OLM_GROUP, CS, "openshift-marketplace"):
+            meta = cs["metadata"]
+            state = ((cs.get("status") or {}).get("connectionState") or {}).get("lastObservedState")
+            out.append({"catalogSourceRef": {"apiVersion": V1A1, "kind": "CatalogSource", "name": meta["name"],
+                                             "namespace": meta["namespace"], "resourceVersion": meta["resourceVersion"],
+                                             "uid": meta["uid"]},
+                        "healthy": state == "READY", "lastUpdated": now()})
+        return out
+
+    def _resolution_failed(self, sub, status, err):
+        meta = sub["metadata"]
+        conditions = [c for c in (status.get("conditions") or []) if c.get("type") not in ("ResolutionFailed", "CatalogSourcesUnhealthy")]
+        if err.cs_type:
+            conditions.append({"type": err.cs_type, "status": err.cs_status, "reason": err.cs_reason, "message": err.cs_message,
+                               "lastTransitionTime": now()})
+        else:
+            conditions = _healthy_conditions(conditions)
+        previous = {c["type"]: c for c in status.get("conditions") or []}
+        old = previous.get("ResolutionFailed")
+        conditions.append({"type": "ResolutionFailed", "status": "True", "reason": "ConstraintsNotSatisfiable",
+                           "message": err.message,
+                           "lastTransitionTime": old["lastTransitionTime"] if old and old.get("message") == err.message else now()})
+        status.update({"conditions": conditions, "catalogHealth": self._catalog_health()})
+        if without_times(status) == without_times(sub.get("status") or {}):
+            return
+        status["lastUpdated"] = now()
+        self.rt.set_status(OLM_GROUP, SUB, meta["namespace"], meta["name"], status)
+
+    def _refresh_subscription(self, sub, status, ref):
+        ns, name = sub["metadata"]["namespace"], sub["metadata"]["name"]
+        ip = self.rt.get(OLM_GROUP, IP, ns, ref["name"])
+        if ip is None:
+            return
+        phase = (ip.get("status") or {}).get("phase")
+        conditions = [c for c in (status.get("conditions") or []) if c.get("type") not in ("InstallPlanPending", "InstallPlanFailed")]
+        if phase == "Complete":
+            csv_name = ip["spec"]["clusterServiceVersionNames"][0]
+            status.update({"state": "AtLatestKnown", "installedCSV": csv_name, "currentCSV": csv_name})
+        elif phase == "Failed":
+            conditions.append({"type": "InstallPlanFailed", "status": "True", "reason": "InstallComponentFailed",
+                               "message": (ip.get("status") or {}).get("message", ""), "lastTransitionTime": now()})
+        else:
+            old = {c["type"]: c for c in sub["status"].get("conditions") or []}.get("InstallPlanPending")
+            conditions.append({"type": "InstallPlanPending", "status": "True", "reason": phase,
+                               "lastTransitionTime": old["lastTransitionTime"] if old and old.get("reason") == phase else now()})
+        status["conditions"] = conditions
+        status["installPlanRef"] = dict(ref, resourceVersion=ip["metadata"]["resourceVersion"])
+        if without_times(status) != without_times(sub.get("status") or {}):
+            status["lastUpdated"] = now()
+            self.rt.set_status(OLM_GROUP, SUB, ns, name, status)
+
+    def _ensure_label(self, plural, obj, package):
+        key = pkg_label(package, obj["metadata"]["namespace"])
+        if key not in (obj["metadata"].get("labels") or {}):
+            def add(o):
+                o["metadata"].setdefault("labels", {})[key] = ""
+            self.rt.mutate(OLM_GROUP, plural, obj["metadata"]["namespace"], obj["metadata"]["name"], add)
+
+    # ------------------------------------------------------------------ InstallPlan
+    def sync_installplan(self, ns, name):
+        ip = self.rt.get(OLM_GROUP, IP, ns, name)
+        if ip is None or ip["metadata"].get("deletionTimestamp"):
+            return
+        status = dict(ip.get("status") or {})
+        phase = status.get("phase")
+        if phase == "RequiresApproval":
+            if not (ip.get("spec") or {}).get("approved"):
+                return
+            status.update({"phase": "Installing",
+                           "conditions": [c for c in status.get("conditions") or [] if c.get("type") != "Installed"]})
+            self.rt.set_status(OLM_GROUP, IP, ns, name, status)
+            self.rt.enqueue(("ip", ns, name), lambda: self.sync_installplan(ns, name), self.rt.cfg("olm_step_seconds"))
+        elif phase == "Installing":
+            for csv_name in ip["spec"]["clusterServiceVersionNames"]:
+                self._create_csv(ns, csv_name)
+            steps = [dict(s, status="Created") for s in status.get("plan") or []]
+            status.update({"phase": "Complete", "plan": steps,
+                           "conditions": [{"type": "Installed", "status": "True", "lastTransitionTime": now(),
+                                           "lastUpdateTime": now()}]})
+            self.rt.set_status(OLM_GROUP, IP, ns, name, status)
+            package = self.rt.catalog.package_of_csv(ip["spec"]["clusterServiceVersionNames"][0])
+            if package and self.rt.cfg("crds_served_at") == "installplan_complete":
+                self.crds.set_groups(self.rt.catalog.package(package)["ownedGroups"], True)
+        self._subscriptions_follow(ns)
+
+    def _create_csv(self, ns, csv_name):
+        package = self.rt.catalog.package_of_csv(csv_name)
+        pkg = self.rt.catalog.package(package)
+        channel_entries = next(e for e in pkg["channels"].values() if csv_name in e)
+        idx = channel_entries.index(csv_name)
+        spec = {
+            "displayName": pkg["displayName"],
+            "version": csv_version(csv_name),
+            "provider": {"name": pkg["provider"]},
+            "maturity": "stable",
+            "installModes": install_modes_list(pkg),
+            "customresourcedefinitions": {"owned": [
+                {"name": "%s.%s" % (plural, group), "version": version, "kind": kind, "displayName": kind}
+                for group, version, kind, plural in pkg["ownedCRDs"]]},
+            "install": {"strategy": "deployment", "spec": {"deployments": [
+                {"name": pkg["deployment"], "spec": _deployment_spec(pkg)}]}},
+        }
+        if idx > 0:
+            spec["replaces"] = channel_entries[idx - 1]
+        self.rt.create(OLM_GROUP, CSV, {
+            "metadata": {
+                "name": csv_name, "namespace": ns,
+                "labels": {pkg_label(package, ns): "", "olm.managed": "true"},
+                "annotations": {
+                    "alm-examples": json.dumps(pkg["almExamples"], indent=2),
+                    "capabilities": "Seamless Upgrades",
+                    "operatorframework.io/suggested-namespace": pkg["suggestedNamespace"],
+                    "olm.skipRange": "<%s" % csv_version(csv_name),
+                },
+            },
+            "spec": spec,
+        })
+
+    # ------------------------------------------------------------------ CSV
+    def _set_phase(self, csv, phase, reason, message):
+        ns, name = csv["metadata"]["namespace"], csv["metadata"]["name"]
+        status = dict(csv.get("status") or {})
+        if status.get("phase") == phase and status.get("reason") == reason and status.get("message") == message:
+            return
+        ts = now()
+        history = list(status.get("conditions") or [])
+        history.append({"phase": phase, "reason": reason, "message": message, "lastTransitionTime": ts, "lastUpdateTime": ts})
+        status.update({"phase": phase, "reason": reason, "message": message, "lastTransitionTime": ts,
+                       "lastUpdateTime": ts, "conditions": history[-20:]})
+        self.rt.set_status(OLM_GROUP, CSV, ns, name, status)
+
+    def _step(self, ns, name):
+        self.rt.enqueue(("csv", ns, name), lambda: self.sync_csv(ns, name), self.rt.cfg("olm_step_seconds"))
+
+    def _fault(self, package):
+        faults = self.rt.operator_faults()
+        fault = (faults.get("csv_failure") or {}).get(package)
+        transient = (faults.get("csv_transient_failure") or {}).get(package)
+        if fault is None and transient is None:
+            return None
+        spec = fault if fault is not None else transient
+        if isinstance(spec, str):
+            spec = {"reason": spec}
+        spec = dict(spec)
+        spec.setdefault("transient", fault is None)
+        spec.setdefault("reason", "InstallComponentFailed")
+        spec.setdefault("message", "install strategy failed: simulated fault for package %s" % package)
+        return spec
+
+    def sync_csv(self, ns, name):
+        csv = self.rt.get(OLM_GROUP, CSV, ns, name)
+        if csv is None or csv["metadata"].get("deletionTimestamp"):
+            return
+        package = self.rt.catalog.package_of_csv(name)
+        if package is None:
+            return
+        pkg = self.rt.catalog.package(package)
+        status = csv.get("status") or {}
+        phase, reason = status.get("phase", ""), status.get("reason", "")
+
+        # OperatorGroup membership, checked on every sync as olm-operator does.
+        groups = [g for g in self.rt.list(OLM_GROUP, OG, ns) if not g["metadata"].get("deletionTimestamp")]
+        if not groups:
+            self._set_phase(csv, "Failed", "NoOperatorGroup", MSG["NoOperatorGroup"])
+            return
+        if len(groups) > 1:
+            self._set_phase(csv, "Failed", "TooManyOperatorGroups", MSG["TooManyOperatorGroups"])
+            return
+        og = groups[0]
+        targets = og_target_namespaces(og)
+        annotations = csv["metadata"].get("annotations") or {}
+        wanted = {"olm.operatorGroup": og["metadata"]["name"], "olm.operatorNamespace": ns,
+                  "olm.targetNamespaces": ",".join(targets)}
+        if any(annotations.get(k) != v for k, v in wanted.items()):
+            def annotate(o):
+                o["metadata"].setdefault("annotations", {}).update(wanted)
+            csv = self.rt.mutate(OLM_GROUP, CSV, ns, name, annotate)
+        error = install_mode_error(pkg["installModes"], ns, targets)
+        if error:
+            self._set_phase(csv, "Failed", "UnsupportedOperatorGroup", error)
+            return
+        if phase == "Failed" and reason in ("NoOperatorGroup", "TooManyOperatorGroups", "UnsupportedOperatorGroup"):
+            phase = ""  # the OperatorGroup was fixed: start over, as olm-operator requeues the CSV
+
+        fault = self._fault(package)
+        uid = csv["metadata"]["uid"]
+        if phase == "":
+            self._set_phase(csv, "Pending", "RequirementsUnknown", MSG["RequirementsUnknown"])
+            self._step(ns, name)
+        elif phase == "Pending":
+            self._set_phase(csv, "InstallReady", "RequirementsMet", MSG["RequirementsMet"])
+            self._step(ns, name)
+        elif phase == "InstallReady":
+            if fault and not (fault["transient"] and uid in self._transient_done):
+                self._set_phase(csv, "Failed", fault["reason"], fault["message"])
+                if fault["transient"]:
+                    self._transient_done.add(uid)
+                    self.rt.later(self.rt.cfg("olm_transient_failure_seconds"), lambda: self._recover(ns, name))
+                return
+            self._set_phase(csv, "Installing", "InstallSucceeded", MSG["InstallSucceeded"])
+            self._deploy_operator(csv, pkg, ready=False)
+            self._step(ns, name)
+        elif phase == "Installing":
+            self._deploy_operator(csv, pkg, ready=True)
+            self._set_phase(csv, "Succeeded", "InstallSucceeded", MSG["Succeeded"])
+            if self.rt.cfg("crds_served_at") == "csv_succeeded":
+                self.crds.set_groups(pkg["ownedGroups"], True)
+            self._subscriptions_follow(ns)
+
+    def _recover(self, ns, name):
+        csv = self.rt.get(OLM_GROUP, CSV, ns, name)
+        if csv is None or (csv.get("status") or {}).get("phase") != "Failed":
+            return
+        self._set_phase(csv, "Pending", "NeedsReinstall", "calculated deployment install is bad")
+        self._step(ns, name)
+
+    # ------------------------------------------------------------------ operator Deployment and pod
+    def _deploy_operator(self, csv, pkg, ready):
+        ns = csv["metadata"]["namespace"]
+        dname = pkg["deployment"]
+        if self.rt.rtype("apps", "deployments") is None:
+            return
+        owner = {"apiVersion": V1A1, "kind": "ClusterServiceVersion", "name": csv["metadata"]["name"],
+                 "uid": csv["metadata"]["uid"], "controller": False, "blockOwnerDeletion": False}
+        labels = {"olm.owner": csv["metadata"]["name"], "olm.owner.kind": "ClusterServiceVersion", "olm.owner.namespace": ns,
+                  "olm.managed": "true", pkg_label(self.rt.catalog.package_of_csv(csv["metadata"]["name"]), ns): ""}
+        dep = self.rt.get("apps", "deployments", ns, dname)
+        if dep is None:
+            dep = self.rt.create("apps", "deployments", {
+                "metadata": {"name": dname, "namespace": ns, "labels": labels, "ownerReferences": [owner]},
+                "spec": _deployment_spec(pkg),
+            })
+            if dep is None:
+                return
+        n = 1 if ready else 0
+        cond = "True" if ready else "False"
+        self.rt.set_status("apps", "deployments", ns, dname, {
+            "observedGeneration": dep["metadata"].get("generation", 1), "replicas": 1, "updatedReplicas": 1,
+            "readyReplicas": n, "availableReplicas": n, "unavailableReplicas": 1 - n,
+            "conditions": [
+                {"type": "Available", "status": cond, "reason": "MinimumReplicasAvailable" if ready else "MinimumReplicasUnavailable",
+                 "message": "Deployment has minimum availability." if ready else "Deployment does not have minimum availability.",
+                 "lastTransitionTime": now(), "lastUpdateTime": now()},
+                {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable" if ready else "ReplicaSetUpdated",
+                 "message": 'ReplicaSet "%s" has successfully progressed.' % dname, "lastTransitionTime": now(),
+                 "lastUpdateTime": now()},
+            ],
+        })
+        self._operator_pod(dep, pkg, ready)
+
+    def _operator_pod(self, dep, pkg, ready):
+        if self.rt.rtype("", "pods") is None:
+            return
+        ns, dname = dep["metadata"]["namespace"], dep["metadata"]["name"]
+        pods = self.rt.list("", "pods", ns, label_selector="app.kubernetes.io/name=%s" % dname)
+        if pods:
+            pod = pods[0]
+        else:
+            pod_name = "%s-%s-%s" % (dname, pod_hash(self.rt.rng), rand_suffix(rng=self.rt.rng))
+            node = next((n.name for n in self.rt.profile.nodes if n.is_master), self.rt.profile.nodes[0].name)
+            pod = self.rt.create("", "pods", {
+                "metadata": {"name": pod_name, "namespace": ns, "labels": {"app.kubernetes.io/name": dname, "control-plane": dname},
+                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": dname,
+                                                  "uid": dep["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]},
+                "spec": {"nodeName": node, "serviceAccountName": dname,
+                         "containers": [{"name": c, "image": "registry.example/%s:%s" % (c, pkg["defaultChannel"])}
+                                        for c in pkg["containers"]]},
+            })
+            if pod is None:
+                return
+            logs = getattr(self.rt.sim, "pod_logs", None)
+            if isinstance(logs, dict):
+                logs[(ns, pod_name)] = "%s starting manager\n%s Starting workers\n" % (now(), now())
+        n = len(pkg["containers"])
+        self.rt.set_status("", "pods", ns, pod["metadata"]["name"], {
+            "phase": "Running" if ready else "Pending",
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": now()},
+                           {"type": "ContainersReady", "status": "True" if ready else "False", "lastTransitionTime": now()},
+                           {"type": "PodScheduled", "status": "True", "lastTransitionTime": now()}],
+            "containerStatuses": [{"name": c, "ready": ready, "restartCount": 0, "started": ready,
+                                   "image": "registry.example/%s" % c, "imageID": "",
+                                   "state": {"running": {"startedAt": now()}} if ready else
+                                   {"waiting": {"reason": "ContainerCreating"}}} for c in pkg["containers"]],
+            "hostIP": "10.0.0.1", "podIP": "10.128.0.%d" % (10 + n), "startTime": now(), "qosClass": "Burstable",
+        })
+
+
+def _deployment_spec(pkg):
+    name = pkg["deployment"]
+    return {
+        "replicas": 1,
+        "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+        "template": {"metadata": {"labels": {"app.kubernetes.io/name": name, "control-plane": name}},
+                     "spec": {"serviceAccountName": name,
+                              "containers": [{"name": c, "image": "registry.example/%s" % c} for c in pkg["containers"]]}},
+    }
+
+
+def _healthy_conditions(conditions):
+    old = {c.get("type"): c for c in conditions or []}.get("CatalogSourcesUnhealthy")
+    out = [c for c in (conditions or []) if c.get("type") not in ("CatalogSourcesUnhealthy", "ResolutionFailed")]
+    keep = old is not None and old.get("status") == "False"
+    out.insert(0, {"type": "CatalogSourcesUnhealthy", "status": "False", "reason": "AllCatalogSourcesHealthy",
+                   "message": "all available catalogsources are healthy",
+                   "lastTransitionTime": old["lastTransitionTime"] if keep else now()})
+    return out
+
+
+_TIME_KEYS = ("lastTransitionTime", "lastUpdated", "lastUpdateTime", "lastHeartbeatTime", "resourceVersion")
+
+
+def without_times(value):
+    """value with timestamps dropped, to tell a real status change from a refresh."""
+    if isinstance(value, dict):
+        return {k: without_times(v) for k, v in value.items() if k not in _TIME_KEYS}
+    if isinstance(value, list):
+        return [without_times(v) for v in value]
+    return value
+
+
+class _Unresolvable(Exception):
+    def __init__(self, cs_type, cs_status, cs_reason, cs_message, message):
+        super().__init__(message)
+        self.cs_type, self.cs_status, self.cs_reason, self.cs_message = cs_type, cs_status, cs_reason, cs_message
+        self.message = message
+
+
+__all__ = ["OlmController", "install_mode_error", "og_target_namespaces"]

@@ -1,0 +1,292 @@
+"""SR-IOV Network Operator: SriovOperatorConfig `default` -> SriovNetworkNodeStates; SriovNetworkNodePolicies
+-> VFs on the selected PFs, node drain/reboot for Mellanox firmware changes, openshift.io/<resource> capacity."""
+
+import hashlib
+import json
+import time
+
+from ._base import OperatorController, node_matches, now, profile_node, update_node
+
+GROUP = "sriovnetwork.openshift.io"
+# PF device IDs the operator's supported-nic-ids list carries, and the VF device ID of each.
+VF_DEVICE = {
+    "15b3": {"1013": "1014", "1015": "1016", "1017": "1018", "1019": "101a", "101b": "101c", "101d": "101e",
+             "101f": "101e", "1021": "101e", "1023": "101e", "a2d6": "101e", "a2dc": "101e"},
+    "8086": {"158b": "154c", "1572": "154c", "1583": "154c", "159b": "1889", "1592": "1889", "1593": "1889",
+             "37d2": "37cd", "0d58": "154c"},
+}
+SUPPORTED_DEVICES = {vendor: set(ids) for vendor, ids in VF_DEVICE.items()}
+DEFAULT_DAEMON_SELECTOR = {"node-role.kubernetes.io/worker": ""}
+MAX_MELLANOX_VFS = 128
+
+
+def ipoib_hwaddr(guid):
+    """20-byte IPoIB hardware address of a port: QPN/flags, subnet prefix fe80::, then the port GUID."""
+    raw = guid.replace(":", "")
+    return "00:00:10:49:fe:80:00:00:00:00:00:00:" + ":".join(raw[i:i + 2] for i in range(0, 16, 2))
+
+
+def interface_status(nic, port):
+    return {
+        "name": port.netdev,
+        "pciAddress": nic.pci_address,
+        "vendor": nic.vendor_id,
+        "deviceID": nic.device_id,
+        "driver": nic.driver,
+        "linkType": "IB" if port.is_infiniband else "ETH",
+        "linkSpeed": "%d Mb/s" % (port.speed_gbps * 1000) if port.state == "ACTIVE" else "-1 Mb/s",
+        "linkAdminState": "up",
+        "mtu": port.mtu,
+        "mac": port.mac or ipoib_hwaddr(port.guid),
+        "totalvfs": nic.total_vfs,
+        "numVfs": 0,
+        "eSwitchMode": "legacy",
+    }
+
+
+def sriov_pfs(pnode):
+    return [(nic, nic.ports[0]) for nic in pnode.nics
+            if nic.total_vfs and nic.device_id in SUPPORTED_DEVICES.get(nic.vendor_id, ())]
+
+
+def sriov_interfaces(pnode):
+    return [interface_status(nic, port) for nic, port in sriov_pfs(pnode)]
+
+
+def _pf_names(selector):
+    """[(pf name, vf range or None)] from nicSelector.pfNames ('ens8f0np0#0-7')."""
+    out = []
+    for entry in selector.get("pfNames") or []:
+        name, _, rng = str(entry).partition("#")
+        out.append((name, rng or None))
+    return out
+
+
+def policy_matches_pf(policy, nic, port):
+    sel = (policy.get("spec") or {}).get("nicSelector") or {}
+    if sel.get("vendor") and str(sel["vendor"]).lower() != nic.vendor_id:
+        return False, None
+    if sel.get("deviceID") and str(sel["deviceID"]).lower() != nic.device_id:
+        return False, None
+    if sel.get("rootDevices") and nic.pci_address not in [str(r).lower() for r in sel["rootDevices"]]:
+        return False, None
+    names = _pf_names(sel)
+    if names:
+        for name, rng in names:
+            if name == port.netdev:
+                return True, rng
+        return False, None
+    return bool(sel.get("vendor") or sel.get("deviceID") or sel.get("rootDevices")), None
+
+
+def vf_pci_address(pf_address, index):
+    domain, bus, devfn = pf_address.split(":")
+    dev, fn = devfn.split(".")
+    slot = int(fn) + 2 + index  # mlx5 / ice VFs start two functions after the PF
+    return "%s:%s:%02x.%d" % (domain, bus, int(dev, 16) + slot // 8, slot % 8)
+
+
+def vf_netdev(pf_name, index):
+    base = pf_name[:-3] if pf_name.endswith(("np0", "np1")) else pf_name
+    return "%sv%d" % (base, index)
+
+
+def desired_interfaces(node, pnode, policies):
+    """(spec.interfaces, errors) for one node from the policies that select it (lower priority value wins)."""
+    chosen = {}
+    errors = []
+    ordered = sorted(policies, key=lambda p: ((p.get("spec") or {}).get("priority", 99), p["metadata"]["name"]))
+    for policy in ordered:
+        spec = policy.get("spec") or {}
+        if not node_matches(node, spec.get("nodeSelector") or {}):
+            continue
+        for nic, port in sriov_pfs(pnode):
+            ok, rng = policy_matches_pf(policy, nic, port)
+            if not ok:
+                continue
+            num = int(spec.get("numVfs") or 0)
+            link = (spec.get("linkType") or "eth").lower()
+            device_type = spec.get("deviceType") or "netdevice"
+            name = policy["metadata"]["name"]
+            if num > nic.total_vfs:
+                errors.append("numVfs(%d) in CR %s exceed the maximum allowed value(%d) of interface %s"
+                              % (num, name, nic.total_vfs, port.netdev))
+                continue
+            if nic.vendor_id == "15b3" and num > MAX_MELLANOX_VFS:
+                errors.append("numVfs(%d) in CR %s exceeds %d, the maximum for Mellanox NICs" % (num, name, MAX_MELLANOX_VFS))
+                continue
+            if link == "ib" and device_type == "vfio-pci":
+                errors.append("CR %s: can not use InfiniBand (linkType ib) with deviceType vfio-pci" % name)
+                continue
+            iface = chosen.setdefault(port.netdev, {"name": port.netdev, "pciAddress": nic.pci_address, "numVfs": 0,
+                                                    "linkType": link, "vfGroups": []})
+            iface["numVfs"] = max(iface["numVfs"], num)
+            if spec.get("mtu"):
+                iface["mtu"] = spec["mtu"]
+            iface["vfGroups"].append({"resourceName": spec.get("resourceName", ""), "deviceType": device_type,
+                                      "vfRange": rng or "0-%d" % (num - 1), "isRdma": bool(spec.get("isRdma") or link == "ib"),
+                                      "policyName": name})
+    return [chosen[k] for k in sorted(chosen)], errors
+
+
+def _vf_indexes(vf_range, num):
+    first, _, last = vf_range.partition("-")
+    return [i for i in range(int(first), int(last or first) + 1) if i < num]
+
+
+def applied_status(pnode, desired, errors):
+    """status.interfaces after the daemon applied desired, and node resources {openshift.io/<name>: VF count}."""
+    by_name = {d["name"]: d for d in desired}
+    interfaces, resources = [], {}
+    for nic, port in sriov_pfs(pnode):
+        entry = interface_status(nic, port)
+        want = by_name.get(port.netdev)
+        if want and want["numVfs"]:
+            entry["numVfs"] = want["numVfs"]
+            vfs = []
+            for group in want["vfGroups"]:
+                for i in _vf_indexes(group["vfRange"], want["numVfs"]):
+                    vf = {"vfID": i, "deviceID": VF_DEVICE[nic.vendor_id][nic.device_id], "vendor": nic.vendor_id,
+                          "pciAddress": vf_pci_address(nic.pci_address, i),
+                          "driver": "vfio-pci" if group["deviceType"] == "vfio-pci" else nic.driver,
+                          "mtu": want.get("mtu", port.mtu)}
+                    if group["deviceType"] != "vfio-pci":
+                        vf["name"] = vf_netdev(port.netdev, i)
+                        if port.is_infiniband:
+                            vf["guid"] = "%s:%04x" % (port.guid.rsplit(":", 1)[0], 0x8000 + i)
+                        else:
+                            vf["mac"] = "02:%s:%02x" % (":".join(port.mac.split(":")[2:5]), i)
+                    vfs.append(vf)
+                    if group["resourceName"]:
+                        key = "openshift.io/" + group["resourceName"]
+                        resources[key] = resources.get(key, 0) + 1
+            entry["Vfs"] = sorted(vfs, key=lambda v: v["vfID"])
+        interfaces.append(entry)
+    status = {"interfaces": interfaces, "syncStatus": "Failed" if errors else "Succeeded",
+              "lastSyncError": "; ".join(errors), "system": {"rdmaMode": "shared"}}
+    return status, resources
+
+
+def _digest(value):
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class SriovController(OperatorController):
+    package = "sriov-network-operator"
+    watched = ((GROUP, "sriovoperatorconfigs"), (GROUP, "sriovnetworknodestates"), (GROUP, "sriovnetworknodepolicies"))
+    watch_nodes = True
+
+    def __init__(self, rt):
+        super().__init__(rt)
+        self.applied = {}  # node -> digest of the spec the daemon applied
+        self.applied_vfs = {}  # node -> {pf: numVfs} applied
+        self.syncing = {}  # node -> (digest, start, reboot)
+        self.resources = {}  # node -> set of resource names we advertise
+
+    def reconcile(self, operator_namespace):
+        config = self.rt.get(GROUP, "sriovoperatorconfigs", operator_namespace, "default")
+        if config is None or config["metadata"].get("deletionTimestamp"):
+            return  # the operator only acts on the config named "default"; nothing runs without it
+        selector = (config.get("spec") or {}).get("configDaemonNodeSelector") or DEFAULT_DAEMON_SELECTOR
+        policies = [p for p in self.rt.list(GROUP, "sriovnetworknodepolicies", operator_namespace)
+                    if not p["metadata"].get("deletionTimestamp") and p["metadata"]["name"] != "default"]
+        existing = {s["metadata"]["name"]: s for s in self.rt.list(GROUP, "sriovnetworknodestates", operator_namespace)}
+        wanted = set()
+        recheck = []
+        for node in self.rt.list("", "nodes"):
+            name = node["metadata"]["name"]
+            pnode = profile_node(self.rt, name)
+            if pnode is None or not node_matches(node, selector) or not sriov_pfs(pnode):
+                continue
+            wanted.add(name)
+            state = existing.get(name)
+            if state is None:
+                state = self.rt.create(GROUP, "sriovnetworknodestates", {
+                    "metadata": {"name": name, "namespace": operator_namespace,
+                                 "ownerReferences": [{"apiVersion": "%s/v1" % GROUP, "kind": "SriovOperatorConfig",
+                                                      "name": "default", "uid": config["metadata"]["uid"],
+                                                      "controller": True, "blockOwnerDeletion": True}]},
+                    "spec": {},
+                    "status": {"syncStatus": "InProgress"},
+                })
+                if state is None:
+                    continue
+            left = self._sync_node(operator_namespace, node, pnode, state, policies)
+            if left is not None:
+                recheck.append(left)
+        for name in set(existing) - wanted:
+            self.rt.delete(GROUP, "sriovnetworknodestates", operator_namespace, name)
+            self.applied.pop(name, None)
+            self.syncing.pop(name, None)
+        if recheck:
+            self.resync(min(recheck) + 0.001)
+
+    def _sync_node(self, ns, node, pnode, state, policies):
+        """Advance one node's sync; returns seconds until it should be looked at again, or None when settled."""
+        name = pnode.name
+        desired, errors = desired_interfaces(node, pnode, policies)
+        spec = {"interfaces": desired} if desired else {}
+        if (state.get("spec") or {}) != spec:
+            def set_spec(obj):
+                obj["spec"] = spec
+            self.rt.mutate(GROUP, "sriovnetworknodestates", ns, name, set_spec)
+        digest = _digest([desired, errors])
+        if self.applied.get(name) == digest:
+            return None
+        record = self.syncing.get(name)
+        if record is None or record[0] != digest:
+            before = self.applied_vfs.get(name, {})
+            reboot = any(d["numVfs"] > before.get(d["name"], 0) for d in desired
+                         if any(n.is_mellanox and n.ports[0].netdev == d["name"] for n in pnode.nics))
+            others_rebooting = [n for n, r in self.syncing.items() if n != name and r[2]]
+            if reboot and others_rebooting:  # one node drains and reboots at a time (maxUnavailable 1)
+                self._status(ns, name, state, {"syncStatus": "InProgress"})
+                return self.rt.cfg("sriov_sync_seconds")
+            record = (digest, time.monotonic(), reboot)
+            self.syncing[name] = record
+        total = self.rt.cfg("sriov_sync_seconds") + (self.rt.cfg("sriov_reboot_seconds") if record[2] else 0)
+        left = total - (time.monotonic() - record[1])
+        if left > 0:
+            self._status(ns, name, state, {"syncStatus": "InProgress"})
+            if record[2]:
+                self._reboot(name, down=True)
+            return left
+        status, resources = applied_status(pnode, desired, errors)
+        self._status(ns, name, state, status, replace=True)
+        for stale in self.resources.get(name, set()) - set(resources):
+            resources[stale] = 0  # the kubelet keeps a withdrawn resource at 0
+        update_node(self.rt, name, set_resources=resources)
+        self.resources[name] = {k for k, v in resources.items() if v}
+        if record[2]:
+            self._reboot(name, down=False)
+        self.applied[name] = digest
+        self.applied_vfs[name] = {d["name"]: d["numVfs"] for d in desired}
+        self.syncing.pop(name, None)
+        return 0.0 if self.syncing else None
+
+    def _status(self, ns, name, state, changes, replace=False):
+        status = dict(changes) if replace else dict(state.get("status") or {}, **changes)
+        if status != (state.get("status") or {}):
+            self.rt.set_status(GROUP, "sriovnetworknodestates", ns, name, status)
+
+    def _reboot(self, name, down):
+        """Drain and reboot (NotReady,SchedulingDisabled) while the Mellanox firmware is reconfigured."""
+        def edit(obj):
+            if down:
+                obj.setdefault("spec", {})["unschedulable"] = True
+            else:
+                obj.setdefault("spec", {}).pop("unschedulable", None)
+            for cond in obj.get("status", {}).get("conditions") or []:
+                if cond.get("type") == "Ready":
+                    want = "False" if down else "True"
+                    if cond.get("status") != want:
+                        cond.update({"status": want, "lastTransitionTime": now(),
+                                     "reason": "KubeletNotReady" if down else "KubeletReady",
+                                     "message": "node is rebooting" if down else "kubelet is posting ready status"})
+            return obj
+        node = self.rt.get("", "nodes", None, name)
+        if node is None:
+            return
+        unsched = bool((node.get("spec") or {}).get("unschedulable"))
+        if unsched != down:
+            self.rt.mutate("", "nodes", None, name, edit)

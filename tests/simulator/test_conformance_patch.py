@@ -1,0 +1,165 @@
+"""Patch semantics: merge, JSON patch, strategic merge (built-ins only), server-side apply with managedFields."""
+
+import json
+
+import yaml
+
+from .conftest import ncp_body, served_ncp
+
+CM_PATH = "/api/v1/namespaces/default/configmaps"
+NCP_PATH = "/apis/mellanox.com/v1alpha1/nicclusterpolicies"
+APPLY = "application/apply-patch+yaml"
+
+
+def _cm(http, name="c", data=None, labels=None):
+    body = {"metadata": {"name": name, "labels": labels or {}}, "data": data or {"a": "1"}}
+    resp = http.post(CM_PATH, body)
+    assert resp.status_code == 201, resp.text
+    return resp.json()
+
+
+def test_merge_patch_sets_and_removes_fields(http):
+    _cm(http, data={"a": "1", "b": "2"})
+    out = http.patch(CM_PATH + "/c", {"data": {"a": None, "c": "3"}}).json()
+    assert out["data"] == {"b": "2", "c": "3"}
+
+
+def test_patch_with_stale_resource_version_conflicts(http):
+    created = _cm(http)
+    http.patch(CM_PATH + "/c", {"data": {"a": "2"}})
+    resp = http.patch(CM_PATH + "/c", {"metadata": {"resourceVersion": created["metadata"]["resourceVersion"]},
+                                       "data": {"a": "3"}})
+    assert resp.status_code == 409 and resp.json()["reason"] == "Conflict"
+
+
+def test_json_patch_with_test_operation(http):
+    _cm(http)
+    ok = http.patch(CM_PATH + "/c", [{"op": "test", "path": "/data/a", "value": "1"},
+                                     {"op": "replace", "path": "/data/a", "value": "9"},
+                                     {"op": "add", "path": "/metadata/labels/x", "value": "y"}],
+                    content_type="application/json-patch+json")
+    assert ok.status_code == 200 and ok.json()["data"]["a"] == "9" and ok.json()["metadata"]["labels"]["x"] == "y"
+    failed = http.patch(CM_PATH + "/c", [{"op": "test", "path": "/data/a", "value": "1"}],
+                        content_type="application/json-patch+json")
+    assert failed.status_code == 422 and failed.json()["kind"] == "Status"
+
+
+def test_strategic_merge_patch_refused_for_custom_resources(api, http):
+    served_ncp(api)
+    http.post(NCP_PATH, ncp_body())
+    resp = http.patch(NCP_PATH + "/nic-cluster-policy", {"spec": {"ofedDriver": {"version": "2"}}},
+                      content_type="application/strategic-merge-patch+json")
+    assert resp.status_code == 415 and resp.json()["reason"] == "UnsupportedMediaType"
+    assert "application/merge-patch+json" in resp.json()["message"]
+    resp = http.patch(NCP_PATH + "/nic-cluster-policy", {"spec": {"ofedDriver": {"version": "2"}}})
+    assert resp.status_code == 200 and resp.json()["spec"]["ofedDriver"]["version"] == "2"
+
+
+def test_strategic_merge_patch_on_builtins_merges_lists_by_key(http):
+    _cm(http)
+    out = http.patch(CM_PATH + "/c", {"data": {"b": "2"}}, content_type="application/strategic-merge-patch+json")
+    assert out.status_code == 200 and out.json()["data"] == {"a": "1", "b": "2"}
+    ds = {"metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+        "metadata": {"labels": {"a": "b"}},
+        "spec": {"containers": [{"name": "one", "image": "i1"}, {"name": "two", "image": "i2"}]}}}}
+    http.post("/apis/apps/v1/namespaces/default/daemonsets", ds)
+    patched = http.patch("/apis/apps/v1/namespaces/default/daemonsets/d",
+                         {"spec": {"template": {"spec": {"containers": [{"name": "two", "image": "i2b"}]}}}},
+                         content_type="application/strategic-merge-patch+json").json()
+    assert patched["spec"]["template"]["spec"]["containers"] == [{"name": "one", "image": "i1"},
+                                                                 {"name": "two", "image": "i2b"}]
+
+
+def test_unknown_patch_content_type_is_415(http):
+    _cm(http)
+    resp = http.patch(CM_PATH + "/c", {"data": {}}, content_type="text/plain")
+    assert resp.status_code == 415
+
+
+def _apply(http, path, body, manager, force=False, **kw):
+    query = "?fieldManager=%s%s" % (manager, "&force=true" if force else "")
+    return http.patch(path + query, yaml.safe_dump(body), content_type=APPLY, **kw)
+
+
+def test_server_side_apply_creates_and_records_managed_fields(http):
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa", "labels": {"app": "x"}},
+            "data": {"a": "1"}}
+    resp = _apply(http, CM_PATH + "/ssa", body, "alpha")
+    assert resp.status_code == 201, resp.text
+    managed = resp.json()["metadata"]["managedFields"]
+    assert managed == [{"manager": "alpha", "operation": "Apply", "apiVersion": "v1",
+                        "time": managed[0]["time"], "fieldsType": "FieldsV1",
+                        "fieldsV1": {"f:data": {"f:a": {}}, "f:metadata": {"f:labels": {"f:app": {}}}}}]
+    again = _apply(http, CM_PATH + "/ssa", body, "alpha")
+    assert again.status_code == 200
+    assert again.json()["metadata"]["resourceVersion"] == resp.json()["metadata"]["resourceVersion"]
+
+
+def test_server_side_apply_conflict_between_managers_and_force(http):
+    base = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}, "data": {"a": "1", "b": "1"}}
+    assert _apply(http, CM_PATH + "/shared", base, "alpha").status_code == 201
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}, "data": {"a": "2"}}
+    resp = _apply(http, CM_PATH + "/shared", other, "beta")
+    assert resp.status_code == 409
+    status = resp.json()
+    assert status["reason"] == "Conflict"
+    assert status["message"] == 'Apply failed with 1 conflict: conflict with "alpha": .data.a'
+    # Same value is not a conflict: both managers then share the field.
+    same = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}, "data": {"b": "1"}}
+    assert _apply(http, CM_PATH + "/shared", same, "gamma").status_code == 200
+    forced = _apply(http, CM_PATH + "/shared", other, "beta", force=True)
+    assert forced.status_code == 200 and forced.json()["data"] == {"a": "2", "b": "1"}
+    owners = {m["manager"]: m["fieldsV1"] for m in forced.json()["metadata"]["managedFields"]}
+    assert owners["beta"] == {"f:data": {"f:a": {}}}
+    assert owners["alpha"] == {"f:data": {"f:b": {}}}
+    # alpha stops applying b: gamma still owns it, so it stays.
+    only_name = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}}
+    out = _apply(http, CM_PATH + "/shared", only_name, "alpha").json()
+    assert out["data"] == {"a": "2", "b": "1"}
+
+
+def test_server_side_apply_removes_fields_no_longer_applied(http):
+    _apply(http, CM_PATH + "/drop", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "drop"},
+                                     "data": {"a": "1", "b": "2"}}, "alpha")
+    out = _apply(http, CM_PATH + "/drop", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "drop"},
+                                           "data": {"a": "1"}}, "alpha").json()
+    assert out["data"] == {"a": "1"}
+
+
+def test_update_by_another_client_conflicts_with_apply(http):
+    _apply(http, CM_PATH + "/mixed", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "mixed"},
+                                      "data": {"a": "1"}}, "alpha")
+    http.patch(CM_PATH + "/mixed?fieldManager=kubectl-edit", {"data": {"a": "changed"}})
+    resp = _apply(http, CM_PATH + "/mixed", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "mixed"},
+                                             "data": {"a": "1"}}, "alpha")
+    assert resp.status_code == 409
+    assert 'conflict with "kubectl-edit": .data.a' in resp.json()["message"]
+
+
+def test_server_side_apply_needs_field_manager(http):
+    resp = http.patch(CM_PATH + "/x", yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap",
+                                                      "metadata": {"name": "x"}}), content_type=APPLY)
+    assert resp.status_code == 422 and resp.json()["reason"] == "Invalid"
+
+
+def test_server_side_apply_on_custom_resource_with_list_map_keys(api, http):
+    served_ncp(api)
+    body = ncp_body()
+    body["spec"]["ofedDriver"]["env"] = [{"name": "A", "value": "1"}]
+    resp = _apply(http, NCP_PATH + "/nic-cluster-policy", body, "ansible")
+    assert resp.status_code == 201, resp.text
+    fields = resp.json()["metadata"]["managedFields"][0]["fieldsV1"]
+    assert "f:spec" in fields and "f:ofedDriver" in fields["f:spec"]
+    bad = ncp_body(ofedDriver={"image": "x", "repository": "r", "version": 3})
+    resp = _apply(http, NCP_PATH + "/nic-cluster-policy", bad, "ansible")
+    assert resp.status_code == 422
+    assert resp.json()["details"]["causes"][0]["field"] == "spec.ofedDriver.version"
+
+
+def test_server_side_apply_dry_run_writes_nothing(api, http):
+    rv = api.store.current_resource_version
+    resp = http.patch(CM_PATH + "/dry?fieldManager=m&dryRun=All", json.dumps(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dry"}, "data": {"a": "1"}}), content_type=APPLY)
+    assert resp.status_code == 201
+    assert api.store.current_resource_version == rv
+    assert http.get(CM_PATH + "/dry").status_code == 404

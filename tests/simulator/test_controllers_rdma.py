@@ -1,0 +1,261 @@
+"""RDMA-method reactions: network CRs -> NetworkAttachmentDefinitions, SR-IOV node policies -> VFs and
+node reboots, MachineConfigs -> MachineConfigPool rollouts."""
+
+import base64
+import json
+import threading
+import time
+
+import pytest
+
+from simulator.controllers.testing import Kube, wait
+
+from .test_controllers_operators import CHAPTER_NCP, SRV32, SRV33, nfd_instance
+
+MLX = "mellanox.com/v1alpha1"
+SRIOV = "sriovnetwork.openshift.io/v1"
+NAD = "k8s.cni.cncf.io/v1"
+MC = "machineconfiguration.openshift.io/v1"
+SRIOV_NS = "openshift-sriov-network-operator"
+IPAM = '{"type": "whereabouts", "range": "192.168.3.225/28", "exclude": ["192.168.3.229/30", "192.168.3.236/32"]}'
+
+
+@pytest.fixture
+def lab(sim_factory, tmp_path):
+    cluster = sim_factory(profile="mixed-lab")
+    return Kube(cluster, str(tmp_path / "discovery.json"))
+
+
+def nad_config(kube, name, namespace="default"):
+    nad = wait(lambda: kube.get(NAD, "NetworkAttachmentDefinition", name, namespace), what="NAD %s" % name)
+    return nad, json.loads(nad["spec"]["config"])
+
+
+def net_state(kube, kind, name):
+    return ((kube.get(MLX, kind, name) or {}).get("status") or {}).get("state")
+
+
+# --------------------------------------------------------------------------------------------- network CRs
+
+def test_network_operator_networks_render_nads(lab):
+    lab.install("nvidia-network-operator")
+    lab.create({"apiVersion": MLX, "kind": "MacvlanNetwork", "metadata": {"name": "rdmashared-net"},
+                "spec": {"networkNamespace": "default", "master": "ens8f0np0", "mode": "bridge", "mtu": 1500,
+                         "ipam": '{"type": "whereabouts", "range": "192.168.2.0/24", "gateway": "192.168.2.1"}'}})
+    lab.create({"apiVersion": MLX, "kind": "IPoIBNetwork", "metadata": {"name": "example-ipoibnetwork"},
+                "spec": {"networkNamespace": "default", "master": "ibs2f0", "ipam": IPAM}})
+    lab.create({"apiVersion": MLX, "kind": "HostDeviceNetwork", "metadata": {"name": "hostdev-net"},
+                "spec": {"networkNamespace": "default", "resourceName": "hostdev", "ipam": IPAM}})
+    _, macvlan = nad_config(lab, "rdmashared-net")
+    assert (macvlan["type"], macvlan["master"], macvlan["mode"], macvlan["mtu"]) == ("macvlan", "ens8f0np0", "bridge", 1500)
+    assert macvlan["ipam"] == {"type": "whereabouts", "range": "192.168.2.0/24", "gateway": "192.168.2.1"}
+    _, ipoib = nad_config(lab, "example-ipoibnetwork")
+    assert (ipoib["type"], ipoib["master"], ipoib["ipam"]["range"]) == ("ipoib", "ibs2f0", "192.168.3.225/28")
+    nad, hostdev = nad_config(lab, "hostdev-net")
+    assert hostdev["type"] == "host-device"
+    assert nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] == "nvidia.com/hostdev"
+    for kind, name in (("MacvlanNetwork", "rdmashared-net"), ("IPoIBNetwork", "example-ipoibnetwork"),
+                       ("HostDeviceNetwork", "hostdev-net")):
+        wait(lambda: net_state(lab, kind, name) == "ready", what="%s ready" % kind)
+    lab.delete(MLX, "MacvlanNetwork", "rdmashared-net")
+    wait(lambda: lab.get(NAD, "NetworkAttachmentDefinition", "rdmashared-net", "default") is None, what="NAD removed")
+
+
+def test_network_in_missing_namespace_is_an_error_until_it_exists(lab):
+    lab.install("nvidia-network-operator")
+    lab.create({"apiVersion": MLX, "kind": "IPoIBNetwork", "metadata": {"name": "ib-net"},
+                "spec": {"networkNamespace": "rdma-workloads", "master": "ibs2f0", "ipam": IPAM}})
+    wait(lambda: net_state(lab, "IPoIBNetwork", "ib-net") == "error", what="error")
+    assert "rdma-workloads" in lab.get(MLX, "IPoIBNetwork", "ib-net")["status"]["reason"]
+    lab.namespace("rdma-workloads")
+    wait(lambda: net_state(lab, "IPoIBNetwork", "ib-net") == "ready", what="ready once the namespace exists")
+    assert nad_config(lab, "ib-net", "rdma-workloads")[1]["type"] == "ipoib"
+
+
+def test_bad_ipam_json_is_an_error(lab):
+    lab.install("nvidia-network-operator")
+    lab.create({"apiVersion": MLX, "kind": "MacvlanNetwork", "metadata": {"name": "bad"},
+                "spec": {"networkNamespace": "default", "master": "ens8f0np0", "mode": "bridge", "ipam": "{range: x"}})
+    wait(lambda: net_state(lab, "MacvlanNetwork", "bad") == "error", what="error")
+    assert "ipam" in lab.get(MLX, "MacvlanNetwork", "bad")["status"]["reason"]
+    assert lab.get(NAD, "NetworkAttachmentDefinition", "bad", "default") is None
+
+
+# --------------------------------------------------------------------------------------------- SR-IOV legacy
+
+SRIOV_POLICY = {
+    "apiVersion": SRIOV, "kind": "SriovNetworkNodePolicy",
+    "metadata": {"name": "sriov-legacy-policy", "namespace": SRIOV_NS},
+    "spec": {"deviceType": "netdevice", "mtu": 1500, "nicSelector": {"vendor": "15b3", "pfNames": ["ens8f0np0#0-7"]},
+             "nodeSelector": {"feature.node.kubernetes.io/pci-15b3.present": "true"}, "numVfs": 8, "priority": 90,
+             "isRdma": True, "resourceName": "sriovlegacy"},
+}
+
+
+def sriov_ready(kube):
+    nfd_instance(kube)
+    kube.install("sriov-network-operator")
+    kube.create({"apiVersion": SRIOV, "kind": "SriovOperatorConfig", "metadata": {"name": "default", "namespace": SRIOV_NS},
+                 "spec": {"enableInjector": True, "enableOperatorWebhook": True, "logLevel": 2}})
+    wait(lambda: len([s for s in kube.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)
+                      if (s.get("status") or {}).get("syncStatus") == "Succeeded"]) == 2, what="node states synced")
+
+
+class Unschedulable:
+    """Records, from a background poller, the largest number of nodes cordoned at the same time."""
+
+    def __init__(self, kube, names):
+        self.kube, self.names, self.most, self.seen = kube, names, 0, set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            nodes = self.kube.list("v1", "Node")  # one list = one consistent snapshot
+            down = {n["metadata"]["name"] for n in nodes
+                    if n["metadata"]["name"] in self.names and (n.get("spec") or {}).get("unschedulable")}
+            self.seen |= down
+            self.most = max(self.most, len(down))
+            time.sleep(0.01)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(2)
+
+
+def test_sriov_policy_creates_vfs_rebooting_one_node_at_a_time(lab):
+    sriov_ready(lab)
+    watcher = Unschedulable(lab, [SRV32, SRV33])
+    lab.create(SRIOV_POLICY)
+    wait(lambda: any((s.get("status") or {}).get("syncStatus") == "InProgress"
+                     for s in lab.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)), what="InProgress")
+    wait(lambda: all((s.get("status") or {}).get("syncStatus") == "Succeeded" and
+                     any(i.get("numVfs") == 8 for i in s["status"]["interfaces"])
+                     for s in lab.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)), timeout=5, what="VFs applied")
+    watcher.stop()
+    assert watcher.seen == {SRV32, SRV33} and watcher.most == 1
+    state = lab.get(SRIOV, "SriovNetworkNodeState", SRV32, SRIOV_NS)
+    spec_if = state["spec"]["interfaces"]
+    assert [(i["name"], i["numVfs"], i["vfGroups"][0]["vfRange"], i["vfGroups"][0]["resourceName"]) for i in spec_if] == \
+        [("ens8f0np0", 8, "0-7", "sriovlegacy")]
+    pf = next(i for i in state["status"]["interfaces"] if i["name"] == "ens8f0np0")
+    assert [v["name"] for v in pf["Vfs"]] == ["ens8f0v%d" % i for i in range(8)]
+    assert {v["deviceID"] for v in pf["Vfs"]} == {"101e"} and pf["Vfs"][0]["pciAddress"] == "0000:a0:00.2"
+    ib = next(i for i in state["status"]["interfaces"] if i["name"] == "ibs2f0")
+    assert ib["numVfs"] == 0
+    for name in (SRV32, SRV33):
+        node = lab.node(name)
+        assert node["status"]["allocatable"]["openshift.io/sriovlegacy"] == "8"
+        assert not (node.get("spec") or {}).get("unschedulable")
+        assert [c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
+    lab.create({"apiVersion": SRIOV, "kind": "SriovNetwork", "metadata": {"name": "sriov-network", "namespace": SRIOV_NS},
+                "spec": {"vlan": 0, "networkNamespace": "default", "resourceName": "sriovlegacy", "ipam": IPAM}})
+    nad, config = nad_config(lab, "sriov-network")
+    assert config["type"] == "sriov" and config["vlan"] == 0 and config["ipam"]["type"] == "whereabouts"
+    assert nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] == "openshift.io/sriovlegacy"
+    # Removing the policy removes the VFs; the resource stays at 0, as the kubelet shows it.
+    lab.delete(SRIOV, "SriovNetworkNodePolicy", "sriov-legacy-policy", SRIOV_NS)
+    wait(lambda: lab.node(SRV33)["status"]["allocatable"].get("openshift.io/sriovlegacy") == "0", what="resource 0")
+
+
+def test_sriov_policy_over_the_vf_limit_fails_the_sync(lab):
+    sriov_ready(lab)
+    policy = json.loads(json.dumps(SRIOV_POLICY))
+    policy["spec"]["numVfs"] = 64
+    policy["spec"]["nicSelector"]["pfNames"] = ["ens8f0np0"]
+    lab.create(policy)
+    wait(lambda: all((s.get("status") or {}).get("syncStatus") == "Failed"
+                     for s in lab.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)), what="Failed")
+    state = lab.get(SRIOV, "SriovNetworkNodeState", SRV32, SRIOV_NS)
+    assert "numVfs(64) in CR sriov-legacy-policy exceed the maximum allowed value(16)" in state["status"]["lastSyncError"]
+    assert "openshift.io/sriovlegacy" not in lab.node(SRV32)["status"]["allocatable"]
+
+
+def test_sriov_ib_policy_and_network(lab):
+    sriov_ready(lab)
+    lab.create({"apiVersion": SRIOV, "kind": "SriovNetworkNodePolicy", "metadata": {"name": "policy-ib-net-1", "namespace": SRIOV_NS},
+                "spec": {"resourceName": "ibnic1", "nodeSelector": {"feature.node.kubernetes.io/network-sriov.capable": "true"},
+                         "numVfs": 4, "nicSelector": {"vendor": "15b3", "deviceID": "a2dc", "rootDevices": ["0000:0d:00.0"]},
+                         "linkType": "ib", "isRdma": True}})
+    wait(lambda: lab.node(SRV32)["status"]["allocatable"].get("openshift.io/ibnic1") == "4", timeout=5, what="ibnic1")
+    state = lab.get(SRIOV, "SriovNetworkNodeState", SRV32, SRIOV_NS)
+    ib = next(i for i in state["status"]["interfaces"] if i["name"] == "ibs2f0")
+    assert ib["numVfs"] == 4 and all(v.get("guid") for v in ib["Vfs"])
+    lab.create({"apiVersion": SRIOV, "kind": "SriovIBNetwork", "metadata": {"name": "ib-sriov", "namespace": SRIOV_NS},
+                "spec": {"resourceName": "ibnic1", "networkNamespace": "default", "ipam": IPAM, "linkState": "auto",
+                         "capabilities": '{ "infinibandGUID": true }'}})
+    nad, config = nad_config(lab, "ib-sriov")
+    assert config["type"] == "ib-sriov" and config["capabilities"] == {"infinibandGUID": True}
+    assert nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] == "openshift.io/ibnic1"
+
+
+def test_host_device_policy_switch_leaves_zero_capacity(lab):
+    nfd_instance(lab)
+    lab.install("nvidia-network-operator")
+    config = {"resourceList": [{"resourcePrefix": "nvidia.com", "resourceName": "hostdev",
+                                "selectors": {"vendors": ["15b3"], "isRdma": True}}]}
+    body = json.loads(json.dumps(CHAPTER_NCP))
+    body["spec"] = {"ofedDriver": body["spec"]["ofedDriver"],
+                    "sriovDevicePlugin": {"image": "sriov-network-device-plugin", "repository": "ghcr.io/k8snetworkplumbingwg",
+                                          "version": "v3.7.0", "config": json.dumps(config)}}
+    lab.create(body)
+    wait(lambda: lab.node(SRV32)["status"]["allocatable"].get("nvidia.com/hostdev") == "2", what="hostdev 2")
+    # 5.9.3 replaces the policy by one with only the driver: the resource drops to 0.
+    lab.delete(MLX, "NicClusterPolicy", "nic-cluster-policy")
+    lab.create(dict(body, spec={"ofedDriver": body["spec"]["ofedDriver"]}))
+    wait(lambda: lab.node(SRV32)["status"]["allocatable"].get("nvidia.com/hostdev") == "0", what="hostdev 0")
+
+
+# --------------------------------------------------------------------------------------------- MachineConfig
+
+CRIO_MEMLOCK = {
+    "apiVersion": MC, "kind": "MachineConfig",
+    "metadata": {"name": "02-worker-container-runtime", "labels": {"machineconfiguration.openshift.io/role": "worker"}},
+    "spec": {"config": {"ignition": {"version": "3.2.0"}, "storage": {"files": [{
+        "contents": {"source": "data:text/plain;charset=utf-8;base64," + base64.b64encode(
+            b'[crio.runtime]\ndefault_ulimits = [\n"memlock=-1:-1"\n]\n').decode()},
+        "mode": 420, "overwrite": True, "path": "/etc/crio/crio.conf.d/10-custom"}]}}},
+}
+
+
+def pool_conditions(kube, pool):
+    mcp = kube.get(MC, "MachineConfigPool", pool)
+    return {c["type"]: c["status"] for c in mcp["status"]["conditions"]}, mcp
+
+
+def test_machine_config_rolls_the_worker_pool_one_node_at_a_time(sim_factory, tmp_path):
+    kube = Kube(sim_factory(profile="roce-lab"), str(tmp_path / "d.json"))
+    before = pool_conditions(kube, "worker")[1]["status"]["configuration"]["name"]
+    watcher = Unschedulable(kube, ["worker-0", "worker-1"])
+    kube.create(CRIO_MEMLOCK)
+    wait(lambda: pool_conditions(kube, "worker")[0]["Updating"] == "True", what="Updating")
+    conds, mcp = pool_conditions(kube, "worker")
+    assert conds["Updated"] == "False"
+    target = mcp["spec"]["configuration"]["name"]
+    assert target != before and target.startswith("rendered-worker-")
+    wait(lambda: pool_conditions(kube, "worker")[0]["Updated"] == "True", timeout=5, what="Updated")
+    watcher.stop()
+    assert watcher.seen == {"worker-0", "worker-1"} and watcher.most == 1
+    conds, mcp = pool_conditions(kube, "worker")
+    assert conds["Updating"] == "False" and mcp["status"]["updatedMachineCount"] == 2
+    assert mcp["status"]["configuration"]["name"] == target
+    assert "02-worker-container-runtime" in [s["name"] for s in mcp["status"]["configuration"]["source"]]
+    for name in ("worker-0", "worker-1"):
+        ann = kube.node(name)["metadata"]["annotations"]
+        assert ann["machineconfiguration.openshift.io/currentConfig"] == target
+        assert ann["machineconfiguration.openshift.io/state"] == "Done"
+    assert pool_conditions(kube, "master")[0]["Updated"] == "True"
+    assert kube.node("master-0")["metadata"]["annotations"]["machineconfiguration.openshift.io/currentConfig"] != target
+
+
+def test_paused_pool_waits(sim_factory, tmp_path):
+    kube = Kube(sim_factory(profile="roce-lab"), str(tmp_path / "d.json"))
+    kube.patch(MC, "MachineConfigPool", "worker", {"spec": {"paused": True}})
+    kube.create(CRIO_MEMLOCK)
+    wait(lambda: pool_conditions(kube, "worker")[0]["Updated"] == "False", what="pending config")
+    time.sleep(0.3)
+    conds, mcp = pool_conditions(kube, "worker")
+    assert conds["Updating"] == "False" and mcp["status"]["updatedMachineCount"] == 0
+    kube.patch(MC, "MachineConfigPool", "worker", {"spec": {"paused": False}})
+    wait(lambda: pool_conditions(kube, "worker")[0]["Updated"] == "True", timeout=5, what="Updated after unpause")
