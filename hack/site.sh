@@ -2,12 +2,14 @@
 # Runs the main job, playbooks/site.yml.
 #   hack/site.sh                         against the embedded simulated cluster (started and stopped here)
 #   hack/site.sh --profile infiniband-lab   choose the simulated hardware profile
+#   hack/site.sh --vars FILE             the gpudirect_rdma_* variables (simulator default: example 1, shared device RoCE)
 #   KUBECONFIG=~/.kube/ocp hack/site.sh  against a real cluster (also K8S_AUTH_KUBECONFIG, K8S_AUTH_HOST, --kubeconfig)
 # Anything after `--` goes to ansible-playbook, e.g. `hack/site.sh -- -e @vars.yml --check`.
 # shellcheck source=hack/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT" || exit 1
 profile="mixed-lab"
+vars_file=""
 playbook="playbooks/site.yml"
 real_kubeconfig=""
 extra=()
@@ -16,8 +18,9 @@ while [ $# -gt 0 ]; do
     --profile) profile="$2"; shift 2 ;;
     --kubeconfig) real_kubeconfig="$2"; shift 2 ;;
     --playbook) playbook="$2"; shift 2 ;;
+    --vars) vars_file="$2"; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) extra+=("$1"); shift ;;
   esac
 done
@@ -27,7 +30,7 @@ if [ -n "$real_kubeconfig" ]; then
 fi
 if [ -n "${K8S_AUTH_KUBECONFIG:-}${K8S_AUTH_HOST:-}${KUBECONFIG:-}" ]; then
   echo ">> using the cluster given by K8S_AUTH_KUBECONFIG / K8S_AUTH_HOST / KUBECONFIG" >&2
-  exec ansible-playbook "$playbook" "${extra[@]}"
+  exec ansible-playbook "$playbook" ${vars_file:+-e "@$vars_file"} "${extra[@]}"
 fi
 
 simdir="$ROOT/.cache/sim"
@@ -45,4 +48,4 @@ for _ in $(seq 1 300); do
 done
 [ -f "$simdir/ready" ] || { echo "simulator did not start; see $simdir/server.log" >&2; exit 1; }
 export K8S_AUTH_KUBECONFIG="$simdir/kubeconfig"
-ansible-playbook "$playbook" -e gpudirect_simulated_profile="$profile" "${extra[@]}"
+ansible-playbook "$playbook" -e "@${vars_file:-playbooks/vars/examples/1-shared-device-roce.yml}" "${extra[@]}"

@@ -40,6 +40,9 @@ PHASES = (
 )
 PHASE_BASE = dict(PHASES)
 
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY_VALUE = "gpudirect.openshift"
+
 # Kinds that carry the method-specific state and are safe to delete on a method switch, in the
 # order they must go: networks first (they reference resources), then the VF policies, then the
 # device-plugin singleton (deleted and re-created, as the chapter does on a switch).

@@ -71,6 +71,8 @@ def _number(objects):
     seen = {}
     entries = []
     for phase, manifest in objects:
+        # The label lets teardown and method switches find exactly what this collection created.
+        manifest.setdefault("metadata", {}).setdefault("labels", {})[names.MANAGED_BY_LABEL] = names.MANAGED_BY_VALUE
         position = seen.get(phase, 0)
         seen[phase] = position + 1
         entry = {"phase": phase, "order": names.PHASE_BASE[phase] * 10 + position, "manifest": manifest}

@@ -18,6 +18,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.render.rdma im
 
 from conftest import CONFIGURATIONS, NIC_FACTS, P, base_variables
 
+MANAGED = {"app.kubernetes.io/managed-by": "gpudirect.openshift"}
+
 
 def render(variables):
     result = render_all(variables)
@@ -45,7 +47,7 @@ def test_configuration_composition(method, fabric):
     result = render(base_variables(method, fabric))
     policy_keys, network_kind, policies, resource = EXPECTED[(method, fabric)]
     (ncp,) = by_kind(result, "NicClusterPolicy")
-    assert ncp["metadata"] == {"name": "nic-cluster-policy"}
+    assert ncp["metadata"] == {"name": "nic-cluster-policy", "labels": MANAGED}
     assert set(ncp["spec"]) == policy_keys
     assert [n["manifest"]["kind"] for n in result["manifests"] if n["phase"] == "network"] == [network_kind]
     assert len(by_kind(result, "SriovNetworkNodePolicy")) == policies
@@ -62,7 +64,7 @@ def test_shared_roce_matches_the_chapter():
     assert config == {"configList": [{"resourceName": "rdma_shared_device_eth", "resourcePrefix": "rdma", "rdmaHcaMax": 63,
                                       "selectors": {"ifNames": ["ens8f0np0"]}}]}
     (net,) = by_kind(result, "MacvlanNetwork")
-    assert net["metadata"] == {"name": "rdmashared-net"}
+    assert net["metadata"] == {"name": "rdmashared-net", "labels": MANAGED}
     assert net["spec"]["master"] == "ens8f0np0" and net["spec"]["mode"] == "bridge" and net["spec"]["mtu"] == 1500
     assert json.loads(net["spec"]["ipam"]) == {"type": "whereabouts", "range": "192.168.2.0/24", "gateway": "192.168.2.1"}
 
@@ -86,7 +88,7 @@ def test_shared_device_by_device_id_restricts_link_type():
 def test_sriov_legacy_infiniband_policy_and_network():
     result = render(base_variables("sriov_legacy", "infiniband", num_vfs=4, mtu=2044, network_namespaces=["ai"]))
     (policy,) = by_kind(result, "SriovNetworkNodePolicy")
-    assert policy["metadata"] == {"name": "sriovlegacy-ib-policy", "namespace": "openshift-sriov-network-operator"}
+    assert policy["metadata"] == {"name": "sriovlegacy-ib-policy", "namespace": "openshift-sriov-network-operator", "labels": MANAGED}
     spec = policy["spec"]
     assert (spec["linkType"], spec["isRdma"], spec["deviceType"], spec["numVfs"], spec["mtu"]) == ("ib", True, "netdevice", 4, 2044)
     assert spec["nicSelector"] == {"vendor": "15b3", "pfNames": ["ibs2f0"]}
@@ -114,7 +116,7 @@ def test_sriov_legacy_with_inbox_driver_has_no_nic_cluster_policy():
 
 def test_sriov_operator_config_waits_for_the_doca_driver():
     config = by_kind(render(base_variables("shared_device", "roce", machineconfig_pool="gpu")), "SriovOperatorConfig")[0]
-    assert config["metadata"] == {"name": "default", "namespace": "openshift-sriov-network-operator"}
+    assert config["metadata"] == {"name": "default", "namespace": "openshift-sriov-network-operator", "labels": MANAGED}
     assert config["spec"]["configDaemonNodeSelector"] == {
         "network.nvidia.com/operator.mofed.wait": "false", "node-role.kubernetes.io/gpu": "",
         "feature.node.kubernetes.io/pci-15b3.sriov.capable": "true"}
@@ -216,7 +218,7 @@ def test_one_machineconfig_carries_everything():
                                    machineconfigs=["irdma_blacklist", "persistent_names", "crio_memlock"], machineconfig_pool="gpu"))
     (mc,) = by_kind(result, "MachineConfig")
     assert result["manifests"][0]["manifest"] is mc  # applied first: one reboot before drivers load
-    assert mc["metadata"] == {"name": "99-gpu-gpudirect-rdma", "labels": {"machineconfiguration.openshift.io/role": "gpu"}}
+    assert mc["metadata"] == {"name": "99-gpu-gpudirect-rdma", "labels": dict(MANAGED, **{"machineconfiguration.openshift.io/role": "gpu"})}
     assert mc["spec"]["kernelArguments"] == ["module_blacklist=irdma"]
     assert mc["spec"]["config"]["ignition"]["version"].startswith("3.")
     files = dict((f["path"], f) for f in mc["spec"]["config"]["storage"]["files"])
@@ -299,3 +301,10 @@ def test_same_configuration_has_nothing_stale():
     manifests = render(base_variables("host_device", "roce"))["manifests"]
     changed = render(base_variables("host_device", "roce", nic_interfaces=["ens9f0np0"]))["manifests"]
     assert stale_objects(manifests, changed) == []
+
+
+@pytest.mark.parametrize("method,fabric", CONFIGURATIONS)
+def test_every_manifest_carries_the_managed_by_label(method, fabric):
+    """Teardown and method switches select on this label, so nothing may lack it."""
+    for entry in render(base_variables(method, fabric))["manifests"]:
+        assert entry["manifest"]["metadata"]["labels"] == dict(entry["manifest"]["metadata"]["labels"], **MANAGED)

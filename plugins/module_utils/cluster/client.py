@@ -1,0 +1,343 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Thin helpers on top of kubernetes.core's API client.
+
+kubernetes.core's ``get_api_client`` gives a cached ``K8SClient`` (auth, dry-run in check mode,
+discovery cache). This module adds what the cluster-layer modules need on top of it: plain-dict
+reads (get-or-none, list with selectors and the list resourceVersion), writes that honour dry-run,
+read-modify-write with re-read on 409, a raw watch stream, resource lookup that refreshes discovery
+on a miss, and one retry policy for transient API errors shared by every call.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import json
+import random
+import time
+
+try:
+    from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
+    HAS_KUBERNETES = True
+except ImportError:  # reported by the module through AnsibleK8SModule's requirement check
+    ResourceNotFoundError = ResourceNotUniqueError = None
+    HAS_KUBERNETES = False
+
+try:
+    from urllib3.exceptions import HTTPError as Urllib3HTTPError
+except ImportError:
+    Urllib3HTTPError = None
+
+
+DRY_RUN_ALL = "All"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY_VALUE = "gpudirect.openshift"
+
+# Status codes worth retrying: throttling and server-side trouble. 501 means "never works".
+RETRYABLE_STATUS = frozenset([429, 500, 502, 503, 504])
+
+
+class ClusterError(Exception):
+    """An API failure that the module reports as is (msg plus optional result fields)."""
+
+    def __init__(self, msg, status=None, reason=None, result=None):
+        super(ClusterError, self).__init__(msg)
+        self.status = status
+        self.reason = reason
+        self.result = result or {}
+
+
+def api_status(exc):
+    """HTTP status of an API exception, or None when the error is not an HTTP answer."""
+    status = getattr(exc, "status", None)
+    return status if isinstance(status, int) else None
+
+
+def api_reason(exc):
+    """The Status ``reason`` (NotFound, Conflict, AlreadyExists, ...) of an API exception."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str) and body.startswith("{"):
+        try:
+            return json.loads(body).get("reason")
+        except ValueError:
+            return None
+    return None
+
+
+def api_message(exc):
+    """Human readable text of an API exception: the Status message when the server sent one."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str) and body.startswith("{"):
+        try:
+            data = json.loads(body)
+            if data.get("message"):
+                return "%s (HTTP %s %s)" % (data["message"], getattr(exc, "status", "?"), data.get("reason", ""))
+        except ValueError:
+            pass
+    return str(exc)
+
+
+def retry_after_seconds(exc):
+    """Seconds from a Retry-After header (integer form only), else None."""
+    headers = getattr(exc, "headers", None) or {}
+    try:
+        value = headers.get("Retry-After")
+    except AttributeError:
+        return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def is_transient(exc):
+    """True for errors a retry can cure: 429, 5xx (not 501), dropped or refused connections."""
+    status = api_status(exc)
+    if status is not None:
+        return status in RETRYABLE_STATUS
+    if Urllib3HTTPError is not None and isinstance(exc, Urllib3HTTPError):
+        return True
+    return isinstance(exc, (ConnectionError, TimeoutError))
+
+
+class RetryPolicy:
+    """Exponential backoff with full jitter for transient API errors.
+
+    ``sleep`` and ``rand`` are injectable so tests run without waiting.
+    """
+
+    def __init__(self, attempts=6, base_delay=0.2, max_delay=8.0, max_retry_after=30.0, sleep=time.sleep, rand=random.random):
+        self.attempts = attempts
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self.max_retry_after = max_retry_after
+        self.sleep = sleep
+        self.rand = rand
+
+    def delay(self, attempt, exc):
+        """Pause before retry number ``attempt`` (1-based): Retry-After when given, else jittered backoff."""
+        hinted = retry_after_seconds(exc)
+        if hinted is not None:
+            return min(hinted, self.max_retry_after)
+        ceiling = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
+        return ceiling * (0.5 + 0.5 * self.rand())
+
+    def call(self, func, *args, **kwargs):
+        attempt = 0
+        while True:
+            try:
+                return func(*args, **kwargs)
+            except Exception as exc:  # pylint: disable=broad-except
+                attempt += 1
+                if attempt >= self.attempts or not is_transient(exc):
+                    raise
+                self.sleep(self.delay(attempt, exc))
+
+
+DEFAULT_RETRY = RetryPolicy()
+
+
+def with_retries(func, *args, **kwargs):
+    """Call ``func`` under the default retry policy (for modules that talk to the API directly)."""
+    return DEFAULT_RETRY.call(func, *args, **kwargs)
+
+
+def _decode(response):
+    data = response.data
+    if isinstance(data, bytes):
+        data = data.decode("utf-8")
+    return json.loads(data) if data else {}
+
+
+def object_ref(obj):
+    """"Kind namespace/name" for messages and diff headers."""
+    meta = obj.get("metadata", {})
+    name = meta.get("name") or meta.get("generateName", "") + "*"
+    if meta.get("namespace"):
+        return "%s %s/%s" % (obj.get("kind", "?"), meta["namespace"], name)
+    return "%s %s" % (obj.get("kind", "?"), name)
+
+
+class ClusterClient:
+    """Plain-dict access to the API through kubernetes.core's K8SClient.
+
+    Every call goes through ``retry`` (transient errors). Writes carry ``dryRun=All`` when the
+    kubernetes.core client is in dry-run mode (module check mode), so check mode never persists.
+    """
+
+    def __init__(self, k8s_client, retry=None, check_mode=False):
+        self.k8s = k8s_client
+        self.dynamic = k8s_client.client
+        self.dry_run = bool(getattr(k8s_client, "dry_run", False))
+        # Check mode on a client too old for server-side dry run: writes are not sent at all.
+        self.skip_writes = bool(check_mode) and not self.dry_run
+        self.retry = retry or DEFAULT_RETRY
+
+    # -- discovery ---------------------------------------------------------------------------
+
+    def resource(self, api_version, kind):
+        """The served resource for apiVersion/kind, or None.
+
+        The discoverer refreshes its cache once on a miss, so a kind that an operator installed a
+        moment ago is found; a kind that is really absent costs one refresh, not one per attribute.
+        """
+        prefix = "api" if api_version == "v1" else "apis"
+        try:
+            return self.retry.call(self.dynamic.resources.get, prefix=prefix, api_version=api_version, kind=kind)
+        except (ResourceNotFoundError, ResourceNotUniqueError):
+            return None
+
+    def require(self, api_version, kind):
+        resource = self.resource(api_version, kind)
+        if resource is None:
+            raise ClusterError("The API server does not serve %s %s (is the operator that owns it installed?)" % (api_version, kind))
+        return resource
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def _request(self, method, path, **params):
+        return _decode(self.retry.call(self.dynamic.request, method, path, serialize=False, **params))
+
+    def raw_get(self, path):
+        return self._request("get", path)
+
+    def get(self, resource, name, namespace=None):
+        """The object as a dict, or None when it does not exist."""
+        try:
+            return self._request("get", resource.path(name=name, namespace=namespace))
+        except Exception as exc:  # pylint: disable=broad-except
+            if api_status(exc) == 404:
+                return None
+            raise
+
+    def list(self, resource, namespace=None, label_selector=None, field_selector=None):
+        """(items, list resourceVersion); items get apiVersion/kind filled in, as servers may omit them."""
+        params = {}
+        if label_selector:
+            params["label_selector"] = label_selector
+        if field_selector:
+            params["field_selector"] = field_selector
+        body = self._request("get", resource.path(namespace=namespace), **params)
+        items = body.get("items") or []
+        for item in items:
+            item.setdefault("apiVersion", resource.group_version)
+            item.setdefault("kind", resource.kind)
+        return items, (body.get("metadata") or {}).get("resourceVersion")
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def _write_params(self):
+        return {"dry_run": DRY_RUN_ALL} if self.dry_run else {}
+
+    def create(self, resource, body):
+        if self.skip_writes:
+            return copy.deepcopy(body)
+        namespace = body.get("metadata", {}).get("namespace") if resource.namespaced else None
+        return self._request("post", resource.path(namespace=namespace), body=body, **self._write_params())
+
+    def replace(self, resource, body):
+        if self.skip_writes:
+            return copy.deepcopy(body)
+        meta = body["metadata"]
+        path = resource.path(name=meta["name"], namespace=meta.get("namespace") if resource.namespaced else None)
+        return self._request("put", path, body=body, **self._write_params())
+
+    def merge_patch(self, resource, name, namespace, patch):
+        if self.skip_writes:
+            return None
+        path = resource.path(name=name, namespace=namespace if resource.namespaced else None)
+        return self._request("patch", path, body=patch, content_type="application/merge-patch+json", **self._write_params())
+
+    def delete(self, resource, name, namespace=None, propagation_policy="Background"):
+        """Delete; returns the server's answer, or None when the object was already gone."""
+        if self.skip_writes:
+            return {}
+        path = resource.path(name=name, namespace=namespace if resource.namespaced else None)
+        params = self._write_params()
+        if propagation_policy:
+            params["propagation_policy"] = propagation_policy
+        try:
+            return self._request("delete", path, **params)
+        except Exception as exc:  # pylint: disable=broad-except
+            if api_status(exc) == 404:
+                return None
+            raise
+
+    def update(self, resource, name, namespace, mutate, conflict_attempts=5):
+        """Read-modify-write with optimistic concurrency.
+
+        ``mutate(obj)`` edits a copy in place and returns False when nothing needs to change (then
+        no write happens). The PUT carries the resourceVersion that was read; on 409 Conflict the
+        object is read again and ``mutate`` re-applied. Returns (before, after, changed); ``after``
+        is None and ``before`` None when the object does not exist.
+        """
+        for attempt in range(conflict_attempts):
+            current = self.get(resource, name, namespace)
+            if current is None:
+                return None, None, False
+            desired = copy.deepcopy(current)
+            if mutate(desired) is False or desired == current:
+                return current, current, False
+            try:
+                return current, self.replace(resource, desired), True
+            except Exception as exc:  # pylint: disable=broad-except
+                if api_status(exc) != 409 or attempt == conflict_attempts - 1:
+                    raise
+        raise ClusterError("unreachable")  # pragma: no cover
+
+    # -- watch ---------------------------------------------------------------------------------
+
+    def watch_stream(self, resource, resource_version, namespace=None, label_selector=None, field_selector=None,
+                     server_timeout=60, read_timeout=None):
+        """Open a watch and return the raw streaming response (urllib3), unread.
+
+        ``server_timeout`` (whole seconds) makes the server end the stream; ``read_timeout`` bounds
+        each socket read on the client, so a caller can wake up for a deadline without an event.
+        """
+        params = {
+            "watch": "true",
+            "allow_watch_bookmarks": "true",
+            "timeout_seconds": max(1, int(server_timeout)),
+        }
+        if resource_version:
+            params["resource_version"] = resource_version
+        if label_selector:
+            params["label_selector"] = label_selector
+        if field_selector:
+            params["field_selector"] = field_selector
+        if read_timeout is not None:
+            params["_request_timeout"] = (10, max(0.05, read_timeout))
+        path = resource.path(namespace=namespace)
+        return self.retry.call(self.dynamic.request, "get", path, serialize=False, **params)
+
+
+def iter_stream_lines(response):
+    """Yield decoded JSON events from a newline-delimited watch response as chunks arrive."""
+    buffer = b""
+    for chunk in response.stream(amt=None, decode_content=False):
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            line = line.strip()
+            if line:
+                yield json.loads(line.decode("utf-8"))
+    if buffer.strip():
+        yield json.loads(buffer.decode("utf-8"))
+
+
+def close_stream(response):
+    for action in ("close", "release_conn"):
+        try:
+            getattr(response, action)()
+        except Exception:  # pylint: disable=broad-except
+            pass

@@ -1,0 +1,665 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Installing and removing an operator through OLM (v0: Subscription / InstallPlan / CSV).
+
+Pure helpers come first (install modes, OperatorGroup fit, InstallPlan choice, CSV timeline and
+failure text) so they can be unit tested without a cluster; ``OperatorInstaller`` at the end
+drives them against the API through ClusterClient and the watch-based waiter.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import time
+from datetime import datetime, timezone
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import (
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+    ClusterError,
+    api_message,
+    api_reason,
+    api_status,
+    object_ref,
+)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import (
+    WaitTimeout,
+    absent,
+    wait_for,
+)
+
+NAMESPACE = ("v1", "Namespace")
+OPERATOR_GROUP = ("operators.coreos.com/v1", "OperatorGroup")
+SUBSCRIPTION = ("operators.coreos.com/v1alpha1", "Subscription")
+INSTALL_PLAN = ("operators.coreos.com/v1alpha1", "InstallPlan")
+CSV = ("operators.coreos.com/v1alpha1", "ClusterServiceVersion")
+PACKAGE_MANIFEST = ("packages.operators.coreos.com/v1", "PackageManifest")
+CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+
+OWN, SINGLE, MULTI, ALL = "OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"
+INSTALL_MODES = (OWN, SINGLE, MULTI, ALL)
+
+
+class OLMError(ClusterError):
+    """A failure of the install/removal that the module reports with the partial result."""
+
+
+# -- pure helpers ------------------------------------------------------------------------------
+
+
+def utc_now():
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def supported_install_modes(install_modes):
+    """Names of the install modes a CSV declares as supported (``installModes[].supported``)."""
+    return sorted(set(m.get("type") for m in install_modes or [] if m.get("supported") and m.get("type") in INSTALL_MODES))
+
+
+def operator_group_mode(spec, namespace):
+    """The install mode an OperatorGroup spec gives to operators in ``namespace``."""
+    spec = spec or {}
+    if spec.get("selector"):
+        return MULTI
+    targets = [t for t in spec.get("targetNamespaces") or [] if t]
+    if not targets:
+        return ALL
+    if targets == [namespace]:
+        return OWN
+    if len(targets) == 1:
+        return SINGLE
+    return MULTI
+
+
+def desired_operator_group_spec(install_modes, namespace, target_namespaces=None):
+    """The OperatorGroup spec for an operator whose CSV declares ``install_modes``.
+
+    Preference without an explicit ``target_namespaces``: OwnNamespace (what the operators' own
+    docs do), then AllNamespaces. Raises OLMError when no supported mode can be expressed.
+    """
+    supported = supported_install_modes(install_modes)
+    if target_namespaces is not None:
+        spec = {"targetNamespaces": list(target_namespaces)} if target_namespaces else {}
+        mode = operator_group_mode(spec, namespace)
+        if mode not in supported:
+            raise OLMError("target_namespaces %s means install mode %s, which the CSV does not support (supported: %s)" % (
+                list(target_namespaces), mode, ", ".join(supported) or "none"))
+        return spec
+    if OWN in supported:
+        return {"targetNamespaces": [namespace]}
+    if ALL in supported:
+        return {}
+    raise OLMError("The CSV supports only %s; pass target_namespaces to choose the namespaces it watches" % (
+        ", ".join(supported) or "no install mode"))
+
+
+def is_managed(obj):
+    return ((obj.get("metadata") or {}).get("labels") or {}).get(MANAGED_BY_LABEL) == MANAGED_BY_VALUE
+
+
+def operator_group_fits(operator_group, install_modes, namespace):
+    return operator_group_mode(operator_group.get("spec"), namespace) in supported_install_modes(install_modes)
+
+
+def foreign_operator_group_error(operator_group, install_modes, namespace):
+    mode = operator_group_mode(operator_group.get("spec"), namespace)
+    return ("OperatorGroup %s in namespace %s (not created by this module) selects install mode %s "
+            "(targetNamespaces: %s), but the CSV supports only %s. Remove or change that OperatorGroup, "
+            "or install the operator into another namespace." % (
+                operator_group["metadata"]["name"], namespace, mode,
+                (operator_group.get("spec") or {}).get("targetNamespaces") or "all namespaces",
+                ", ".join(supported_install_modes(install_modes)) or "none"))
+
+
+def resolve_channel(package_manifest, channel=None):
+    """(channel entry, channel name) from a PackageManifest; default channel unless one is given."""
+    status = package_manifest.get("status") or {}
+    name = channel or status.get("defaultChannel")
+    channels = status.get("channels") or []
+    for entry in channels:
+        if entry.get("name") == name:
+            return entry, name
+    raise OLMError("Package %s has no channel %r (channels: %s)" % (
+        package_manifest["metadata"]["name"], name, ", ".join(sorted(c.get("name", "") for c in channels)) or "none"))
+
+
+def plan_csvs(install_plan):
+    return list((install_plan.get("spec") or {}).get("clusterServiceVersionNames") or [])
+
+
+def select_install_plan(install_plans, csv_name):
+    """The InstallPlan that installs ``csv_name``, or None.
+
+    Only plans listing the CSV in spec.clusterServiceVersionNames qualify. When OLM made several
+    (a failed attempt and a retry), prefer one not Failed, then the newest.
+    """
+    matching = [p for p in install_plans if csv_name in plan_csvs(p)]
+    if not matching:
+        return None
+
+    def rank(plan):
+        failed = (plan.get("status") or {}).get("phase") == "Failed"
+        meta = plan.get("metadata") or {}
+        return (not failed, meta.get("creationTimestamp") or "", int(meta.get("resourceVersion") or 0))
+
+    return sorted(matching, key=rank)[-1]
+
+
+def needs_approval(install_plan):
+    return not (install_plan.get("spec") or {}).get("approved")
+
+
+def csv_phase(csv):
+    return ((csv or {}).get("status") or {}).get("phase")
+
+
+def csv_failure_text(csv):
+    status = (csv or {}).get("status") or {}
+    reason = status.get("reason") or "unknown reason"
+    message = status.get("message") or "no message"
+    return "%s: %s" % (reason, message)
+
+
+def merge_timeline(conditions, observed):
+    """CSV phase history: OLM's status.conditions plus what the wait saw, oldest first.
+
+    Conditions give {phase, reason, lastTransitionTime}; observed entries are {phase, reason,
+    time}. An observed entry is dropped when the conditions already hold the same phase/reason at
+    or after that point (they usually do once OLM catches up).
+    """
+    timeline = []
+    for cond in conditions or []:
+        if cond.get("phase"):
+            timeline.append({"phase": cond["phase"], "reason": cond.get("reason") or "",
+                             "time": cond.get("lastTransitionTime") or cond.get("lastUpdateTime") or ""})
+    seen = set((e["phase"], e["reason"]) for e in timeline)
+    for entry in observed or []:
+        if entry.get("phase") and (entry["phase"], entry.get("reason") or "") not in seen:
+            timeline.append({"phase": entry["phase"], "reason": entry.get("reason") or "", "time": entry.get("time") or ""})
+            seen.add((entry["phase"], entry.get("reason") or ""))
+    timeline.sort(key=lambda e: e["time"])
+    return timeline
+
+
+class CsvProgress:
+    """Predicate for the CSV wait: Succeeded ends it; Failed for longer than ``grace`` aborts it.
+
+    OLM can report Failed for a moment (e.g. while a webhook or a requirement settles) and then
+    recover, so a failure only counts once it has lasted ``grace`` seconds of observation.
+    """
+
+    def __init__(self, csv_name, grace, clock=time.monotonic, now=utc_now):
+        self.csv_name = csv_name
+        self.grace = float(grace)
+        self.clock = clock
+        self.now = now
+        self.failed_since = None
+        self.observed = []
+        self.last = None
+
+    def record(self, csv):
+        if csv is None:
+            return
+        status = csv.get("status") or {}
+        phase, reason = status.get("phase"), status.get("reason") or ""
+        if phase and (not self.observed or (self.observed[-1]["phase"], self.observed[-1]["reason"]) != (phase, reason)):
+            self.observed.append({"phase": phase, "reason": reason, "time": self.now()})
+
+    def __call__(self, csv):
+        self.last = csv
+        self.record(csv)
+        phase = csv_phase(csv)
+        if phase == "Succeeded":
+            return True
+        if phase != "Failed":
+            self.failed_since = None
+            return False
+        now = self.clock()
+        if self.failed_since is None:
+            self.failed_since = now
+        if now - self.failed_since >= self.grace:
+            raise OLMError("ClusterServiceVersion %s failed (still Failed after %.0f s): %s" % (
+                self.csv_name, self.grace, csv_failure_text(csv)), reason=(csv.get("status") or {}).get("reason"))
+        return False
+
+    def recheck_at(self):
+        return None if self.failed_since is None else self.failed_since + self.grace
+
+
+def strip_for_diff(obj):
+    """What a user wants to compare: identity, labels, annotations, spec (no server bookkeeping)."""
+    if not obj:
+        return {}
+    meta = obj.get("metadata") or {}
+    out = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": {"name": meta.get("name")}}
+    for key in ("namespace", "labels", "annotations"):
+        if meta.get(key):
+            out["metadata"][key] = meta[key]
+    for key in ("spec",):
+        if key in obj:
+            out[key] = obj[key]
+    return out
+
+
+def subscription_drift(existing_spec, desired_spec):
+    """Keys of the desired Subscription spec that the existing one does not match."""
+    existing_spec = existing_spec or {}
+    return sorted(k for k, v in desired_spec.items() if existing_spec.get(k) != v)
+
+
+def subscription_summary(subscription):
+    if not subscription:
+        return "no Subscription"
+    status = subscription.get("status") or {}
+    parts = ["state=%s" % (status.get("state") or "unset"),
+             "currentCSV=%s" % (status.get("currentCSV") or "unset"),
+             "installedCSV=%s" % (status.get("installedCSV") or "unset")]
+    for cond in status.get("conditions") or []:
+        if cond.get("status") == "True":
+            parts.append("%s: %s" % (cond.get("type"), cond.get("message") or cond.get("reason") or ""))
+    return ", ".join(parts)
+
+
+# -- the installer -----------------------------------------------------------------------------
+
+
+class Changes:
+    """Objects the run touched (or would touch in check mode) and their diffs."""
+
+    WRITES = ("create", "update", "approve", "delete")
+
+    def __init__(self):
+        self.objects = []
+        self.diffs = []
+
+    def record(self, action, kind, name, namespace=None, before=None, after=None):
+        entry = {"kind": kind, "name": name, "action": action}
+        if namespace:
+            entry["namespace"] = namespace
+        self.objects.append(entry)
+        if action in self.WRITES:
+            ref = "%s %s" % (kind, "%s/%s" % (namespace, name) if namespace else name)
+            self.diffs.append({"before_header": ref, "after_header": ref,
+                               "before": strip_for_diff(before), "after": strip_for_diff(after)})
+
+    @property
+    def changed(self):
+        return any(o["action"] in self.WRITES for o in self.objects)
+
+
+class OperatorInstaller:
+    """Drives one operator to installed (``present``) or removed (``absent``).
+
+    ``params`` are the module's options (see olm_operator's documentation).
+    """
+
+    def __init__(self, cluster, params, check_mode=False, warn=None, clock=time.monotonic):
+        self.cluster = cluster
+        self.params = params
+        self.check_mode = check_mode
+        self.warn = warn or (lambda msg: None)
+        self.clock = clock
+        self.start = clock()
+        self.changes = Changes()
+        self.namespace = params["namespace"]
+        self.package = params["package"]
+        self.subscription_name = params.get("subscription_name") or self.package
+        self.timeline = []
+        self.result = {"package": self.package, "namespace": self.namespace}
+
+    # resource handles are looked up lazily: OLM kinds may be missing on a vanilla cluster
+    def _res(self, api_kind):
+        return self.cluster.require(*api_kind)
+
+    def remaining(self):
+        return max(0.0, float(self.params.get("wait_timeout") or 600) - (self.clock() - self.start))
+
+    def finish(self, **extra):
+        self.result.update(extra)
+        self.result["changed"] = self.changes.changed
+        self.result["objects"] = self.changes.objects
+        self.result["elapsed"] = round(self.clock() - self.start, 3)
+        return self.result
+
+    def fail(self, msg, **extra):
+        self.result.update(extra)
+        self.result["changed"] = self.changes.changed
+        self.result["objects"] = self.changes.objects
+        self.result["elapsed"] = round(self.clock() - self.start, 3)
+        return OLMError(msg, result=self.result)
+
+    # -- present ---------------------------------------------------------------------------
+
+    def package_manifest(self):
+        resource = self._res(PACKAGE_MANIFEST)
+        pm_ns = self.params.get("package_namespace") or "openshift-marketplace"
+        source = self.params.get("source")
+        manifest = self.cluster.get(resource, self.package, pm_ns)
+        if manifest is not None and source and (manifest.get("status") or {}).get("catalogSource") != source:
+            items, _rv = self.cluster.list(resource, pm_ns, label_selector="catalog=%s" % source)
+            manifest = next((i for i in items if i["metadata"]["name"] == self.package), None)
+        if manifest is None:
+            raise self.fail("Package %s not found in namespace %s%s (no PackageManifest; is the catalog source healthy?)" % (
+                self.package, pm_ns, " from catalog %s" % source if source else ""))
+        return manifest
+
+    def ensure_namespace(self):
+        """Create the namespace or add the wanted labels/annotations; True when it exists for real now."""
+        resource = self._res(NAMESPACE)
+        labels = dict(self.params.get("namespace_labels") or {})
+        annotations = dict(self.params.get("namespace_annotations") or {})
+        existing = self.cluster.get(resource, self.namespace)
+        if existing is not None and (existing.get("status") or {}).get("phase") == "Terminating":
+            if self.check_mode:
+                raise self.fail("Namespace %s is terminating; it would have to finish before the operator can be installed" % self.namespace)
+            self._wait_namespace_gone(resource)
+            existing = None
+        if existing is None:
+            body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}}
+            if labels:
+                body["metadata"]["labels"] = labels
+            if annotations:
+                body["metadata"]["annotations"] = annotations
+            created = self._create(resource, body)
+            self.changes.record("create", "Namespace", self.namespace, before=None, after=created)
+            # In check mode the create was a dry run: nothing can be read from or written into it.
+            return not self.check_mode
+
+        def mutate(obj):
+            meta = obj["metadata"]
+            if all((meta.get("labels") or {}).get(k) == v for k, v in labels.items()) and \
+                    all((meta.get("annotations") or {}).get(k) == v for k, v in annotations.items()):
+                return False
+            if labels:
+                meta.setdefault("labels", {}).update(labels)
+            if annotations:
+                meta.setdefault("annotations", {}).update(annotations)
+            return True
+
+        before, after, changed = self.cluster.update(resource, self.namespace, None, mutate)
+        self.changes.record("update" if changed else "none", "Namespace", self.namespace, before=before, after=after)
+        return True
+
+    def _create(self, resource, body):
+        try:
+            return self.cluster.create(resource, body)
+        except Exception as exc:  # pylint: disable=broad-except
+            raise self.fail("Failed to create %s: %s" % (object_ref(body), api_message(exc)))
+
+    def ensure_operator_group(self, install_modes, namespace_exists):
+        resource = self._res(OPERATOR_GROUP)
+        desired_spec = desired_operator_group_spec(install_modes, self.namespace, self.params.get("target_namespaces"))
+        groups = []
+        if namespace_exists:
+            groups, _rv = self.cluster.list(resource, self.namespace)
+        if len(groups) > 1:
+            raise self.fail("Namespace %s holds %d OperatorGroups (%s); OLM installs nothing there until only one is left" % (
+                self.namespace, len(groups), ", ".join(g["metadata"]["name"] for g in groups)))
+        if groups:
+            group = groups[0]
+            name = group["metadata"]["name"]
+            if not is_managed(group):
+                if not operator_group_fits(group, install_modes, self.namespace):
+                    raise self.fail(foreign_operator_group_error(group, install_modes, self.namespace))
+                if self.params.get("target_namespaces") is not None and \
+                        operator_group_mode(group.get("spec"), self.namespace) != operator_group_mode(desired_spec, self.namespace):
+                    self.warn("OperatorGroup %s (not created by this module) is used as it is; target_namespaces was not applied" % name)
+                self.changes.record("none", "OperatorGroup", name, self.namespace)
+                return group
+            if operator_group_mode(group.get("spec"), self.namespace) == operator_group_mode(desired_spec, self.namespace) and \
+                    (group.get("spec") or {}).get("targetNamespaces") == desired_spec.get("targetNamespaces"):
+                self.changes.record("none", "OperatorGroup", name, self.namespace)
+                return group
+
+            def mutate(obj):
+                spec = obj.setdefault("spec", {})
+                spec.pop("targetNamespaces", None)
+                spec.pop("selector", None)
+                spec.update(copy.deepcopy(desired_spec))
+
+            before, after, _changed = self.cluster.update(resource, name, self.namespace, mutate)
+            self.changes.record("update", "OperatorGroup", name, self.namespace, before=before, after=after)
+            return after
+        name = self.params.get("operator_group_name") or self.namespace
+        body = {"apiVersion": OPERATOR_GROUP[0], "kind": "OperatorGroup",
+                "metadata": {"name": name, "namespace": self.namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}},
+                "spec": desired_spec}
+        created = self._create(resource, body) if namespace_exists else body
+        self.changes.record("create", "OperatorGroup", name, self.namespace, before=None, after=created)
+        return created
+
+    def desired_subscription_spec(self, manifest, channel):
+        status = manifest.get("status") or {}
+        spec = {
+            "name": self.package,
+            "channel": channel,
+            "source": self.params.get("source") or status.get("catalogSource"),
+            "sourceNamespace": self.params.get("source_namespace") or status.get("catalogSourceNamespace"),
+            "installPlanApproval": self.params.get("install_plan_approval") or "Automatic",
+        }
+        if self.params.get("starting_csv"):
+            spec["startingCSV"] = self.params["starting_csv"]
+        if self.params.get("subscription_config"):
+            spec["config"] = self.params["subscription_config"]
+        return spec
+
+    def ensure_subscription(self, desired_spec, namespace_exists):
+        resource = self._res(SUBSCRIPTION)
+        existing = self.cluster.get(resource, self.subscription_name, self.namespace) if namespace_exists else None
+        if existing is None:
+            body = {"apiVersion": SUBSCRIPTION[0], "kind": "Subscription",
+                    "metadata": {"name": self.subscription_name, "namespace": self.namespace}, "spec": desired_spec}
+            created = self._create(resource, body) if namespace_exists else body
+            self.changes.record("create", "Subscription", self.subscription_name, self.namespace, before=None, after=created)
+            return created
+        if not subscription_drift(existing.get("spec"), desired_spec):
+            self.changes.record("none", "Subscription", self.subscription_name, self.namespace)
+            return existing
+
+        def mutate(obj):
+            obj.setdefault("spec", {}).update(copy.deepcopy(desired_spec))
+
+        before, after, _changed = self.cluster.update(resource, self.subscription_name, self.namespace, mutate)
+        self.changes.record("update", "Subscription", self.subscription_name, self.namespace, before=before, after=after)
+        return after
+
+    def approve_install_plan(self, wanted_csv):
+        """Approve the one InstallPlan that installs ``wanted_csv`` (Manual approval)."""
+        resource = self._res(INSTALL_PLAN)
+        seen = {}
+
+        def found(plans):
+            seen["plans"] = plans
+            return select_install_plan(plans, wanted_csv) is not None
+
+        try:
+            waited = wait_for(self.cluster, resource, found, namespace=self.namespace, timeout=self.remaining())
+        except WaitTimeout:
+            others = ["%s (%s, approved=%s)" % (p["metadata"]["name"], ", ".join(plan_csvs(p)), bool((p.get("spec") or {}).get("approved")))
+                      for p in seen.get("plans") or []]
+            sub = self.cluster.get(self._res(SUBSCRIPTION), self.subscription_name, self.namespace)
+            raise self.fail("No InstallPlan for %s appeared in %s within wait_timeout; InstallPlans seen: %s; subscription: %s. "
+                            "Plans for other CSVs were left unapproved." % (
+                                wanted_csv, self.namespace, "; ".join(others) or "none", subscription_summary(sub)))
+        plan = select_install_plan(waited.state, wanted_csv)
+        if not needs_approval(plan):
+            self.result["install_plan"] = plan["metadata"]["name"]
+            self.changes.record("none", "InstallPlan", plan["metadata"]["name"], self.namespace)
+            return plan
+        return self._approve(resource, plan, wanted_csv)
+
+    def _approve(self, resource, plan, wanted_csv):
+        name = plan["metadata"]["name"]
+        self.result["install_plan"] = name
+
+        def mutate(obj):
+            # Re-checked on every attempt: approve only while the plan still installs the wanted CSV.
+            if wanted_csv not in plan_csvs(obj):
+                raise self.fail("InstallPlan %s no longer lists %s; not approving it" % (name, wanted_csv))
+            if (obj.get("spec") or {}).get("approved"):
+                return False
+            obj["spec"]["approved"] = True
+            return True
+
+        before, after, changed = self.cluster.update(resource, name, self.namespace, mutate)
+        self.changes.record("approve" if changed else "none", "InstallPlan", name, self.namespace, before=before, after=after)
+        return after
+
+    def approve_if_present(self, wanted_csv):
+        """Approve the wanted CSV's InstallPlan if it exists already, without waiting for it (check mode
+        dry-runs the approval; wait=false approves what is there)."""
+        resource = self._res(INSTALL_PLAN)
+        plans, _rv = self.cluster.list(resource, self.namespace)
+        plan = select_install_plan(plans, wanted_csv)
+        if plan is not None and needs_approval(plan):
+            self._approve(resource, plan, wanted_csv)
+
+    def wait_for_csv(self, wanted_csv):
+        resource = self._res(CSV)
+        progress = CsvProgress(wanted_csv, self.params.get("failure_grace_period", 30), clock=self.clock)
+        try:
+            waited = wait_for(self.cluster, resource, progress, name=wanted_csv, namespace=self.namespace,
+                              timeout=self.remaining(), recheck_at=progress.recheck_at)
+        except OLMError as exc:
+            self.timeline = merge_timeline(((progress.last or {}).get("status") or {}).get("conditions"), progress.observed)
+            raise self.fail(str(exc), csv=wanted_csv, phase=csv_phase(progress.last), timeline=self.timeline,
+                            reason=exc.reason, message=((progress.last or {}).get("status") or {}).get("message"))
+        except WaitTimeout as exc:
+            self.timeline = merge_timeline(((exc.state or {}).get("status") or {}).get("conditions"), progress.observed)
+            sub = self.cluster.get(self._res(SUBSCRIPTION), self.subscription_name, self.namespace)
+            raise self.fail("ClusterServiceVersion %s did not reach Succeeded within wait_timeout (phase: %s%s); subscription: %s" % (
+                wanted_csv, csv_phase(exc.state) or "not created",
+                ", %s" % csv_failure_text(exc.state) if csv_phase(exc.state) else "", subscription_summary(sub)),
+                csv=wanted_csv, phase=csv_phase(exc.state), timeline=self.timeline)
+        csv = waited.state
+        self.timeline = merge_timeline((csv.get("status") or {}).get("conditions"), progress.observed)
+        return csv
+
+    def present(self):
+        manifest = self.package_manifest()
+        channel_entry, channel = resolve_channel(manifest, self.params.get("channel"))
+        install_modes = (channel_entry.get("currentCSVDesc") or {}).get("installModes") or []
+        wanted_csv = self.params.get("starting_csv") or channel_entry.get("currentCSV")
+        if not wanted_csv:
+            raise self.fail("Channel %s of package %s names no current CSV" % (channel, self.package))
+        self.result.update({"channel": channel, "csv": wanted_csv, "install_plan": None})
+        if wanted_csv == channel_entry.get("currentCSV"):
+            self.result["version"] = (channel_entry.get("currentCSVDesc") or {}).get("version")
+
+        namespace_exists = self.ensure_namespace()
+        self.ensure_operator_group(install_modes, namespace_exists)
+        desired = self.desired_subscription_spec(manifest, channel)
+        self.ensure_subscription(desired, namespace_exists)
+
+        csv_resource = self._res(CSV)
+        current = self.cluster.get(csv_resource, wanted_csv, self.namespace) if namespace_exists else None
+        no_wait = self.check_mode or not self.params.get("wait", True)
+        if no_wait and namespace_exists and csv_phase(current) != "Succeeded" and desired["installPlanApproval"] == "Manual":
+            self.approve_if_present(wanted_csv)
+        if no_wait:
+            conditions = ((current or {}).get("status") or {}).get("conditions")
+            return self.finish(phase=csv_phase(current), timeline=merge_timeline(conditions, []),
+                               version=self._version(current), diff=self.changes.diffs)
+        if csv_phase(current) != "Succeeded":
+            if desired["installPlanApproval"] == "Manual":
+                self.approve_install_plan(wanted_csv)
+            current = self.wait_for_csv(wanted_csv)
+        else:
+            self.timeline = merge_timeline((current.get("status") or {}).get("conditions"), [])
+        return self.finish(phase=csv_phase(current), timeline=self.timeline, version=self._version(current), diff=self.changes.diffs)
+
+    def _version(self, csv):
+        version = ((csv or {}).get("spec") or {}).get("version")
+        return version or self.result.get("version")
+
+    # -- absent ----------------------------------------------------------------------------
+
+    def _installed_csv_names(self, subscription):
+        status = (subscription or {}).get("status") or {}
+        names = [n for n in (status.get("installedCSV"), status.get("currentCSV")) if n]
+        if not names:
+            items, _rv = self.cluster.list(self._res(CSV), self.namespace,
+                                           label_selector="operators.coreos.com/%s.%s" % (self.package, self.namespace))
+            names = [i["metadata"]["name"] for i in items]
+        if not names and self.params.get("starting_csv"):
+            names = [self.params["starting_csv"]]
+        return sorted(set(names))
+
+    def _delete(self, api_kind, name, namespace=None):
+        resource = self._res(api_kind)
+        existing = self.cluster.get(resource, name, namespace)
+        if existing is None:
+            return None
+        try:
+            self.cluster.delete(resource, name, namespace)
+        except Exception as exc:  # pylint: disable=broad-except
+            raise self.fail("Failed to delete %s: %s" % (object_ref(existing), api_message(exc)))
+        self.changes.record("delete", api_kind[1], name, namespace, before=existing, after=None)
+        return existing
+
+    def _wait_namespace_gone(self, resource):
+        try:
+            wait_for(self.cluster, resource, absent, name=self.namespace, timeout=self.remaining())
+        except WaitTimeout as exc:
+            phase = ((exc.state or {}).get("status") or {}).get("phase")
+            conditions = ((exc.state or {}).get("status") or {}).get("conditions") or []
+            detail = "; ".join("%s: %s" % (c.get("type"), c.get("message")) for c in conditions if c.get("status") == "True")
+            raise self.fail("Namespace %s still exists after wait_timeout (phase %s)%s" % (
+                self.namespace, phase, "; " + detail if detail else ""))
+
+    def absent(self):
+        ns_resource = self._res(NAMESPACE)
+        namespace = self.cluster.get(ns_resource, self.namespace)
+        if namespace is None:
+            return self.finish(csv=None, phase=None, timeline=[], diff=self.changes.diffs)
+        sub_resource = self._res(SUBSCRIPTION)
+        subscription = self.cluster.get(sub_resource, self.subscription_name, self.namespace)
+        csv_names = self._installed_csv_names(subscription)
+        crd_names = []
+        if self.params.get("remove_crds"):
+            csv_resource = self._res(CSV)
+            for name in csv_names:
+                csv = self.cluster.get(csv_resource, name, self.namespace) or {}
+                owned = ((csv.get("spec") or {}).get("customresourcedefinitions") or {}).get("owned") or []
+                crd_names.extend(o["name"] for o in owned if o.get("name"))
+        self.result["csv"] = csv_names[0] if csv_names else None
+
+        if subscription is not None:
+            self._delete(SUBSCRIPTION, self.subscription_name, self.namespace)
+        for name in csv_names:
+            self._delete(CSV, name, self.namespace)
+        if self.params.get("remove_operator_group") and not self.params.get("remove_namespace"):
+            groups, _rv = self.cluster.list(self._res(OPERATOR_GROUP), self.namespace)
+            wanted_name = self.params.get("operator_group_name")
+            for group in groups:
+                if is_managed(group) or group["metadata"]["name"] == wanted_name:
+                    self._delete(OPERATOR_GROUP, group["metadata"]["name"], self.namespace)
+                else:
+                    self.warn("OperatorGroup %s was not created by this module; left in place" % group["metadata"]["name"])
+        for name in sorted(set(crd_names)):
+            self._delete(CRD, name)
+        if self.params.get("remove_namespace"):
+            self._delete(NAMESPACE, self.namespace)
+            if not self.check_mode and self.params.get("wait", True):
+                self._wait_namespace_gone(ns_resource)
+        return self.finish(phase=None, timeline=[], diff=self.changes.diffs)
+
+    def run(self):
+        try:
+            if self.params.get("state") == "absent":
+                return self.absent()
+            return self.present()
+        except OLMError as exc:
+            if not exc.result:
+                raise self.fail(str(exc))
+            raise
+        except ClusterError as exc:
+            raise self.fail(str(exc))
+        except Exception as exc:  # pylint: disable=broad-except
+            if api_status(exc) is not None:
+                raise self.fail("API request failed: %s" % api_message(exc), status=api_status(exc), api_reason=api_reason(exc))
+            raise

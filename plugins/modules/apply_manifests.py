@@ -1,0 +1,187 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: apply_manifests
+short_description: Apply a set of Kubernetes manifests with no write when nothing changed, and prune what the set dropped
+version_added: 0.1.0
+author: gpudirect.openshift maintainers (@gpudirect)
+description:
+  - Reads each kind once per namespace (one list request), compares every manifest with the live object using
+    kubernetes.core's three-way merge (the C(kubectl.kubernetes.io/last-applied-configuration) annotation, as
+    C(kubectl apply) does) and creates or patches only the objects that differ. A re-run on a converged cluster
+    makes no write request.
+  - With O(prune_kinds), deletes objects of those kinds that carry O(prune_label_selector) but are no longer in
+    O(manifests), last kind first, so switching configuration leaves nothing stale.
+  - Labels every applied object with C(app.kubernetes.io/managed-by=gpudirect.openshift) so teardown and pruning
+    touch only what this collection created.
+options:
+  manifests:
+    description: The objects, each a full manifest with C(apiVersion), C(kind) and C(metadata.name).
+    type: list
+    elements: dict
+    required: true
+  state:
+    description:
+      - V(present) creates or patches the objects, in the order given.
+      - V(absent) deletes them, in reverse order.
+    type: str
+    choices: [present, absent]
+    default: present
+  prune_kinds:
+    description:
+      - Kinds to prune, as C(apiVersion/Kind) strings, in apply order (deletion runs in reverse).
+    type: list
+    elements: str
+    default: []
+  prune_label_selector:
+    description: Only objects matching this selector are pruned.
+    type: str
+    default: app.kubernetes.io/managed-by=gpudirect.openshift
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Writes are sent with C(dryRun=All), so the server validates them and stores nothing.
+  diff_mode:
+    support: full
+  platform:
+    support: full
+    platforms: posix
+requirements:
+  - python >= 3.10
+  - kubernetes >= 24.2.0
+seealso:
+  - module: kubernetes.core.k8s
+"""
+
+EXAMPLES = r"""
+- name: Apply the RDMA networks and remove the ones of a previous method
+  gpudirect.openshift.apply_manifests:
+    manifests: "{{ rendered | map(attribute='manifest') | list }}"
+    prune_kinds:
+      - mellanox.com/v1alpha1/MacvlanNetwork
+      - mellanox.com/v1alpha1/IPoIBNetwork
+      - mellanox.com/v1alpha1/HostDeviceNetwork
+      - sriovnetwork.openshift.io/v1/SriovNetwork
+
+- name: Delete objects
+  gpudirect.openshift.apply_manifests:
+    state: absent
+    manifests: "{{ rendered | map(attribute='manifest') | list }}"
+"""
+
+RETURN = r"""
+results:
+  description: What happened to each object.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    action:
+      description: V(created), V(patched), V(deleted) or V(unchanged).
+      type: str
+    api_version:
+      description: API version.
+      type: str
+    kind:
+      description: Kind.
+      type: str
+    namespace:
+      description: Namespace, null for cluster-scoped objects.
+      type: str
+    name:
+      description: Name.
+      type: str
+  sample: [{"action": "created", "api_version": "mellanox.com/v1alpha1", "kind": "MacvlanNetwork", "namespace": null, "name": "rdmashared-net"}]
+counts:
+  description: Number of objects per action.
+  returned: always
+  type: dict
+  sample: {"created": 1, "patched": 0, "deleted": 0, "unchanged": 4}
+"""
+
+import traceback
+
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, validate_manifests
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
+
+
+def argument_spec():
+    spec = dict(AUTH_ARG_SPEC)
+    spec.update(
+        manifests=dict(type="list", elements="dict", required=True),
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        prune_kinds=dict(type="list", elements="str", default=[]),
+        prune_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
+    )
+    return spec
+
+
+def parse_kind(text):
+    """'group/version/Kind' or 'v1/Kind' -> (apiVersion, kind)."""
+    api_version, _sep, kind = text.rpartition("/")
+    if not api_version or not kind:
+        raise ValueError("prune_kinds entry %r is not apiVersion/Kind, for example mellanox.com/v1alpha1/MacvlanNetwork" % text)
+    return api_version, kind
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    problems = validate_manifests(params["manifests"])
+    try:
+        prune_kinds = [parse_kind(k) for k in params["prune_kinds"]]
+    except ValueError as exc:
+        problems.append(str(exc))
+    if problems:
+        module.fail_json(msg="Invalid input: %s" % "; ".join(problems))
+
+    applier = None
+    current = None
+    try:
+        cluster = ClusterClient(get_api_client(module), check_mode=module.check_mode)
+        applier = ManifestApplier(cluster)
+        if params["state"] == "present":
+            if prune_kinds:
+                applier.prune(params["manifests"], prune_kinds, params["prune_label_selector"])
+            for manifest in params["manifests"]:
+                current = manifest
+                applier.apply(manifest)
+        else:
+            for manifest in reversed(params["manifests"]):
+                current = manifest
+                applier.delete(manifest)
+    except (CoreException, ClusterError) as exc:
+        where = " (at %s)" % describe(current) if current else ""
+        module.fail_json(msg="%s%s" % (exc, where), results=applier.results if applier else [])
+    except Exception as exc:  # pylint: disable=broad-except
+        where = " at %s" % describe(current) if current else ""
+        module.fail_json(msg="Applying manifests failed%s: %s" % (where, api_message(exc)),
+                         results=applier.results if applier else [], exception=traceback.format_exc())
+
+    counts = dict((action, 0) for action in ("created", "patched", "deleted", "unchanged"))
+    for result in applier.results:
+        counts[result["action"]] += 1
+    output = dict(changed=applier.changed, results=applier.results, counts=counts)
+    if module._diff:
+        output["diff"] = [{"before": d["before"], "after": d["after"], "before_header": d["object"], "after_header": d["object"]}
+                          for d in applier.diffs]
+    module.exit_json(**output)
+
+
+if __name__ == "__main__":
+    main()
