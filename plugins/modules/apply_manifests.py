@@ -32,8 +32,10 @@ options:
     description:
       - V(present) creates or patches the objects, in the order given.
       - V(absent) deletes them, in reverse order.
+      - V(pruned) only deletes what O(prune_kinds) selects and O(manifests) does not hold, so that a previous
+        configuration can be removed before the objects it depends on change.
     type: str
-    choices: [present, absent]
+    choices: [present, absent, pruned]
     default: present
   prune_kinds:
     description:
@@ -124,7 +126,7 @@ def argument_spec():
     spec = dict(AUTH_ARG_SPEC)
     spec.update(
         manifests=dict(type="list", elements="dict", required=True),
-        state=dict(type="str", choices=["present", "absent"], default="present"),
+        state=dict(type="str", choices=["present", "absent", "pruned"], default="present"),
         prune_kinds=dict(type="list", elements="str", default=[]),
         prune_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
     )
@@ -155,13 +157,13 @@ def main():
     try:
         cluster = ClusterClient(get_api_client(module), check_mode=module.check_mode)
         applier = ManifestApplier(cluster)
+        if params["state"] in ("present", "pruned") and prune_kinds:
+            applier.prune(params["manifests"], prune_kinds, params["prune_label_selector"])
         if params["state"] == "present":
-            if prune_kinds:
-                applier.prune(params["manifests"], prune_kinds, params["prune_label_selector"])
             for manifest in params["manifests"]:
                 current = manifest
                 applier.apply(manifest)
-        else:
+        elif params["state"] == "absent":
             for manifest in reversed(params["manifests"]):
                 current = manifest
                 applier.delete(manifest)
