@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reports of gathered node hardware facts: hardware_report_markdown, hardware_report_html.
+
+Documentation of each filter lives next to this file (hardware_report_markdown.yml, hardware_report_html.yml).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import render_html, render_markdown
+
+
+def _plain(value):
+    """Turn Ansible's lazy/tagged containers and strings into plain Python ones."""
+    if isinstance(value, dict):
+        return dict((to_text(key), _plain(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    if isinstance(value, (str, bytes)):
+        return to_text(value, errors='surrogate_or_strict')
+    return value
+
+
+def _check(name, nodes, failed):
+    if not isinstance(nodes, dict):
+        raise AnsibleFilterError('%s: expects a mapping of node name to facts, got %s' % (name, type(nodes).__name__))
+    if failed is not None and not isinstance(failed, (list, tuple)):
+        raise AnsibleFilterError('%s: failed must be a list of {node, error}' % name)
+    return _plain(nodes), _plain(list(failed or []))
+
+
+def hardware_report_markdown(nodes, title='GPU/NIC inventory', failed=None):
+    """Markdown inventory and GPU-NIC affinity matrix of {node: facts}."""
+    nodes, failed = _check('hardware_report_markdown', nodes, failed)
+    return render_markdown(nodes, title=to_text(title), failed=failed)
+
+
+def hardware_report_html(nodes, title='GPU/NIC inventory', failed=None):
+    """Self-contained HTML inventory and colour-coded GPU-NIC affinity matrix of {node: facts}."""
+    nodes, failed = _check('hardware_report_html', nodes, failed)
+    return render_html(nodes, title=to_text(title), failed=failed)
+
+
+class FilterModule(object):
+    """Hardware report filters."""
+
+    def filters(self):
+        return {
+            'hardware_report_markdown': hardware_report_markdown,
+            'hardware_report_html': hardware_report_html,
+        }

@@ -1,0 +1,247 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: gather_node_hardware
+short_description: Gather GPU/NIC hardware facts of OpenShift nodes through short-lived pods
+version_added: 0.1.0
+author: gpudirect.openshift maintainers (@gpudirect)
+description:
+  - Runs the collection's hardware facts collector (the code behind M(gpudirect.openshift.gpu_nic_facts)) once on each
+    selected node, in a pod pinned with C(spec.nodeName), and returns the facts of every node. Nodes are never
+    reached over SSH, so this works on RHCOS and from AWX.
+  - The collector script is generated from the collection at run time and delivered in a ConfigMap, so the pod
+    only needs an image with C(python3) (O(image)); nothing is built.
+  - Each pod mounts the host's C(/sys) and C(/proc) read-only (hostPath) at C(/host/sys) and C(/host/proc). It is not
+    privileged, uses no host namespaces, drops every capability and has a read-only root filesystem. hostPath volumes
+    need a SecurityContextConstraints that allows them; by default the module creates the service account
+    O(service_account) and binds it to the C(hostmount-anyuid) SCC in O(namespace).
+  - Waits with one watch on all pods, reads each pod log, and always deletes the pods and the ConfigMap, also when a
+    pod fails, times out or the module is interrupted by an error.
+  - Also returns the NIC ports and GPU-NIC relations in the shapes the C(gpudirect_rdma_nic_facts) and
+    C(gpudirect_rdma_gpu_nic_affinity) variables take, and a readiness summary per node.
+options:
+  nodes:
+    description:
+      - Gather from exactly these nodes. Names that are not nodes are reported in RV(failed_nodes).
+      - Mutually exclusive with O(node_selector).
+    type: list
+    elements: str
+  node_selector:
+    description:
+      - Gather from the nodes whose labels contain all of these.
+      - Without O(nodes) and O(node_selector), the nodes labelled by NFD as carrying an NVIDIA GPU or an
+        NVIDIA/Mellanox NIC (C(feature.node.kubernetes.io/pci-10de.present) or C(pci-15b3.present)), or every
+        worker when no node has those labels.
+    type: dict
+  label_selectors:
+    description: Only consider nodes matching all of these label selectors (sent to the API server).
+    type: list
+    elements: str
+    default: []
+  namespace:
+    description: Namespace of the pods and the ConfigMap.
+    type: str
+    default: gpudirect-facts
+  create_namespace:
+    description: Create O(namespace) when it is missing. When V(false) a missing namespace is an error.
+    type: bool
+    default: true
+  service_account:
+    description: Service account of the pods. Empty means the namespace's C(default) account.
+    type: str
+    default: gpudirect-facts
+  manage_rbac:
+    description:
+      - Create O(service_account) and a RoleBinding to the ClusterRole C(system:openshift:scc:<scc>) when missing.
+      - Set to V(false) when an administrator provides an account that may use an SCC allowing hostPath volumes.
+    type: bool
+    default: true
+  scc:
+    description: SCC the service account is allowed to use (O(manage_rbac)). It must allow hostPath volumes.
+    type: str
+    default: hostmount-anyuid
+  image:
+    description: Image with C(python3) (3.10 or newer) that runs the collector.
+    type: str
+    default: registry.access.redhat.com/ubi9/python-312
+  image_pull_policy:
+    description: Pull policy of the collector container.
+    type: str
+    choices: [Always, IfNotPresent, Never]
+    default: IfNotPresent
+  nvidia_smi:
+    description:
+      - Ask the NVIDIA container toolkit (installed by the GPU Operator) to inject C(nvidia-smi) into the pod
+        (C(NVIDIA_VISIBLE_DEVICES=all)), for GPU names, UUIDs and driver versions. Without it, or when it is not
+        injected, GPUs are read from sysfs.
+    type: bool
+    default: false
+  tolerations:
+    description: Tolerations of the pods. The default tolerates every taint (GPU, control-plane, cordoned nodes).
+    type: list
+    elements: dict
+    default: [{operator: Exists}]
+  timeout:
+    description: Seconds to wait for all pods to finish; also the pods' C(activeDeadlineSeconds).
+    type: int
+    default: 300
+  name_prefix:
+    description: Prefix of the pod and ConfigMap names (a run ID and the node name follow).
+    type: str
+    default: gpudirect-facts
+  fail_on_error:
+    description:
+      - Fail when any selected node gives no facts (unknown node, pod rejected, failed, unschedulable or timed out).
+      - With V(false) the facts of the other nodes are returned and the problems listed in RV(failed_nodes).
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Lists the nodes and the pods that would run (RV(pods)); creates nothing and sends no write request.
+  diff_mode:
+    support: none
+  platform:
+    support: full
+    platforms: posix
+requirements:
+  - python >= 3.10
+  - kubernetes >= 24.2.0
+notes:
+  - The pods are temporary, so the module reports C(changed) only when it created the namespace, the service
+    account or the RoleBinding.
+  - The user running the module needs to create pods, ConfigMaps, service accounts and role bindings in
+    O(namespace) (and namespaces when O(create_namespace)), and to read pod logs.
+seealso:
+  - module: gpudirect.openshift.gpu_nic_facts
+  - module: gpudirect.openshift.cluster_info
+"""
+
+EXAMPLES = r"""
+- name: Gather facts of the GPU/NIC nodes
+  gpudirect.openshift.gather_node_hardware:
+  register: hardware
+
+- name: Feed the RDMA input model
+  ansible.builtin.set_fact:
+    gpudirect_rdma_nic_facts: "{{ hardware.nic_ports }}"
+    gpudirect_rdma_gpu_nic_affinity: "{{ hardware.gpu_nic_affinity }}"
+
+- name: Two named nodes, with a mirrored image
+  gpudirect.openshift.gather_node_hardware:
+    nodes: [worker-0, worker-1]
+    image: registry.example.com/ubi9/python-312:latest
+    timeout: 120
+"""
+
+RETURN = r"""
+nodes:
+  description: Facts of each node that answered, keyed by node name (the collector's document, see docs/facts.md).
+  returned: always
+  type: dict
+nic_ports:
+  description: NVIDIA/Mellanox NIC ports of all nodes, in the entry format of C(gpudirect_rdma_nic_facts).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"node": "worker-0", "pci_address": "0000:1a:00.0", "vendor_id": "15b3", "device_id": "1021",
+            "link_layer": "Ethernet", "netdev": "ens1f0np0", "rdma_device": "mlx5_0", "total_vfs": 16,
+            "numa_node": 0, "address": "b8:3f:d2:10:20:00", "type": 1, "is_vf": false, "port": 1, "state": "ACTIVE"}]
+gpu_nic_affinity:
+  description: Relation of every GPU to every RDMA-capable NIC PF, in the entry format of C(gpudirect_rdma_gpu_nic_affinity).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"node": "worker-0", "gpu": 0, "nic": "0000:1a:00.0", "netdev": "ens1f0np0", "rdma_device": "mlx5_0", "relation": "PIX"}]
+readiness:
+  description: Per node GPUDirect RDMA verdict (ready, reason codes and texts, GPU and NIC counts, link layers, peer memory path).
+  returned: always
+  type: dict
+failed_nodes:
+  description: Selected nodes without facts, with the reason.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"node": "worker-9", "pod": null, "error": "no such node"}]
+pods:
+  description: The pods this run created (or, in check mode, would create), with their node.
+  returned: always
+  type: list
+  elements: dict
+selection:
+  description: How the nodes were chosen (names, node_selector, nfd_vendor_labels or workers).
+  returned: always
+  type: str
+run_id:
+  description: Random ID in the pod and ConfigMap names and in the C(gpudirect.openshift/facts-run) label.
+  returned: always
+  type: str
+"""
+
+import traceback
+
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, FactsRun
+from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import flatten
+
+
+def argument_spec():
+    spec = dict(AUTH_ARG_SPEC)
+    spec.update(
+        nodes=dict(type="list", elements="str"),
+        node_selector=dict(type="dict"),
+        label_selectors=dict(type="list", elements="str", default=[]),
+        namespace=dict(type="str", default="gpudirect-facts"),
+        create_namespace=dict(type="bool", default=True),
+        service_account=dict(type="str", default="gpudirect-facts"),
+        manage_rbac=dict(type="bool", default=True),
+        scc=dict(type="str", default="hostmount-anyuid"),
+        image=dict(type="str", default=DEFAULT_IMAGE),
+        image_pull_policy=dict(type="str", default="IfNotPresent", choices=["Always", "IfNotPresent", "Never"]),
+        nvidia_smi=dict(type="bool", default=False),
+        tolerations=dict(type="list", elements="dict", default=[{"operator": "Exists"}]),
+        timeout=dict(type="int", default=300),
+        name_prefix=dict(type="str", default="gpudirect-facts"),
+        fail_on_error=dict(type="bool", default=True),
+    )
+    return spec
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True,
+                              mutually_exclusive=[("nodes", "node_selector")])
+    params = module.params
+    run = None
+    try:
+        cluster = ClusterClient(get_api_client(module), check_mode=module.check_mode)
+        run = FactsRun(cluster, params)
+        result = run.run(check_mode=module.check_mode)
+    except (CoreException, ClusterError) as exc:
+        module.fail_from_exception(exc)
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg="Gathering node hardware facts failed: %s" % api_message(exc), exception=traceback.format_exc())
+    nic_ports, affinity, readiness = flatten(result["nodes"])
+    result.update(changed=run.changed, nic_ports=nic_ports, gpu_nic_affinity=affinity, readiness=readiness)
+    if result["failed_nodes"] and params["fail_on_error"]:
+        module.fail_json(msg="No hardware facts from %d node(s): %s" % (len(result["failed_nodes"]), "; ".join(
+            "%s: %s" % (item["node"], item["error"]) for item in result["failed_nodes"])), **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""Integration tests of the hardware_facts role (playbooks/facts.yml) and gather_node_hardware against the simulator.
+
+The simulated kubelet runs the real collector over a sysfs tree built from each node's hardware profile, so these
+tests check the whole path: pods created and pinned, logs read, facts flattened for the RDMA input model, reports
+written, and every pod and ConfigMap deleted again, also when a pod fails.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import node_facts as nf
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import plan
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PLAYBOOK = os.path.join(ROOT, "playbooks", "facts.yml")
+INVENTORY = os.path.join(ROOT, "playbooks", "inventory", "localhost.yml")
+NAMESPACE = "gpudirect-facts"
+
+# A configuration each lab can run, to render with nic_selection auto from the gathered ports.
+CONFIGS = {
+    "roce-lab": {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce"},
+    "infiniband-lab": {"gpudirect_rdma_method": "sriov_legacy", "gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_num_vfs": 8},
+    "mixed-lab": {"gpudirect_rdma_method": "host_device", "gpudirect_rdma_fabric": "infiniband"},
+}
+
+
+def run_facts(sim, tmp_path, extra=None, check=False):
+    report_dir = tmp_path / "artifacts"
+    extra_vars = dict(extra or {}, hardware_facts_report_dir=str(report_dir), ansible_python_interpreter=sys.executable)
+    vars_file = tmp_path / "vars.json"
+    vars_file.write_text(json.dumps(extra_vars))
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", TMPDIR=str(tmp_path))
+    cmd = ["ansible-playbook", "-i", INVENTORY, PLAYBOOK, "-e", "@%s" % vars_file]
+    if check:
+        cmd.append("--check")
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=300, cwd=str(tmp_path))
+    return proc, report_dir
+
+
+def leftovers(sim):
+    client = sim.dynamic_client()
+    found = []
+    for kind in ("Pod", "ConfigMap"):
+        items = client.resources.get(api_version="v1", kind=kind).get(namespace=NAMESPACE, label_selector="%s=%s" % (
+            nf.COMPONENT_LABEL, nf.COMPONENT_VALUE)).items
+        found += ["%s/%s" % (kind, item.metadata.name) for item in items]
+    return found
+
+
+@pytest.mark.parametrize("profile", sorted(CONFIGS))
+def test_facts_match_the_profile_and_render(sim_factory, tmp_path, profile):
+    sim = sim_factory(profile=profile)
+    proc, report_dir = run_facts(sim, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((report_dir / "hardware-facts.json").read_text())
+    workers = [n for n in sim.profile.nodes if n.is_worker]
+    assert sorted(data["nodes"]) == sorted(n.name for n in workers)  # no NFD labels yet: every worker
+    assert data["failed_nodes"] == []
+    for pnode in workers:
+        facts = data["nodes"][pnode.name]
+        assert len(facts["gpus"]) == len(pnode.gpus)
+        assert [g["pci_address"] for g in facts["gpus"]] == sorted(g.pci_address for g in pnode.gpus)
+        want = sorted((nic.pci_address, port.netdev, port.link_layer, port.rdma_device)
+                      for nic in pnode.nics if nic.is_mellanox for port in nic.ports)
+        got = sorted((p["pci_address"], p["netdev"], p["link_layer"], p["rdma_device"])
+                     for p in data["nic_ports"] if p["node"] == pnode.name)
+        assert got == want
+        assert data["readiness"][pnode.name]["gpus"] == len(pnode.gpus)
+    if workers[-1].gpus:
+        assert any(link["relation"] in ("PIX", "NODE") for link in data["gpu_nic_affinity"])
+    variables = dict(CONFIGS[profile], gpudirect_rdma_ipam_range="192.168.50.0/24", gpudirect_rdma_nic_selection="auto",
+                     gpudirect_rdma_nic_facts=data["nic_ports"], gpudirect_rdma_gpu_nic_affinity=data["gpu_nic_affinity"])
+    rendered = plan.render_all(variables)
+    assert rendered["errors"] == [] and rendered["manifests"]
+    markdown = (report_dir / "hardware-report.md").read_text()
+    html = (report_dir / "hardware-report.html").read_text()
+    gpu_node = next(n for n in workers if n.gpus)
+    assert "## %s" % gpu_node.name in markdown and "### GPU-NIC affinity" in markdown and "| GPU0 |" in markdown
+    assert 'class="rel-' in html and "<script" not in html
+    assert leftovers(sim) == []
+
+
+def test_roce_lab_gpu_nic_pairs(sim_factory, tmp_path):
+    """The roce-lab's GPUs at 18/3a/9a/ba share a PCIe switch with the NICs at 1a/3c/9c/bc."""
+    sim = sim_factory(profile="roce-lab")
+    proc, report_dir = run_facts(sim, tmp_path, {"hardware_facts_node_names": ["worker-0"], "hardware_facts_write_report": True})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((report_dir / "hardware-facts.json").read_text())
+    pix = sorted((link["gpu_pci_address"], link["netdev"]) for link in data["gpu_nic_affinity"] if link["relation"] == "PIX")
+    assert pix == [("0000:18:00.0", "ens1f0np0"), ("0000:3a:00.0", "ens2f0np0"), ("0000:9a:00.0", "ens3f0np0"),
+                   ("0000:ba:00.0", "ens4f0np0")]
+    assert "irdma_loaded" in data["readiness"]["worker-0"]["reason_codes"]  # the E810 management port
+
+
+def test_failures_still_remove_every_pod_and_configmap(sim_factory, tmp_path):
+    sim = sim_factory(profile="infiniband-lab", faults={"operator_faults": {"facts_pod_failure": {"gpu-ib-1": "OSError: boom"}}})
+    proc, _report_dir = run_facts(sim, tmp_path, {"hardware_facts_node_names": ["gpu-ib-0", "gpu-ib-1", "no-such-node"]})
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    assert "no-such-node: no such node" in output
+    assert "gpu-ib-1: pod failed: exit code 1 (Error)" in output and "OSError: boom" in output
+    assert leftovers(sim) == []
+    mark = sim.mark()
+    proc, report_dir = run_facts(sim, tmp_path, {"hardware_facts_node_names": ["gpu-ib-0", "gpu-ib-1"],
+                                                 "hardware_facts_fail_on_error": False})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((report_dir / "hardware-facts.json").read_text())
+    assert list(data["nodes"]) == ["gpu-ib-0"] and [f["node"] for f in data["failed_nodes"]] == ["gpu-ib-1"]
+    assert "gpu-ib-1: no facts" in (report_dir / "hardware-report.md").read_text()
+    assert leftovers(sim) == []
+    assert sim.count(verb="delete", since=mark) == 3  # two pods and the ConfigMap, one request each
+
+
+def test_check_mode_creates_nothing(sim_factory, tmp_path):
+    sim = sim_factory(profile="mixed-lab")
+    mark = sim.mark()
+    proc, report_dir = run_facts(sim, tmp_path, check=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sim.count(writes_only=True, include_dry_run=True, since=mark) == 0
+    assert "gpudirect-facts-" in proc.stdout and "nvd-srv-32.nvidia.eng.rdu2.dc.redhat.com" in proc.stdout
+    assert not report_dir.exists()
+
+
+def test_unschedulable_pod_is_a_node_failure_and_is_deleted(sim_factory, monkeypatch):
+    """A pod bound to a node that vanished stays Pending/Unschedulable: reported at once, then deleted."""
+    sim = sim_factory(profile="roce-lab")
+    monkeypatch.setattr(nf, "select_nodes", lambda nodes, names=None, node_selector=None: (["worker-0", "gone-node"], [], "names"))
+    params = {"namespace": NAMESPACE, "name_prefix": "gpudirect-facts", "image": nf.DEFAULT_IMAGE, "service_account": "gpudirect-facts",
+              "manage_rbac": True, "scc": "hostmount-anyuid", "create_namespace": True, "timeout": 60, "tolerations": None}
+    cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
+    result = nf.FactsRun(cluster, params).run()
+    assert list(result["nodes"]) == ["worker-0"]
+    assert [(f["node"], f["error"]) for f in result["failed_nodes"]] == [
+        ("gone-node", "pod cannot be scheduled: 0/%d nodes are available: node gone-node not found" % len(sim.profile.nodes))]
+    events = sim.dynamic_client().resources.get(api_version="v1", kind="Event").get(namespace=NAMESPACE).items
+    assert any(e.reason == "FailedScheduling" for e in events)
+    assert leftovers(sim) == []

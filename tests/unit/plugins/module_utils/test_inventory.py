@@ -1,0 +1,74 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Unit tests of the inventory: flattening into the RDMA input model's shapes and the Markdown/HTML reports."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils import inventory
+from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import collector
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import plan
+from ansible_collections.gpudirect.openshift.tests.unit.fixtures import synthetic_sysfs as synth
+
+
+def node_facts(tmp_path, vfs=1):
+    builder = synth.build_gpu_nic_node(tmp_path, gpus=2, nics=2, vfs_per_pf=vfs)
+    proc = synth.ProcBuilder(tmp_path, modules=["mlx5_core", "ib_uverbs", "nvidia", "nvidia_peermem"], osrelease="5.14.0")
+    return collector.collect(builder.root, proc.root)
+
+
+def test_nic_ports_have_the_input_model_keys(tmp_path):
+    facts = node_facts(tmp_path)
+    ports = inventory.nic_ports("gpu-0", facts)
+    pfs = [p for p in ports if not p["is_vf"]]
+    vfs = [p for p in ports if p["is_vf"]]
+    assert len(pfs) == 4 and len(vfs) == 4
+    first = pfs[0]
+    assert first["node"] == "gpu-0" and first["vendor_id"] == "15b3" and first["device_id"] == "1021"
+    assert first["link_layer"] == "InfiniBand" and first["netdev"] == "ibp20s0f0" and first["rdma_device"] == "mlx5_0"
+    assert first["total_vfs"] == 16 and first["type"] == 32 and first["address"] and first["state"] == "ACTIVE"
+    assert all(v["pf_pci_address"] in [p["pci_address"] for p in pfs] for v in vfs)
+
+
+def test_nic_without_rdma_device_uses_netdev_type():
+    facts = {"nics": [{"pci_address": "0000:01:00.0", "vendor_id": "0x15b3", "device_id": "0x1017", "function": "PF", "ports": [],
+                       "netdevs": [{"name": "eth0", "type": 1, "address": "aa:bb:cc:dd:ee:ff"}, {"name": "odd", "type": 772}]}]}
+    ports = inventory.nic_ports("n", facts)
+    assert [(p["netdev"], p["link_layer"], p["rdma_device"]) for p in ports] == [("eth0", "Ethernet", None)]
+
+
+def test_affinity_lists_pf_pairs_only(tmp_path):
+    links = inventory.gpu_nic_affinity("gpu-0", node_facts(tmp_path))
+    assert len(links) == 2 * 4  # 2 GPUs x 4 PFs, no VF
+    assert set(l["relation"] for l in links) <= set(inventory.RELATIONS)
+    assert {"node", "gpu", "nic", "relation"} <= set(links[0])
+    assert [l["relation"] for l in links if l["gpu"] == 0][:2] == ["PIX", "PIX"]
+
+
+def test_flattened_ports_render_with_nic_selection_auto(tmp_path):
+    ports, links, readiness = inventory.flatten({"gpu-0": node_facts(tmp_path / "a"), "gpu-1": node_facts(tmp_path / "b")})
+    assert readiness["gpu-0"]["ready"] is True and readiness["gpu-0"]["link_layers"] == ["InfiniBand"]
+    result = plan.render_all({
+        "gpudirect_rdma_method": "sriov_legacy", "gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_num_vfs": 8,
+        "gpudirect_rdma_ipam_range": "192.168.10.0/24", "gpudirect_rdma_nic_selection": "auto",
+        "gpudirect_rdma_nic_facts": ports, "gpudirect_rdma_gpu_nic_affinity": links})
+    assert result["errors"] == []
+    chosen = result["summary"]["nics"] if "nics" in result["summary"] else result["summary"]
+    assert "0000:14:00.0" in repr(chosen)
+
+
+def test_reports(tmp_path):
+    facts = node_facts(tmp_path)
+    failed = [{"node": "gpu-9", "error": "pod failed: exit code 1"}]
+    markdown = inventory.render_markdown({"gpu-0": facts}, title="lab", failed=failed)
+    assert markdown.startswith("# lab\n") and "| gpu-0 | yes | 2 | 4 | InfiniBand | nvidia_peermem |" in markdown
+    assert "| GPU0 | PIX | PIX | SYS | SYS |" in markdown
+    assert "**gpu-9: no facts** - pod failed: exit code 1" in markdown
+    html = inventory.render_html({"gpu-0": facts, "<x>": {}}, title="lab <1>", failed=failed)
+    assert html.startswith("<!DOCTYPE html>") and "<title>lab &lt;1&gt;</title>" in html and "&lt;x&gt;" in html
+    assert '<td class="rel-PIX">PIX</td>' in html and '<td class="rel-SYS">SYS</td>' in html
+    assert not re.search(r"(src|href)=", html) and "<script" not in html  # self-contained

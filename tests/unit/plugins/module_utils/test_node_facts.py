@@ -1,0 +1,129 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Unit tests of the facts pods' pure parts: script, names, manifests, node selection, pod outcomes, log parsing."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import node_facts as nf
+from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import collector
+from ansible_collections.gpudirect.openshift.tests.unit.fixtures import synthetic_sysfs as synth
+
+
+def test_standalone_script_runs_alone_and_matches_the_collector(tmp_path):
+    builder = synth.build_gpu_nic_node(tmp_path / "node", gpus=2, nics=2, vfs_per_pf=1)
+    proc = synth.ProcBuilder(tmp_path / "node", modules=["mlx5_core", "ib_uverbs"], osrelease="5.14.0-570.el9.x86_64")
+    script = tmp_path / "alone" / nf.SCRIPT_KEY
+    script.parent.mkdir()
+    script.write_text(nf.standalone_script())
+    out = subprocess.run([sys.executable, "-I", "-B", str(script), "--sys-root", builder.root, "--proc-root", proc.root,
+                          "--nvidia-smi", "skip", "--json"], capture_output=True, text=True, check=True, cwd=str(script.parent),
+                         env={"PATH": os.environ.get("PATH", "")})
+    facts = nf.parse_collector_log(out.stdout)
+    assert facts == json.loads(json.dumps(collector.collect(builder.root, proc.root)))
+    assert len(facts["gpus"]) == 2 and len([n for n in facts["nics"] if n["function"] == "PF"]) == 4
+
+
+def test_pod_names_are_dns_labels_and_unique_for_long_node_names():
+    short = nf.pod_name("gpudirect-facts", "abcde", "worker-0")
+    assert short == "gpudirect-facts-abcde-worker-0"
+    long_a = nf.pod_name("gpudirect-facts", "abcde", "nvd-srv-32.nvidia.eng.rdu2.dc.redhat.com.example.internal")
+    long_b = nf.pod_name("gpudirect-facts", "abcde", "nvd-srv-32.nvidia.eng.rdu2.dc.redhat.com.example.internal2")
+    for name in (short, long_a, long_b):
+        assert len(name) <= 63 and name[0].isalnum() and name[-1].isalnum()
+        assert all(c.isalnum() or c == "-" for c in name) and name == name.lower()
+    assert long_a != long_b
+
+
+def test_pod_manifest_is_pinned_read_only_and_unprivileged():
+    pod = nf.pod_manifest("p", "ns", "worker-0", "abcde", "cm", "img:1", service_account="sa", deadline_seconds=120)
+    spec = pod["spec"]
+    assert spec["nodeName"] == "worker-0" and spec["restartPolicy"] == "Never" and spec["activeDeadlineSeconds"] == 120
+    assert spec["serviceAccountName"] == "sa" and spec["automountServiceAccountToken"] is False
+    assert spec["tolerations"] == [{"operator": "Exists"}]
+    assert not any(spec.get(k) for k in ("hostNetwork", "hostPID", "hostIPC"))
+    container = spec["containers"][0]
+    ctx = container["securityContext"]
+    assert ctx["privileged"] is False and ctx["allowPrivilegeEscalation"] is False and ctx["readOnlyRootFilesystem"] is True
+    assert ctx["capabilities"] == {"drop": ["ALL"]}
+    mounts = dict((m["mountPath"], m) for m in container["volumeMounts"])
+    assert set(mounts) == {"/host/sys", "/host/proc", "/opt/gpudirect"} and all(m["readOnly"] for m in mounts.values())
+    volumes = dict((v["name"], v) for v in spec["volumes"])
+    assert volumes["host-sys"]["hostPath"]["path"] == "/sys" and volumes["host-proc"]["hostPath"]["path"] == "/proc"
+    assert volumes["collector"]["configMap"]["name"] == "cm"
+    assert container["command"][:4] == ["python3", "-I", "-B", "/opt/gpudirect/gpudirect-facts.py"]
+    assert container["command"][container["command"].index("--nvidia-smi") + 1] == "skip" and "env" not in container
+    labels = pod["metadata"]["labels"]
+    assert labels[nf.COMPONENT_LABEL] == "gpudirect-facts" and labels[nf.RUN_LABEL] == "abcde"
+    with_smi = nf.pod_manifest("p", "ns", "n", "abcde", "cm", "img", nvidia_smi=True, tolerations=[])
+    assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in with_smi["spec"]["containers"][0]["env"]
+    assert with_smi["spec"]["tolerations"] == [] and "serviceAccountName" not in with_smi["spec"]
+
+
+def test_configmap_and_role_binding():
+    cm = nf.configmap_manifest("cm", "ns", "abcde", "print(1)\n")
+    assert cm["data"] == {nf.SCRIPT_KEY: "print(1)\n"} and cm["metadata"]["labels"][nf.RUN_LABEL] == "abcde"
+    binding = nf.scc_role_binding("ns", "sa", "hostmount-anyuid")
+    assert binding["roleRef"]["name"] == "system:openshift:scc:hostmount-anyuid"
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "sa", "namespace": "ns"}]
+
+
+def _node(name, **labels):
+    return {"metadata": {"name": name, "labels": labels}}
+
+
+NODES = [
+    _node("master-0", **{"node-role.kubernetes.io/master": ""}),
+    _node("worker-0", **{"node-role.kubernetes.io/worker": "", nf.GPU_VENDOR_LABEL: "true"}),
+    _node("worker-1", **{"node-role.kubernetes.io/worker": "", nf.NIC_VENDOR_LABEL: "true", "rack": "b"}),
+    _node("worker-2", **{"node-role.kubernetes.io/worker": "", "rack": "b"}),
+]
+
+
+def test_node_selection():
+    assert nf.select_nodes(NODES) == (["worker-0", "worker-1"], [], "nfd_vendor_labels")
+    plain = [_node(n["metadata"]["name"], **dict((k, v) for k, v in n["metadata"]["labels"].items() if "pci-" not in k)) for n in NODES]
+    assert nf.select_nodes(plain) == (["worker-0", "worker-1", "worker-2"], [], "workers")
+    assert nf.select_nodes(NODES, node_selector={"rack": "b"}) == (["worker-1", "worker-2"], [], "node_selector")
+    assert nf.select_nodes(NODES, names=["worker-2", "ghost", "worker-2"]) == (["worker-2"], ["ghost"], "names")
+
+
+def _pod(phase, conditions=None, statuses=None):
+    return {"metadata": {"name": "p"}, "status": {"phase": phase, "conditions": conditions or [], "containerStatuses": statuses or []}}
+
+
+def test_pod_outcomes():
+    assert nf.pod_outcome(_pod("Succeeded")) == (True, None)
+    assert nf.pod_outcome(_pod("Running")) == (False, None)
+    failed = nf.pod_outcome(_pod("Failed", statuses=[{"state": {"terminated": {"exitCode": 1, "reason": "Error", "message": "boom"}}}]))
+    assert failed[0] and "exit code 1 (Error): boom" in failed[1]
+    unschedulable = nf.pod_outcome(_pod("Pending", conditions=[{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                                                 "message": "node x not found"}]))
+    assert unschedulable == (True, "pod cannot be scheduled: node x not found")
+    pulling = _pod("Pending", statuses=[{"state": {"waiting": {"reason": "ImagePullBackOff", "message": "no such image"}}}])
+    assert nf.pod_outcome(pulling) == (False, None)
+    assert nf.pod_progress(pulling) == "Pending (ImagePullBackOff: no such image)"
+    bad_image = _pod("Pending", statuses=[{"state": {"waiting": {"reason": "InvalidImageName", "message": "x"}}}])
+    assert nf.pod_outcome(bad_image)[0] is True
+
+
+def test_parse_collector_log():
+    facts = {"schema_version": 1, "readiness": {"ready": True}, "nics": []}
+    assert nf.parse_collector_log("some runtime line\n%s\n" % json.dumps(facts)) == facts
+    with pytest.raises(ValueError, match="printed nothing"):
+        nf.parse_collector_log("  \n")
+    with pytest.raises(ValueError, match="no JSON document.*Traceback"):
+        nf.parse_collector_log("Traceback (most recent call last):\nOSError\n")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        nf.parse_collector_log('{"readiness": ')
+    with pytest.raises(ValueError, match="not a facts document"):
+        nf.parse_collector_log('{"a": 1}')
