@@ -44,6 +44,12 @@ options:
       - Fail the task when the variables do not validate. With C(false) the task succeeds and RV(errors) holds the problems.
     type: bool
     default: true
+  validate_only:
+    description:
+      - Only check the variables, accepting C(gpudirect_rdma_nic_selection=auto) before the NIC facts are known.
+        RV(manifests) is then empty.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:
@@ -152,7 +158,7 @@ summary:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, stale_objects
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, stale_objects, validate
 
 
 def main():
@@ -162,10 +168,15 @@ def main():
             previous_manifests=dict(type="list", elements="dict"),
             include_machineconfigs_in_stale=dict(type="bool", default=False),
             fail_on_errors=dict(type="bool", default=True),
+            validate_only=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
-    result = render_all(module.params["variables"])
+    if module.params["validate_only"]:
+        errors, warnings = validate(module.params["variables"])
+        result = {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}}
+    else:
+        result = render_all(module.params["variables"])
     output = dict(
         changed=False,
         manifests=result["manifests"],

@@ -60,6 +60,8 @@ def install_controllers(sim):
     olm = OlmController(runtime, crds)
     operators = [NfdController(runtime), SriovController(runtime), NetworkOperatorController(runtime),
                  GpuOperatorController(runtime), NetworkController(runtime), MachineConfigController(runtime)]
+    operators.append(__import__(__name__ + ".facts_pods", fromlist=["FactsPodController"]).FactsPodController(runtime))
+    operators.append(__import__(__name__ + ".perftest_pods", fromlist=["PerftestPodController"]).PerftestPodController(runtime))
     handle = Controllers(runtime, olm, operators)
     sim.store.subscribe(handle.dispatch)
     return handle

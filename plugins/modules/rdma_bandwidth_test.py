@@ -1,0 +1,377 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: rdma_bandwidth_test
+short_description: Measure GPUDirect RDMA bandwidth between GPU nodes with ib_write_bw pods
+version_added: 0.1.0
+author: gpudirect.openshift maintainers (@gpudirect)
+description:
+  - For each pair of GPU nodes (one pair for two nodes, else a ring n0->n1, ..., n(k-1)->n0) starts an C(ib_write_bw)
+    server pod on the first node and, once it runs with an address on the secondary network (read from the
+    C(k8s.v1.cni.cncf.io/network-status) annotation), a client pod on the second node pointed at that address.
+  - Each pod requests one GPU, the RDMA resource and the secondary network of the configured method, and the
+    C(IPC_LOCK) capability (not privileged).
+  - Waits with watches (no polling), reads both logs, parses them, compares the BW average with a fraction of the
+    link rate, and diagnoses failed pairs (image pull, resources not allocatable, no GPU memory path, link down,
+    wrong GID, timeout, bandwidth below the threshold).
+  - Pairs run one after the other, so that a node's NIC carries one test at a time.
+  - Every pod it created is deleted, and gone, before the module returns, also when a pair fails or times out.
+    Pods left by an earlier run that was killed are deleted first.
+options:
+  configuration:
+    description:
+      - The C(summary) of the rendered plan (C(gpudirect_manifests) result or C(render_all)); gives the method,
+        fabric, RDMA resource, network and GPU RDMA mode. The options below override it.
+    type: dict
+    default: {}
+  method:
+    description: RDMA method; default from O(configuration).
+    type: str
+    choices: [shared_device, host_device, sriov_legacy]
+  fabric:
+    description: Fabric; default from O(configuration).
+    type: str
+    choices: [roce, infiniband]
+  namespace:
+    description: Namespace of the test pods; the network must have its NetworkAttachmentDefinition there.
+    type: str
+    default: default
+  network:
+    description: Value of the pods' C(k8s.v1.cni.cncf.io/networks) annotation; default the configuration's first network in O(namespace).
+    type: str
+  resources:
+    description: "RDMA resources each pod requests, for example C({rdma/rdma_shared_device_eth: 1}); default the configuration's C(pod_resources)."
+    type: dict
+  gpu_resource:
+    description: GPU resource each pod requests one of. Empty requests no GPU (only with O(gpu_rdma_mode=none)).
+    type: str
+    default: nvidia.com/gpu
+  gpu_rdma_mode:
+    description:
+      - V(dmabuf) runs C(--use_cuda=<gpu_index> --use_cuda_dmabuf), V(peermem) runs C(--use_cuda=<gpu_index>), V(none) uses host memory.
+      - Default from O(configuration), else V(dmabuf).
+    type: str
+    choices: [dmabuf, peermem, none]
+  gpu_index:
+    description: CUDA device index inside the pod (the pod sees only its own GPU, so 0).
+    type: int
+    default: 0
+  image:
+    description: Image with C(ib_write_bw) built with CUDA support (perftest C(--use_cuda)). Users must provide one.
+    type: str
+    required: true
+  image_pull_policy:
+    description: Pull policy of the test container.
+    type: str
+    default: IfNotPresent
+    choices: [Always, IfNotPresent, Never]
+  binary:
+    description: Path or name of C(ib_write_bw) in the image.
+    type: str
+    default: ib_write_bw
+  rdma_device:
+    description:
+      - RDMA device passed with C(-d) on every node. Unset takes it from O(nic_ports) (shared and host device), else the pod
+        uses the device behind its secondary interface, else the first active port of the fabric's link layer.
+    type: str
+  nic_ports:
+    description:
+      - Port facts, one dict per port with C(node), C(rdma_device), C(netdev), C(link_layer), C(pci_address) and the rate as
+        C(rate_gbps), C(speed_gbps), C(speed) (number or text such as C(400 Gb/sec (4X NDR))) or C(speed_mbps).
+      - Used to pick the device and the link rate of each node.
+    type: list
+    elements: dict
+    default: []
+  link_rate_gbps:
+    description: Link rate to judge against. Unset uses O(nic_ports), then the node's SriovNetworkNodeState C(linkSpeed).
+    type: float
+  threshold:
+    description: Fraction of the link rate the BW average must reach.
+    type: float
+    default: 0.8
+  rdma_cm:
+    description: Connect the queue pairs with RDMA-CM (C(-R)).
+    type: bool
+    default: true
+  gid_index:
+    description: GID index (C(-x)); needed for RoCE without RDMA-CM.
+    type: int
+  qps:
+    description: Number of queue pairs (C(-q)).
+    type: int
+    default: 16
+  message_size:
+    description: Message size in bytes (C(-s)) when O(sweep=false).
+    type: int
+    default: 65536
+  sweep:
+    description: Run every message size from 2 B to 8 MiB (C(-a)) with O(iterations) messages each, instead of one size.
+    type: bool
+    default: false
+  iterations:
+    description: Messages per size in a sweep (C(-n)).
+    type: int
+    default: 5000
+  duration:
+    description: Seconds a single-size run lasts (C(-D)).
+    type: int
+    default: 10
+  port:
+    description: TCP port of perftest's connection set-up (C(-p)).
+    type: int
+    default: 18515
+  extra_args:
+    description: More C(ib_write_bw) arguments for both sides, for example C([-T, "41"]).
+    type: list
+    elements: str
+    default: []
+  secondary_interface:
+    description: Name of the secondary interface in the pod (Multus names the first one C(net1)).
+    type: str
+    default: net1
+  nodes:
+    description: Nodes to test, in ring order. Default every schedulable node with a GPU, in name order.
+    type: list
+    elements: str
+    default: []
+  node_selector:
+    description: Labels a node must carry to be tested when O(nodes) is empty.
+    type: dict
+    default: {}
+  service_account:
+    description: Service account of the pods (its SCC must allow C(IPC_LOCK)).
+    type: str
+  start_timeout:
+    description: Seconds a pod may take to start (scheduling, image pull, network).
+    type: int
+    default: 600
+  run_timeout:
+    description: Seconds the client may run once started; default 120 + the duration (or the sweep's length).
+    type: int
+  pending_grace_period:
+    description: Seconds a pod may stay unschedulable or failing to pull its image before the pair fails.
+    type: int
+    default: 60
+  cleanup_timeout:
+    description: Seconds to wait for the pods to be gone.
+    type: int
+    default: 120
+  cluster_name:
+    description: Name of the cluster in the reports.
+    type: str
+    default: cluster
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: partial
+    details: In check mode no pod is created; RV(pods) shows the pods of each pair.
+  diff_mode:
+    support: none
+  platform:
+    support: full
+    platforms: posix
+requirements:
+  - python >= 3.10
+  - kubernetes >= 24.2.0
+notes:
+  - The pods need an SCC that allows the C(IPC_LOCK) capability (cluster administrators get one in C(default)).
+  - With several rails only the first network of the configuration is tested unless O(network) and O(resources) say otherwise.
+seealso:
+  - module: gpudirect.openshift.gpudirect_manifests
+"""
+
+EXAMPLES = r"""
+- name: Test GPUDirect RDMA between every GPU node of the rendered configuration
+  gpudirect.openshift.rdma_bandwidth_test:
+    configuration: "{{ preflight_plan.summary }}"
+    image: quay.io/example/perftest-cuda:24.10
+    nic_ports: "{{ hardware_facts_nic_ports | default([]) }}"
+    threshold: 0.8
+  register: verify_run
+
+- name: Sweep all message sizes between two named nodes over RoCE with GID index 3
+  gpudirect.openshift.rdma_bandwidth_test:
+    method: sriov_legacy
+    fabric: roce
+    network: sriov-network
+    resources: {openshift.io/sriovlegacy: 1}
+    image: quay.io/example/perftest-cuda:24.10
+    nodes: [worker-0, worker-1]
+    rdma_cm: false
+    gid_index: 3
+    sweep: true
+    link_rate_gbps: 200
+"""
+
+RETURN = r"""
+passed:
+  description: Every pair passed.
+  returned: always
+  type: bool
+run_id:
+  description: Value of the C(gpudirect.openshift/verify-run) label of this run's pods.
+  returned: always
+  type: str
+  sample: 3fa9c1
+arguments:
+  description: The C(ib_write_bw) arguments both sides ran with (the client adds the server address).
+  returned: always
+  type: str
+  sample: -F --report_gbits -q 16 -s 65536 -D 10 -R --use_cuda=0 --use_cuda_dmabuf
+pairs:
+  description:
+    - One entry per pair with server_node, client_node, server_device, client_device, server_ip, link_rate_gbps,
+      link_rate_source, threshold, threshold_gbps, bandwidth_gbps (BW average of the largest message), bw_peak_gbps,
+      msg_rate_mpps, message_size, fraction, use_cuda, use_dmabuf, gpu, sweep (bytes and bw_avg_gbps per size),
+      verdict (passed or failed), reason, diagnosis (code, ok, message, evidence), server_state, client_state,
+      server_log, client_log, elapsed.
+  returned: success
+  type: list
+  elements: dict
+summary:
+  description: pairs, passed, failed, all_passed, min/avg/max_bandwidth_gbps, threshold, diagnoses (codes of failed pairs).
+  returned: success
+  type: dict
+report_markdown:
+  description: The report in Markdown.
+  returned: success
+  type: str
+report_html:
+  description: The report as a self-contained HTML page with inline SVG charts.
+  returned: success
+  type: str
+pods:
+  description: In check mode, the pod manifests that would be created.
+  returned: check mode
+  type: list
+  elements: dict
+pods_left:
+  description: Pods of this run still present after clean-up (empty unless the API refused to delete them).
+  returned: success
+  type: list
+  elements: str
+"""
+
+import signal
+import traceback
+
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import (
+    BandwidthTest,
+    SettingsError,
+    failure_message,
+    perftest_args,
+    settings_from,
+    summarize,
+)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
+
+
+def argument_spec():
+    spec = dict(AUTH_ARG_SPEC)
+    spec.update(
+        configuration=dict(type="dict", default={}),
+        method=dict(type="str", choices=["shared_device", "host_device", "sriov_legacy"]),
+        fabric=dict(type="str", choices=["roce", "infiniband"]),
+        namespace=dict(type="str", default="default"),
+        network=dict(type="str"),
+        resources=dict(type="dict"),
+        gpu_resource=dict(type="str", default="nvidia.com/gpu"),
+        gpu_rdma_mode=dict(type="str", choices=["dmabuf", "peermem", "none"]),
+        gpu_index=dict(type="int", default=0),
+        image=dict(type="str", required=True),
+        image_pull_policy=dict(type="str", default="IfNotPresent", choices=["Always", "IfNotPresent", "Never"]),
+        binary=dict(type="str", default="ib_write_bw"),
+        rdma_device=dict(type="str"),
+        nic_ports=dict(type="list", elements="dict", default=[]),
+        link_rate_gbps=dict(type="float"),
+        threshold=dict(type="float", default=0.8),
+        rdma_cm=dict(type="bool", default=True),
+        gid_index=dict(type="int"),
+        qps=dict(type="int", default=16),
+        message_size=dict(type="int", default=65536),
+        sweep=dict(type="bool", default=False),
+        iterations=dict(type="int", default=5000),
+        duration=dict(type="int", default=10),
+        port=dict(type="int", default=18515),
+        extra_args=dict(type="list", elements="str", default=[]),
+        secondary_interface=dict(type="str", default="net1"),
+        nodes=dict(type="list", elements="str", default=[]),
+        node_selector=dict(type="dict", default={}),
+        service_account=dict(type="str"),
+        start_timeout=dict(type="int", default=600),
+        run_timeout=dict(type="int"),
+        pending_grace_period=dict(type="int", default=60),
+        cleanup_timeout=dict(type="int", default=120),
+        cluster_name=dict(type="str", default="cluster"),
+    )
+    return spec
+
+
+def _terminate(signum, frame):
+    # Ansible stops a task that exceeds its timeout with SIGTERM: raise so that the clean-up in `finally` runs.
+    raise SystemExit("stopped by signal %d" % signum)
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        settings = settings_from(module.params)
+    except (SettingsError, ValueError, TypeError) as exc:
+        module.fail_json(msg="Invalid options: %s" % exc)
+    arguments = " ".join(perftest_args(settings))
+    try:
+        cluster = ClusterClient(get_api_client(module), check_mode=module.check_mode)
+        test = BandwidthTest(cluster, settings)
+        outcome = test.run(check_mode=module.check_mode)
+    except (CoreException, ClusterError) as exc:
+        module.fail_from_exception(exc)
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg="The bandwidth test failed: %s" % api_message(exc), exception=traceback.format_exc())
+
+    if module.check_mode:
+        module.exit_json(changed=False, passed=False, run_id=outcome["run_id"], arguments=arguments,
+                         pairs=outcome["pairs"], pods=outcome["pods"])
+
+    pairs = outcome["pairs"]
+    summary = summarize(pairs, settings["threshold"])
+    report_input = {"pairs": pairs, "summary": summary, "cluster": module.params["cluster_name"],
+                    "configuration": settings["configuration_label"], "binary": settings["binary"], "arguments": arguments}
+    result = dict(
+        changed=False,
+        passed=summary["all_passed"],
+        run_id=outcome["run_id"],
+        arguments=arguments,
+        pairs=pairs,
+        summary=summary,
+        report_markdown=bandwidth_report.markdown(report_input),
+        report_html=bandwidth_report.html(report_input),
+        pods_left=outcome["pods_left"],
+        stale_pods_deleted=outcome["stale_pods_deleted"],
+    )
+    if outcome["pods_left"]:
+        module.fail_json(msg="Pods of the bandwidth test are left behind: %s (%s)" % (
+            ", ".join(outcome["pods_left"]), outcome.get("cleanup_error") or "still terminating"), **result)
+    if not summary["all_passed"]:
+        module.fail_json(msg=failure_message(pairs), **result)
+    module.exit_json(msg="GPUDirect RDMA bandwidth test passed for %d pair(s): min %.2f Gb/s, avg %.2f Gb/s" % (
+        summary["pairs"], summary["min_bandwidth_gbps"], summary["avg_bandwidth_gbps"]), **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,287 @@
+"""playbooks/verify.yml (role gpudirect.openshift.verify, module rdma_bandwidth_test) against simulated clusters.
+
+Each inventory host is one cluster (as in site.yml), so one ansible-playbook run verifies several simulated
+clusters in parallel: one run for the passing cases (the six example configurations on the mixed-lab profile and a
+three-node ring with a message-size sweep), one run for the failures (each injected perftest fault, and a missing
+RDMA resource). The parametrized tests then check each host's results, reports and cluster.
+
+Each simulated cluster gets what the configured method leaves on a real cluster, written straight into the
+simulator's store: GPU and RDMA allocatable on the GPU workers and the NetworkAttachmentDefinition that the network CR
+of the rendered plan produces. site.yml does not apply the SR-IOV policies and network CRs yet; once it does, the
+set-up can run it instead (about 10 s per configuration here, measured for the operator part). The simulator runs the
+ib_write_bw pods (tests/simulator/controllers/perftest_pods.py); faults come from operator_faults["perftest"].
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
+from simulator import SimulatedCluster
+from simulator.controllers.networks import render_nad
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PLAYBOOK = os.path.join(ROOT, "playbooks", "verify.yml")
+EXAMPLES = os.path.join(ROOT, "playbooks", "vars", "examples")
+CONFIGURATIONS = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".yml"))
+COMPONENT_SELECTOR = "app.kubernetes.io/component=gpudirect-verify"
+GPU_NODES = ("nvd-srv-32.nvidia.eng.rdu2.dc.redhat.com", "nvd-srv-33.nvidia.eng.rdu2.dc.redhat.com")
+NETWORK_KINDS = {"MacvlanNetwork": ("mellanox.com", "macvlannetworks"), "IPoIBNetwork": ("mellanox.com", "ipoibnetworks"),
+                 "HostDeviceNetwork": ("mellanox.com", "hostdevicenetworks"),
+                 "SriovNetwork": ("sriovnetwork.openshift.io", "sriovnetworks"),
+                 "SriovIBNetwork": ("sriovnetwork.openshift.io", "sriovibnetworks")}
+# What the device plugins advertise per node in the mixed lab: the shared plugin rdmaHcaMax, one PF for host
+# device, numVfs for SR-IOV.
+ALLOCATABLE = {"shared_device": 63, "host_device": 1, "sriov_legacy": 8}
+FAST = {"perftest_start_seconds": 0.02, "perftest_run_seconds": 0.05}
+RING_PROFILE = "synthetic:nodes=3,gpus=2,nics=2,link_layer=Ethernet"
+COMMON = {"verify_image": "registry.example/perftest-cuda:25.01", "verify_duration": 2, "verify_start_timeout": 30,
+          "verify_pending_grace_period": 1, "verify_cleanup_timeout": 30}
+
+
+def example_vars(name):
+    with open(os.path.join(EXAMPLES, name)) as handle:
+        return yaml.safe_load(handle)
+
+
+def nic_ports(sim):
+    """The port facts the hardware_facts role reports, from the simulator's hardware profile."""
+    return [{"node": node.name, "pci_address": nic.pci_address, "device_id": nic.device_id, "rdma_device": port.rdma_device,
+             "netdev": port.netdev, "link_layer": port.link_layer, "state": port.state, "speed": "%d Gb/sec" % port.speed_gbps}
+            for node in sim.profile.nodes for nic in node.nics for port in nic.ports]
+
+
+def prepare(sim, variables, nodes=GPU_NODES, resource_count=None):
+    """Give the GPU workers their GPU and RDMA allocatable and create the configuration's NAD; returns the plan summary."""
+    plan = render_all(variables)
+    assert not plan["errors"], plan["errors"]
+    summary = plan["summary"]
+    count = ALLOCATABLE[summary["method"]] if resource_count is None else resource_count
+    for name in nodes:
+        def edit(node):
+            node["metadata"].setdefault("labels", {})["nvidia.com/gpu.present"] = "true"
+            for key in ("capacity", "allocatable"):
+                node["status"][key]["nvidia.com/gpu"] = "2"
+                for resource in summary["pod_resources"]:
+                    node["status"][key][resource] = str(count)
+        sim.store.mutate(sim.type("v1", "Node"), None, name, edit)
+    for entry in plan["manifests"]:
+        manifest = entry["manifest"]
+        if manifest["kind"] in NETWORK_KINDS:
+            nad, error = render_nad(NETWORK_KINDS[manifest["kind"]], manifest)
+            assert error is None, error
+            sim.store.create(sim.type("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"), nad)
+    return summary
+
+
+class PodRecorder:
+    """Every verification pod the store saw created (they are gone by the time the playbook returns)."""
+
+    def __init__(self, sim):
+        self.pods = []
+        sim.store.subscribe(self)
+
+    def __call__(self, etype, rtype, obj):
+        if etype == "ADDED" and rtype.plural == "pods" and "gpudirect-verify" in str(obj["metadata"].get("labels") or {}):
+            self.pods.append(obj)
+
+
+class Fleet:
+    """Simulated clusters, one inventory host each, verified by one ansible-playbook run."""
+
+    def __init__(self, crd_dir, tmp_path):
+        self.crd_dir = crd_dir
+        self.tmp = tmp_path
+        self.hosts = {}
+        self.sims = {}
+        self.summaries = {}
+        self.recorders = {}
+        self.output = ""
+        self.returncode = None
+        self.took = 0.0
+
+    def add(self, host, variables, profile="mixed-lab", nodes=GPU_NODES, resource_count=None, fault=None, **extra):
+        faults = {"operator_faults": {"perftest": fault}} if fault else None
+        sim = SimulatedCluster(profile=profile, crd_dir=self.crd_dir, config=dict(FAST), faults=faults).start()
+        self.sims[host] = sim
+        self.summaries[host] = prepare(sim, variables, nodes=nodes, resource_count=resource_count)
+        self.recorders[host] = PodRecorder(sim)
+        hostvars = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                    "gpudirect_kubeconfig": sim.kubeconfig, "verify_artifacts_dir": str(self.tmp / host),
+                    "verify_nic_ports": nic_ports(sim)}
+        hostvars.update(COMMON)
+        hostvars.update(variables)
+        hostvars.update(extra)
+        self.hosts[host] = hostvars
+
+    def run(self, timeout=170):
+        inventory = self.tmp / "inventory.yml"
+        inventory.write_text(yaml.safe_dump({"all": {"hosts": self.hosts}}))
+        env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORKS=str(len(self.hosts)))
+        for name in ("K8S_AUTH_KUBECONFIG", "KUBECONFIG"):
+            env.pop(name, None)
+        started = time.monotonic()
+        proc = subprocess.run(["ansible-playbook", "-i", str(inventory), PLAYBOOK], env=env, capture_output=True, text=True,
+                              check=False, timeout=timeout, cwd=ROOT)
+        self.took = time.monotonic() - started
+        self.output = proc.stdout + proc.stderr
+        self.returncode = proc.returncode
+
+    def results(self, host):
+        path = self.tmp / host / "results.json"
+        assert path.exists(), "no results.json for %s:\n%s" % (host, self.output)
+        return json.loads(path.read_text())
+
+    def pods_left(self, host):
+        sim = self.sims[host]
+        return sim.store.list(sim.type("v1", "Pod"), None, label_selector=COMPONENT_SELECTOR)[0]
+
+    def stop(self):
+        errors = []
+        for sim in self.sims.values():
+            sim.stop()
+            errors.extend(sim.errors)
+        assert not errors, errors
+
+
+def host_name(example):
+    return "config-%s" % example.split("-")[0]
+
+
+@pytest.fixture(scope="module")
+def passing_fleet(crd_dir, tmp_path_factory):
+    fleet = Fleet(crd_dir, tmp_path_factory.mktemp("verify-pass"))
+    try:
+        for example in CONFIGURATIONS:
+            extra = {}
+            if example.startswith("4-"):
+                extra = {"verify_nic_ports": [], "verify_link_rate_gbps": 400}  # the link rate given instead of facts
+            fleet.add(host_name(example), example_vars(example), **extra)
+        ring = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
+                "gpudirect_rdma_nic_interfaces": ["enp26s0np0"], "gpudirect_rdma_ipam_range": "192.168.20.0/24"}
+        fleet.add("ring", ring, profile=RING_PROFILE, nodes=("gpu-worker-0000", "gpu-worker-0001", "gpu-worker-0002"),
+                  verify_sweep=True, verify_iterations=1000)
+        fleet.run()
+        yield fleet
+    finally:
+        fleet.stop()
+
+
+def test_passing_run_succeeds_for_every_cluster(passing_fleet):
+    assert passing_fleet.returncode == 0, passing_fleet.output
+    assert re.search(r"config-1\s*:\s*ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0", passing_fleet.output), passing_fleet.output
+
+
+@pytest.mark.parametrize("example", CONFIGURATIONS)
+def test_verify_passes_for_each_configuration(passing_fleet, example):
+    host = host_name(example)
+    summary = passing_fleet.summaries[host]
+    results = passing_fleet.results(host)
+    artifacts = passing_fleet.tmp / host
+
+    assert results["passed"] is True and results["summary"]["pairs"] == 1 and results["summary"]["passed"] == 1
+    pair = results["pairs"][0]
+    assert (pair["server_node"], pair["client_node"]) == GPU_NODES
+    assert pair["verdict"] == "passed" and pair["diagnosis"]["code"] == "ok"
+    assert pair["link_rate_gbps"] == 400.0 and pair["threshold_gbps"] == 320.0
+    assert 0.92 * 400 <= pair["bandwidth_gbps"] <= 0.97 * 400
+    assert pair["use_cuda"] is True and pair["use_dmabuf"] is (summary["gpu_rdma_mode"] == "dmabuf")
+    if summary["method"] == "sriov_legacy":
+        assert pair["client_device"] not in ("mlx5_0", "mlx5_1")  # the VF's own RDMA device, found in the pod
+    else:
+        expected = "mlx5_1" if summary["fabric"] == "roce" else "mlx5_0"
+        assert pair["client_device"] == pair["server_device"] == expected
+
+    # The pods asked for what the chapter's workload pods ask for, one on each node.
+    pods = passing_fleet.recorders[host].pods
+    assert len(pods) == 2
+    for pod in pods:
+        container = pod["spec"]["containers"][0]
+        wanted = dict((name, "1") for name in summary["pod_resources"])
+        wanted["nvidia.com/gpu"] = "1"
+        assert container["resources"]["requests"] == wanted == container["resources"]["limits"]
+        assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+        assert "privileged" not in json.dumps(pod["spec"])
+        assert pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == summary["networks"][0]["annotation"]
+        args = next(e["value"] for e in container["env"] if e["name"] == "PERFTEST_ARGS").split()
+        assert "-R" in args and "--use_cuda=0" in args and ("--use_cuda_dmabuf" in args) == (summary["gpu_rdma_mode"] == "dmabuf")
+    assert {p["spec"]["nodeSelector"]["kubernetes.io/hostname"] for p in pods} == set(GPU_NODES)
+
+    # Artifacts: JSON, Markdown, HTML with an inline SVG chart, the logs; nothing left on the cluster.
+    assert (artifacts / "report.md").read_text().count("| passed |") == 1
+    html = (artifacts / "report.html").read_text()
+    assert "<svg" in html and "PASSED" in html and "<script" not in html
+    assert "RDMA_Write BW Test" in (artifacts / "pair-0-client.log").read_text()
+    assert passing_fleet.pods_left(host) == []
+
+
+def test_ring_of_three_nodes_with_a_message_size_sweep(passing_fleet):
+    """Three GPU nodes: three pairs around the ring (not all six ordered pairs); the sweep is charted per pair."""
+    results = passing_fleet.results("ring")
+    workers = ["gpu-worker-0000", "gpu-worker-0001", "gpu-worker-0002"]
+    pairs = [(p["server_node"], p["client_node"]) for p in results["pairs"]]
+    assert pairs == [(workers[0], workers[1]), (workers[1], workers[2]), (workers[2], workers[0])]
+    assert all(p["verdict"] == "passed" for p in results["pairs"])
+    assert all(len(p["sweep"]) == 23 and p["sweep"][-1]["bytes"] == 8388608 for p in results["pairs"])
+    assert results["summary"]["min_bandwidth_gbps"] <= results["summary"]["avg_bandwidth_gbps"] <= results["summary"]["max_bandwidth_gbps"]
+    html = (passing_fleet.tmp / "ring" / "report.html").read_text()
+    assert html.count("<svg") == 2 and html.count("<polyline") == 3
+    assert len(passing_fleet.recorders["ring"].pods) == 6
+    assert passing_fleet.pods_left("ring") == []
+
+
+FAULTS = [
+    # (operator fault, extra variables, diagnosis code, text the failure message must contain)
+    ("link_down", {}, "link_down", "Unable to init the socket connection"),
+    ("wrong_gid", {"verify_rdma_cm": False, "verify_gid_index": 7}, "wrong_gid", "to RTR"),
+    ("no_gpu", {}, "no_gpu_memory_path", "There are no available device(s) that support CUDA"),
+    ("image_pull", {}, "image_pull_error", "ImagePullBackOff"),
+    ("hang", {"verify_run_timeout": 2}, "timeout", "did not finish in time"),
+    ("slow", {}, "bandwidth_below_threshold", "below the 80% threshold"),
+]
+
+
+@pytest.fixture(scope="module")
+def failing_fleet(crd_dir, tmp_path_factory):
+    fleet = Fleet(crd_dir, tmp_path_factory.mktemp("verify-fail"))
+    try:
+        for fault, extra, _code, _text in FAULTS:
+            # SR-IOV legacy over RoCE: the chapter's own 5.10 test.
+            fleet.add("fault-%s" % fault, example_vars("5-sriov-legacy-roce.yml"), fault=fault, **extra)
+        fleet.add("no-rdma-resource", example_vars("1-shared-device-roce.yml"), resource_count=0)
+        fleet.run()
+        yield fleet
+    finally:
+        fleet.stop()
+
+
+@pytest.mark.parametrize("fault,extra,code,text", FAULTS, ids=[f[0] for f in FAULTS])
+def test_injected_fault_fails_with_its_diagnosis(failing_fleet, fault, extra, code, text):
+    host = "fault-%s" % fault
+    assert failing_fleet.returncode != 0
+    assert re.search(r"fatal: \[%s\]" % host, failing_fleet.output), failing_fleet.output
+    results = failing_fleet.results(host)
+    assert results["passed"] is False
+    assert results["message"].startswith("GPUDirect RDMA bandwidth test failed for 1 of 1 pair(s)")
+    assert "%s:" % code in results["message"] and text in results["message"], results["message"]
+    assert results["message"] in failing_fleet.output.replace("\n", " ") or code in failing_fleet.output
+    pair = results["pairs"][0]
+    assert pair["verdict"] == "failed" and pair["diagnosis"]["code"] == code
+    assert results["summary"]["diagnoses"] == [code]
+    assert failing_fleet.pods_left(host) == [], "pods left behind after %s" % fault
+    assert "FAILED" in (failing_fleet.tmp / host / "report.html").read_text()
+
+
+def test_missing_rdma_resource_is_diagnosed_and_cleaned_up(failing_fleet):
+    results = failing_fleet.results("no-rdma-resource")
+    pair = results["pairs"][0]
+    assert pair["diagnosis"]["code"] == "resource_not_allocatable"
+    assert "resource_not_allocatable:" in results["message"] and "rdma/rdma_shared_device_eth" in results["message"]
+    assert "0/3 nodes are available: 1 Insufficient rdma/rdma_shared_device_eth, 2 node(s) didn't match" in pair["server_state"]
+    assert len(failing_fleet.recorders["no-rdma-resource"].pods) == 1  # no client without a running server
+    assert failing_fleet.pods_left("no-rdma-resource") == []

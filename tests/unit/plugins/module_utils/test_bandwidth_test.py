@@ -1,0 +1,176 @@
+"""Pure parts of the GPUDirect RDMA bandwidth test: settings, ib_write_bw arguments, pairs, pod manifests,
+network-status, devices and link rates from facts, verdicts, and the Markdown/HTML reports."""
+
+import json
+import os
+import xml.etree.ElementTree as ElementTree
+
+import pytest
+from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import bandwidth_test as bt
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
+
+SHARED_ROCE = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
+               "gpudirect_rdma_nic_interfaces": ["ens8f0np0"], "gpudirect_rdma_ipam_range": "192.168.2.0/24"}
+SRIOV_ROCE = {"gpudirect_rdma_method": "sriov_legacy", "gpudirect_rdma_fabric": "roce", "gpudirect_rdma_nic_interfaces": ["ens8f0np0"],
+              "gpudirect_rdma_num_vfs": 8, "gpudirect_rdma_ipam_range": "192.168.3.0/24", "gpudirect_rdma_gpu_rdma_mode": "peermem",
+              "gpudirect_rdma_nic_driver": "doca"}
+PORTS = [
+    {"node": "n0", "rdma_device": "mlx5_0", "netdev": "ibs2f0", "link_layer": "InfiniBand", "speed": "400 Gb/sec (4X NDR)"},
+    {"node": "n0", "rdma_device": "mlx5_1", "netdev": "ens8f0np0", "link_layer": "Ethernet", "speed_mbps": 200000},
+    {"node": "n1", "rdma_device": "mlx5_1", "netdev": "ens8f0np0", "link_layer": "Ethernet", "rate_gbps": 100},
+]
+
+
+def settings(variables=SHARED_ROCE, **params):
+    summary = render_all(variables)["summary"]
+    params.setdefault("image", "registry.example/perftest:1")
+    return bt.settings_from(dict(params, configuration=summary))
+
+
+def test_settings_come_from_the_plan_summary():
+    s = settings()
+    assert (s["method"], s["fabric"], s["link_layer"]) == ("shared_device", "roce", "Ethernet")
+    assert s["network"] == "rdmashared-net" and s["resources"] == {"rdma/rdma_shared_device_eth": 1}
+    assert s["gpu_rdma_mode"] == "dmabuf" and s["selection"]["interfaces"] == ["ens8f0np0"]
+    assert s["run_timeout"] == 130  # 120 + the 10 s default duration
+    sriov = settings(SRIOV_ROCE)
+    assert sriov["network"] == "sriov-network" and sriov["resources"] == {"openshift.io/sriovlegacy": 1}
+    assert sriov["gpu_rdma_mode"] == "peermem"
+
+
+def test_settings_report_every_problem_at_once():
+    with pytest.raises(bt.SettingsError) as info:
+        bt.settings_from({"image": "x", "threshold": 1.5, "qps": 0})
+    text = str(info.value)
+    for part in ("method must be", "fabric must be", "no secondary network", "no RDMA resource", "threshold", "qps must be"):
+        assert part in text
+
+
+def test_perftest_arguments_follow_the_gpu_mode_and_connection_options():
+    assert bt.perftest_args(settings()) == ["-F", "--report_gbits", "-q", "16", "-s", "65536", "-D", "10", "-R",
+                                            "--use_cuda=0", "--use_cuda_dmabuf"]
+    peermem = bt.perftest_args(settings(SRIOV_ROCE, rdma_cm=False, gid_index=3, qps=4))
+    assert peermem == ["-F", "--report_gbits", "-q", "4", "-s", "65536", "-D", "10", "-x", "3", "--use_cuda=0"]
+    sweep = bt.perftest_args(settings(sweep=True, iterations=2000, gpu_rdma_mode="none", extra_args=["-T", "41"]))
+    assert sweep == ["-F", "--report_gbits", "-q", "16", "-a", "-n", "2000", "-R", "-T", "41"]
+
+
+def test_pairs_go_around_the_ring():
+    assert bt.ring_pairs(["a"]) == []
+    assert bt.ring_pairs(["a", "b"]) == [("a", "b")]
+    assert bt.ring_pairs(["a", "b", "c", "d"]) == [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a")]
+
+
+def test_pod_manifest_requests_gpu_rdma_resource_network_and_ipc_lock_only():
+    pod = bt.pod_manifest(settings(), "abc123", 0, "client", "n1", "n1.example", "mlx5_1", "192.168.2.5")
+    container = pod["spec"]["containers"][0]
+    assert container["resources"]["requests"] == {"rdma/rdma_shared_device_eth": "1", "nvidia.com/gpu": "1"}
+    assert container["resources"]["limits"] == container["resources"]["requests"]
+    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": "n1.example"}
+    assert pod["spec"]["restartPolicy"] == "Never" and pod["spec"]["activeDeadlineSeconds"] > 0
+    assert pod["metadata"]["annotations"] == {"k8s.v1.cni.cncf.io/networks": "rdmashared-net"}
+    assert pod["metadata"]["labels"][bt.COMPONENT_LABEL] == "gpudirect-verify"
+    env = dict((e["name"], e["value"]) for e in container["env"])
+    assert env["PERFTEST_SERVER_IP"] == "192.168.2.5" and env["RDMA_DEVICE"] == "mlx5_1" and env["PERFTEST_ROLE"] == "client"
+    assert pod["metadata"]["name"] == "gpudirect-verify-abc123-0-client"
+
+
+def test_secondary_ips_from_network_status():
+    status = [{"name": "ovn-kubernetes", "interface": "eth0", "ips": ["10.128.2.5"], "default": True},
+              {"name": "default/rdmashared-net", "interface": "net1", "ips": ["192.168.2.1"]}]
+    pod = {"metadata": {"annotations": {bt.NETWORK_STATUS_ANNOTATION: json.dumps(status)}}}
+    assert bt.secondary_ips(pod, "rdmashared-net", "default") == ["192.168.2.1"]
+    assert bt.secondary_ips(pod, "other-net", "default") == []
+    assert bt.secondary_ips({"metadata": {}}, "rdmashared-net", "default") == []
+    assert bt.secondary_ips({"metadata": {"annotations": {bt.NETWORK_STATUS_ANNOTATION: "not json"}}}, "x", "default") == []
+
+
+def test_pending_problems_are_recognised():
+    unschedulable = {"status": {"phase": "Pending", "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes are available: 1 Insufficient rdma/x"}]}}
+    assert bt.pending_problem(unschedulable) == ("Unschedulable", "0/3 nodes are available: 1 Insufficient rdma/x")
+    pulling = {"status": {"phase": "Pending", "containerStatuses": [{"state": {"waiting": {"reason": "ImagePullBackOff", "message": "m"}}}]}}
+    assert bt.pending_problem(pulling) == ("ImagePullBackOff", "m")
+    creating = {"status": {"phase": "Pending", "containerStatuses": [{"state": {"waiting": {"reason": "ContainerCreating"}}}]}}
+    assert bt.pending_problem(creating) is None
+    assert bt.pending_problem({"status": {"phase": "Running"}}) is None
+
+
+def test_device_and_link_rate_from_facts():
+    s = settings(nic_ports=PORTS)
+    assert bt.device_for(s, "n0") == "mlx5_1"  # the Ethernet port named in the selection, not the IB one
+    assert bt.link_rate_for(s, "n0", "mlx5_1")[0] == 200.0
+    assert bt.link_rate_for(s, "n1", "mlx5_1")[0] == 100.0
+    rate, reason = bt.link_rate_for(s, "n9")
+    assert rate is None and "verify_link_rate_gbps" in reason
+    assert bt.link_rate_for(settings(nic_ports=PORTS, link_rate_gbps=25), "n9") == (25.0, "link_rate_gbps option")
+    assert bt.device_for(settings(SRIOV_ROCE, nic_ports=PORTS), "n0") is None  # a VF: found in the pod
+    assert bt.device_for(settings(nic_ports=PORTS, rdma_device="mlx5_9"), "n0") == "mlx5_9"
+    state = {"status": {"interfaces": [{"name": "ens8f0np0", "linkType": "ETH", "linkSpeed": "400000 Mb/s"}]}}
+    assert bt.link_rate_for(settings(), "n5", None, state)[0] == 400.0
+
+
+def test_judge_passes_a_gpu_run_and_refuses_a_host_memory_run(fixtures_dir):
+    path = os.path.join(fixtures_dir, "command-outputs", "ib_write_bw", "nvidia-gpu-addon-operator_ocp410_T4_client_use_cuda_sweep_roce.txt")
+    with open(path) as handle:
+        cuda_log = handle.read()
+    s = settings(gpu_rdma_mode="peermem")
+    parsed, evaluation, diagnosis = bt.judge(s, cuda_log, "", {"status": {"phase": "Succeeded"}}, None, 25)
+    assert evaluation["passed"] and diagnosis["code"] == "ok" and parsed["use_cuda"]
+    # The same numbers from the dmabuf configuration: the capture used cuMemAlloc (peer memory), not DMA-BUF.
+    _parsed, evaluation, diagnosis = bt.judge(settings(), cuda_log, "", None, None, 25)
+    assert not evaluation["passed"] and diagnosis["code"] == "no_gpu_memory_path"
+    with open(os.path.join(fixtures_dir, "command-outputs", "ib_write_bw", "cloud-native-stack_ubuntu24_v19_client_sweep_roce.txt")) as handle:
+        host_log = handle.read()
+    _parsed, evaluation, diagnosis = bt.judge(s, host_log, "", None, None, 50)
+    assert diagnosis["code"] == "no_gpu_memory_path" and "host memory" in diagnosis["message"]
+    _parsed, evaluation, diagnosis = bt.judge(settings(gpu_rdma_mode="none"), host_log, "", None, None, 100)
+    assert diagnosis["code"] == "bandwidth_below_threshold"
+
+
+def test_judge_diagnoses_the_server_when_it_failed_first():
+    server = {"status": {"phase": "Failed"}}
+    log = "initializing CUDA\nThere are no available device(s) that support CUDA\n"
+    _parsed, evaluation, diagnosis = bt.judge(settings(), "", log, None, server, 400, problem="server")
+    assert evaluation is None and diagnosis["code"] == "no_gpu_memory_path"
+
+
+def _pairs():
+    passed = {"index": 0, "server_node": "a.example", "client_node": "b.example", "server_device": "mlx5_1", "client_device": "mlx5_1",
+              "link_rate_gbps": 400.0, "threshold_gbps": 320.0, "bandwidth_gbps": 375.2, "fraction": 0.938, "verdict": "passed",
+              "diagnosis": {"code": "ok", "message": "ok"},
+              "sweep": [{"bytes": 2 ** n, "bw_avg_gbps": min(375.2, 2 ** n * 0.3)} for n in range(1, 24)]}
+    failed = {"index": 1, "server_node": "b.example", "client_node": "c.example", "link_rate_gbps": 400.0, "threshold_gbps": 320.0,
+              "bandwidth_gbps": None, "fraction": None, "verdict": "failed", "server_state": "Running", "client_state": "Failed",
+              "client_log": "Failed to modify QP 288 to RTR <script>", "diagnosis": {"code": "wrong_gid", "message": "bad | gid"},
+              "sweep": []}
+    return [passed, failed]
+
+
+def test_summary_and_failure_message():
+    summary = bt.summarize(_pairs(), 0.8)
+    assert summary == {"pairs": 2, "passed": 1, "failed": 1, "all_passed": False, "min_bandwidth_gbps": 375.2,
+                       "avg_bandwidth_gbps": 375.2, "max_bandwidth_gbps": 375.2, "threshold": 0.8, "diagnoses": ["wrong_gid"]}
+    assert bt.failure_message(_pairs()) == "GPUDirect RDMA bandwidth test failed for 1 of 2 pair(s): b.example -> c.example: wrong_gid: bad | gid"
+    assert bt.summarize([], 0.8)["all_passed"] is False
+
+
+def test_reports_markdown_and_self_contained_html_with_charts():
+    pairs = _pairs()
+    result = {"pairs": pairs, "summary": bt.summarize(pairs, 0.8), "cluster": "lab", "configuration": "1", "arguments": "-a"}
+    text = bandwidth_report.markdown(result)
+    assert "| a.example | b.example | mlx5_1 / mlx5_1 | 400 | 320.00 | 375.20 | 93.8% | passed | ok |" in text
+    assert "wrong_gid: bad \\| gid" in text and "**FAILED**" in text
+    assert "|---|---|---|" in text  # the sweep table has one column per swept pair plus the size
+    page = bandwidth_report.html(result)
+    assert page.count("<svg") == 2 and "<script" not in page and "&lt;script&gt;" in page
+    assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")  # nothing loaded from elsewhere
+    for svg in (bandwidth_report.bar_chart_svg(pairs), bandwidth_report.sweep_chart_svg(pairs)):
+        root = ElementTree.fromstring(svg)  # well-formed SVG
+        assert root.tag.endswith("svg")
+    bars = bandwidth_report.bar_chart_svg(pairs)
+    assert 'stroke="#d62728"' in bars and "no result: wrong_gid" in bars  # threshold marks, failed pair labelled
+    no_sweep = bandwidth_report.html({"pairs": pairs[1:], "summary": bt.summarize(pairs[1:], 0.8)})
+    assert no_sweep.count("<svg") == 1
