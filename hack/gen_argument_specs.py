@@ -6,6 +6,7 @@ choices and defaults; descriptions come from the tables in docs/input-model.md. 
 between the BEGIN/END markers of roles/preflight and roles/rdma meta/argument_specs.yml.
 Usage: hack/gen_argument_specs.py [--check]
 """
+import json
 import os
 import re
 import sys
@@ -37,22 +38,40 @@ def quote(text):
     return "'" + str(text).replace("'", "''") + "'"
 
 
+def static_default(spec):
+    return None if callable(spec.default) else spec.default
+
+
+def lenient(field, spec):
+    """Optional, no fixed default, and a type that rejects the null or "" AWX sends for a blank survey answer:
+    accept anything here; the input model checks it before any write and names the variable."""
+    return field not in REQUIRED and static_default(spec) is None and (spec.choices or spec.kind in ("int", "bool", "intorstr"))
+
+
 def render_options(fields, prefix, docs):
     out = [BEGIN]
     for field in sorted(fields):
         spec = fields[field]
         name = prefix + field
-        out.append("      %s:\n" % name)
-        out.append("        type: %s\n" % TYPES[spec.kind])
-        if spec.kind == "list":
-            out.append("        elements: str\n")
-        elif spec.kind == "dictlist":
-            out.append("        elements: dict\n")
-        if field in REQUIRED:
-            out.append("        required: true\n")
-        if spec.choices:
-            out.append("        choices: [%s]\n" % ", ".join(spec.choices))
         text = docs.get(name, "See docs/input-model.md.")
+        out.append("      %s:\n" % name)
+        if lenient(field, spec):
+            out.append("        type: raw\n")
+            kind = "one of %s" % ", ".join(spec.choices) if spec.choices else {"int": "an integer", "bool": "a boolean"}.get(spec.kind, "an integer or a percentage")
+            text = "%s (%s; blank means unset)" % (text, kind)
+        else:
+            out.append("        type: %s\n" % TYPES[spec.kind])
+            if spec.kind == "list":
+                out.append("        elements: str\n")
+            elif spec.kind == "dictlist":
+                out.append("        elements: dict\n")
+            if field in REQUIRED:
+                out.append("        required: true\n")
+            if spec.choices:
+                out.append("        choices: [%s]\n" % ", ".join(spec.choices))
+            default = static_default(spec)
+            if default is not None:
+                out.append("        default: %s\n" % json.dumps(default))
         text = re.sub(r"`([^`]*)`", r"C(\1)", text)
         out.append("        description: %s\n" % quote(text))
     out.append(END)

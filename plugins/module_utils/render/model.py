@@ -237,7 +237,8 @@ def normalise(variables):
     values = {}
     provided = set()
     for field, spec in FIELDS.items():
-        if field in raw and raw[field] is not None:
+        # A blank answer (AWX sends null or "" for an optional survey question left empty) means unset.
+        if field in raw and raw[field] is not None and not (isinstance(raw[field], str) and not raw[field].strip() and spec.kind != "list"):
             coerced = _coerce(field, spec, raw[field], errors)
             if coerced is not None:
                 if spec.kind == "str" and spec.choices:
