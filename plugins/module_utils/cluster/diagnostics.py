@@ -1,0 +1,372 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Must-gather style diagnostics: list the kinds that explain an install, redact secrets, write YAML and a summary.
+
+The number of requests is fixed by the plan (one list per kind, per operator namespace for the kinds that OLM
+copies into every namespace), so collecting on a broken cluster is cheap and predictable. A kind that is not
+served, or that the credentials may not read, is noted in the summary instead of failing the collection.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import datetime
+import json
+import os
+import re
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import api_message, api_status
+
+REDACTED = "<redacted>"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+# Keys whose values are credentials wherever they appear (case-insensitive, separators ignored).
+SENSITIVE_KEY = re.compile(
+    r"(token|passw(or)?d|passwd|secret|api_?key|credential|dockerconfigjson|dockercfg|kubeconfig|private_?key|"
+    r"client_?key|auth(orization)?$|bearer|cookie|\.pem$|\.key$)",
+    re.IGNORECASE,
+)
+# A value that is a kubeconfig, a private key or a bearer header, whatever its key is called.
+SENSITIVE_VALUE = re.compile(
+    r'(-----BEGIN [A-Z ]*PRIVATE KEY-----|client-key-data|\bkind"?:\s*"?Config\b[\s\S]*\bclusters"?:|'
+    r'Bearer\s+[A-Za-z0-9._~+/=-]{8,})',
+)
+# Keys that name a Kubernetes object field whose content is meant to be visible even though the key matches.
+NOT_SENSITIVE_KEYS = frozenset(["secretName", "secretRef", "secretKeyRef", "tokenSecretRef", "serviceAccountToken",
+                                "automountServiceAccountToken", "secretResourceName", "imagePullSecrets", "authorization_mode"])
+
+OLM_V1 = "operators.coreos.com/v1"
+OLM_V1A1 = "operators.coreos.com/v1alpha1"
+
+# What is collected: (apiVersion, kind, plural, where, label selector). ``where`` is "cluster" (cluster-scoped),
+# "all" (namespaced, one list across namespaces), "operators" (one list per operator namespace) or
+# "marketplace" (the catalog namespace).
+PLAN = (
+    (OLM_V1A1, "Subscription", "subscriptions", "operators", None),
+    (OLM_V1A1, "InstallPlan", "installplans", "operators", None),
+    (OLM_V1A1, "ClusterServiceVersion", "clusterserviceversions", "operators", None),
+    (OLM_V1, "OperatorGroup", "operatorgroups", "operators", None),
+    (OLM_V1A1, "CatalogSource", "catalogsources", "marketplace", None),
+    ("nfd.openshift.io/v1", "NodeFeatureDiscovery", "nodefeaturediscoveries", "all", None),
+    ("sriovnetwork.openshift.io/v1", "SriovOperatorConfig", "sriovoperatorconfigs", "all", None),
+    ("mellanox.com/v1alpha1", "NicClusterPolicy", "nicclusterpolicies", "cluster", None),
+    ("nvidia.com/v1", "ClusterPolicy", "clusterpolicies", "cluster", None),
+    ("sriovnetwork.openshift.io/v1", "SriovNetworkNodeState", "sriovnetworknodestates", "all", None),
+    ("sriovnetwork.openshift.io/v1", "SriovNetworkNodePolicy", "sriovnetworknodepolicies", "all", None),
+    ("sriovnetwork.openshift.io/v1", "SriovNetworkPoolConfig", "sriovnetworkpoolconfigs", "all", None),
+    ("mellanox.com/v1alpha1", "MacvlanNetwork", "macvlannetworks", "cluster", None),
+    ("mellanox.com/v1alpha1", "IPoIBNetwork", "ipoibnetworks", "cluster", None),
+    ("mellanox.com/v1alpha1", "HostDeviceNetwork", "hostdevicenetworks", "cluster", None),
+    ("sriovnetwork.openshift.io/v1", "SriovNetwork", "sriovnetworks", "all", None),
+    ("sriovnetwork.openshift.io/v1", "SriovIBNetwork", "sriovibnetworks", "all", None),
+    ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "network-attachment-definitions", "all", None),
+    ("machineconfiguration.openshift.io/v1", "MachineConfigPool", "machineconfigpools", "cluster", None),
+    ("machineconfiguration.openshift.io/v1", "MachineConfig", "machineconfigs", "cluster", "managed"),
+    ("v1", "Node", "nodes", "cluster", None),
+    ("v1", "Event", "events", "operators", None),
+    ("v1", "Pod", "pods", "operators", None),
+)
+CLUSTER_DIR = "cluster-scoped"
+
+
+def list_path(api_version, plural, namespace=None):
+    base = "/api/v1" if api_version == "v1" else "/apis/%s" % api_version
+    if namespace:
+        return "%s/namespaces/%s/%s" % (base, namespace, plural)
+    return "%s/%s" % (base, plural)
+
+
+def plan_requests(namespaces, marketplace_namespace, managed_selector):
+    """Every list request, in order: dicts with api_version, kind, plural, namespace, label_selector."""
+    requests = []
+    for api_version, kind, plural, where, selector in PLAN:
+        label_selector = managed_selector if selector == "managed" else None
+        if where == "operators":
+            targets = list(namespaces)
+        elif where == "marketplace":
+            targets = [marketplace_namespace]
+        else:
+            targets = [None]
+        for namespace in targets:
+            requests.append({"api_version": api_version, "kind": kind, "plural": plural, "namespace": namespace,
+                             "label_selector": label_selector, "namespaced": where != "cluster"})
+    return requests
+
+
+# -- redaction -------------------------------------------------------------------------------------------------
+
+
+def _sensitive_key(key):
+    return isinstance(key, str) and key not in NOT_SENSITIVE_KEYS and bool(SENSITIVE_KEY.search(key))
+
+
+def scrub_text(text, secrets):
+    """``text`` with every known secret string replaced; a value that looks like a credential becomes REDACTED."""
+    for secret in secrets:
+        if secret and secret in text:
+            text = text.replace(secret, REDACTED)
+    if SENSITIVE_VALUE.search(text):
+        return REDACTED
+    return text
+
+
+def redact(value, secrets=(), parent_key=None):
+    """A deep copy of ``value`` with credentials replaced by REDACTED.
+
+    Values under sensitive keys (token, password, apiKey, credentials, .dockerconfigjson, kubeconfig, ...),
+    ``value`` of name/value pairs whose name is sensitive (container env), strings that look like a kubeconfig,
+    a private key or a bearer header, and any occurrence of the ``secrets`` strings.
+    """
+    if isinstance(value, dict):
+        out = {}
+        sensitive_pair = _sensitive_key(value.get("name")) and "value" in value
+        for key, item in value.items():
+            if _sensitive_key(key) and not isinstance(item, (dict, list)) and item not in (None, "", False, True):
+                out[key] = REDACTED
+            elif _sensitive_key(key) and isinstance(item, dict):
+                out[key] = dict((k, REDACTED) for k in item)
+            elif sensitive_pair and key == "value" and item not in (None, ""):
+                out[key] = REDACTED
+            else:
+                out[key] = redact(item, secrets, key)
+        return out
+    if isinstance(value, list):
+        return [redact(item, secrets, parent_key) for item in value]
+    if isinstance(value, str):
+        return scrub_text(value, secrets)
+    return value
+
+
+def redact_object(obj, secrets=()):
+    """One API object made safe to write: Secret payloads and last-applied copies removed, then redact()."""
+    obj = copy.deepcopy(obj)
+    meta = obj.get("metadata") or {}
+    meta.pop("managedFields", None)
+    annotations = meta.get("annotations") or {}
+    if LAST_APPLIED in annotations:
+        # A copy of the whole object as last applied: for a Secret it holds the data in clear.
+        annotations[LAST_APPLIED] = "<omitted>"
+    if obj.get("kind") == "Secret":
+        for field in ("data", "stringData"):
+            if isinstance(obj.get(field), dict):
+                obj[field] = dict((k, REDACTED) for k in obj[field])
+    return redact(obj, secrets)
+
+
+def trim_node(node):
+    """What matters about a node for GPUDirect RDMA: labels, taints, capacity, allocatable, conditions."""
+    meta = node.get("metadata") or {}
+    status = node.get("status") or {}
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": dict((k, meta[k]) for k in ("name", "labels", "annotations", "creationTimestamp") if k in meta),
+        "spec": dict((k, v) for k, v in (node.get("spec") or {}).items() if k in ("taints", "unschedulable", "providerID")),
+        "status": dict((k, status[k]) for k in ("capacity", "allocatable", "conditions", "nodeInfo", "addresses") if k in status),
+    }
+
+
+# -- findings ---------------------------------------------------------------------------------------------------
+
+
+def _true_conditions(obj, types=None):
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("status") == "True" and (types is None or cond.get("type") in types):
+            yield cond
+
+
+def _ref(obj):
+    meta = obj.get("metadata") or {}
+    return "%s %s%s" % (obj.get("kind"), meta["namespace"] + "/" if meta.get("namespace") else "", meta.get("name"))
+
+
+def findings_for(kind, items):
+    """Lines worth reading first, for one kind."""
+    found = []
+    for obj in items:
+        status = obj.get("status") or {}
+        ref = _ref(obj)
+        if kind == "ClusterServiceVersion" and status.get("phase") != "Succeeded":
+            found.append("%s is %s (%s): %s" % (
+                ref, status.get("phase") or "without phase", status.get("reason") or "no reason", status.get("message") or "no message"))
+        elif kind == "Subscription":
+            for cond in _true_conditions(obj, ("ResolutionFailed", "CatalogSourcesUnhealthy", "InstallPlanFailed", "InstallPlanMissing")):
+                found.append("%s: %s %s" % (ref, cond.get("type"), cond.get("message") or cond.get("reason") or ""))
+        elif kind == "InstallPlan":
+            if status.get("phase") == "RequiresApproval" or (obj.get("spec") or {}).get("approved") is False:
+                found.append("%s waits for approval (%s)" % (ref, ", ".join((obj.get("spec") or {}).get("clusterServiceVersionNames") or [])))
+            elif status.get("phase") == "Failed":
+                found.append("%s failed: %s" % (ref, "; ".join(c.get("message", "") for c in status.get("conditions") or [])))
+        elif kind == "CatalogSource":
+            state = ((status.get("connectionState") or {}).get("lastObservedState"))
+            if state != "READY":
+                found.append("%s is %s" % (ref, state or "not reporting a state"))
+        elif kind in ("NicClusterPolicy", "ClusterPolicy", "MacvlanNetwork", "IPoIBNetwork", "HostDeviceNetwork"):
+            if status.get("state") != "ready":
+                reason = status.get("reason") or "; ".join(c.get("message", "") for c in status.get("conditions") or []
+                                                           if c.get("type") == "Error" and c.get("message"))
+                found.append("%s is %s%s" % (ref, status.get("state") or "without state", ": " + reason if reason else ""))
+                for applied in status.get("appliedStates") or []:
+                    if applied.get("state") not in ("ready", "ignore"):
+                        found.append("  %s: %s %s" % (applied.get("name"), applied.get("state"), applied.get("message") or ""))
+        elif kind == "SriovNetworkNodeState" and status.get("syncStatus") != "Succeeded":
+            found.append("%s syncStatus %s%s" % (ref, status.get("syncStatus") or "not reported",
+                                                 ": " + status["lastSyncError"] if status.get("lastSyncError") else ""))
+        elif kind == "MachineConfigPool":
+            for cond in _true_conditions(obj, ("Degraded", "NodeDegraded", "RenderDegraded")):
+                found.append("%s %s: %s" % (ref, cond.get("type"), cond.get("message") or cond.get("reason") or ""))
+            if status.get("updatedMachineCount") != status.get("machineCount"):
+                found.append("%s: %s of %s nodes updated" % (ref, status.get("updatedMachineCount"), status.get("machineCount")))
+        elif kind == "Node":
+            ready = [c for c in status.get("conditions") or [] if c.get("type") == "Ready"]
+            if not ready or ready[0].get("status") != "True":
+                found.append("%s is NotReady%s" % (ref, ": " + ready[0].get("message", "") if ready else ""))
+            if (obj.get("spec") or {}).get("unschedulable"):
+                found.append("%s is cordoned (SchedulingDisabled)" % ref)
+        elif kind == "Pod" and status.get("phase") not in ("Running", "Succeeded"):
+            waiting = [cs.get("state", {}).get("waiting", {}) for cs in status.get("containerStatuses") or []]
+            reasons = ", ".join("%s%s" % (w.get("reason"), " (%s)" % w["message"] if w.get("message") else "") for w in waiting if w)
+            found.append("%s is %s%s" % (ref, status.get("phase") or "Unknown", ": " + reasons if reasons else ""))
+    if kind == "Event":
+        warnings = [e for e in items if e.get("type") == "Warning"]
+        warnings.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
+        for event in warnings[-20:]:
+            involved = event.get("involvedObject") or {}
+            found.append("Warning %s on %s %s/%s: %s" % (
+                event.get("reason"), involved.get("kind"), involved.get("namespace") or "-", involved.get("name"), event.get("message")))
+    return found
+
+
+# -- collection -------------------------------------------------------------------------------------------------
+
+
+def _decode(response):
+    data = response.data
+    if isinstance(data, bytes):
+        data = data.decode("utf-8")
+    return json.loads(data) if data else {}
+
+
+def safe_name(text):
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text)
+
+
+class DiagnosticsCollector:
+    """Runs the plan against ``cluster`` (a ClusterClient); ``secrets`` are strings never to be written."""
+
+    def __init__(self, cluster, namespaces, marketplace_namespace="openshift-marketplace",
+                 managed_selector="app.kubernetes.io/managed-by=gpudirect.openshift", secrets=()):
+        self.cluster = cluster
+        self.requests = plan_requests(namespaces, marketplace_namespace, managed_selector)
+        self.secrets = sorted(set(s for s in secrets if s and len(s) >= 4), key=len, reverse=True)
+        self.collected = []   # {kind, namespace, count, file}
+        self.unavailable = []  # {kind, namespace, reason}
+        self.findings = []
+
+    def _list(self, request):
+        params = {}
+        if request["label_selector"]:
+            params["label_selector"] = request["label_selector"]
+        path = list_path(request["api_version"], request["plural"], request["namespace"])
+        response = self.cluster.retry.call(self.cluster.dynamic.request, "get", path, serialize=False, **params)
+        return _decode(response).get("items") or []
+
+    def collect(self):
+        """{(kind, plural, namespace or None): [redacted objects]} for everything the plan could read."""
+        groups = {}
+        for request in self.requests:
+            try:
+                items = self._list(request)
+            except Exception as exc:  # pylint: disable=broad-except
+                status = api_status(exc)
+                reason = {404: "not served (operator or CRD not installed)", 403: "forbidden for these credentials"}.get(
+                    status, scrub_text(api_message(exc), self.secrets))
+                self.unavailable.append({"kind": request["kind"], "namespace": request["namespace"], "reason": reason})
+                continue
+            for item in items:
+                item.setdefault("apiVersion", request["api_version"])
+                item.setdefault("kind", request["kind"])
+                if request["kind"] == "Node":
+                    item = trim_node(item)
+                item = redact_object(item, self.secrets)
+                namespace = (item.get("metadata") or {}).get("namespace") if request["namespaced"] else None
+                groups.setdefault((request["kind"], request["plural"], namespace), []).append(item)
+            if not items:
+                # Nothing found still gets a line in the summary; "*" marks a list across all namespaces.
+                where = (request["namespace"] or "*") if request["namespaced"] else None
+                groups.setdefault((request["kind"], request["plural"], where), [])
+        for (kind, _plural, _namespace), items in groups.items():
+            items.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace") or "", (o.get("metadata") or {}).get("name") or ""))
+        return groups
+
+    def write(self, dest, groups, failure=None, failed_task=None, check_mode=False, dumper=None):
+        """Write one YAML list per kind and namespace plus summary.md; returns the file paths (relative to dest)."""
+        files = []
+        by_kind = {}
+        for (kind, plural, namespace), items in sorted(groups.items(), key=lambda kv: (kv[0][2] or "", kv[0][1])):
+            by_kind.setdefault(kind, []).extend(items)
+            if not items:
+                self.collected.append({"kind": kind, "namespace": None if namespace == "*" else namespace, "count": 0, "file": None,
+                                       "scope": "all namespaces" if namespace == "*" else ("cluster" if namespace is None else "namespace")})
+                continue
+            relative = os.path.join(safe_name(namespace) if namespace else CLUSTER_DIR, "%s.yaml" % safe_name(plural))
+            files.append(relative)
+            self.collected.append({"kind": kind, "namespace": namespace, "count": len(items), "file": relative})
+            if not check_mode:
+                _write_private(os.path.join(dest, relative), dumper({"apiVersion": "v1", "kind": "List", "items": items}))
+        for _api, kind, _plural, _where, _sel in PLAN:
+            self.findings.extend(findings_for(kind, by_kind.get(kind, [])))
+        summary = self.summary(failure, failed_task)
+        files.append("summary.md")
+        if not check_mode:
+            _write_private(os.path.join(dest, "summary.md"), summary)
+        return files
+
+    def summary(self, failure=None, failed_task=None):
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        lines = ["# GPUDirect RDMA diagnostics", "", "Collected %s with %d list requests. Secrets are redacted." % (now, len(self.requests)), ""]
+        if failed_task or failure:
+            lines += ["## Failure", ""]
+            if failed_task:
+                lines.append("Task: %s" % scrub_text(failed_task, self.secrets))
+                lines.append("")
+            if failure:
+                lines += ["```", scrub_text(failure, self.secrets), "```", ""]
+        lines += ["## Findings", ""]
+        lines += ["- %s" % f.replace("\n", " ") for f in self.findings] or ["- nothing abnormal in the collected objects"]
+        lines += ["", "## Collected", "", "| Kind | Namespace | Objects | File |", "|---|---|---|---|"]
+        for entry in self.collected:
+            where = "(all namespaces)" if entry.get("scope") == "all namespaces" else entry["namespace"] or "(cluster)"
+            lines.append("| %s | %s | %d | %s |" % (entry["kind"], where, entry["count"], entry["file"] or "-"))
+        if self.unavailable:
+            lines += ["", "## Not collected", ""]
+            lines += ["- %s%s: %s" % (u["kind"], " in " + u["namespace"] if u["namespace"] else "", u["reason"]) for u in self.unavailable]
+        return "\n".join(lines) + "\n"
+
+
+def _write_private(path, text):
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+
+
+def client_secrets(k8s_client, params):
+    """Credential strings the client holds (bearer token, password): they are scrubbed from anything written."""
+    found = []
+    for key in ("api_key", "password"):
+        if params.get(key):
+            found.append(params[key])
+    configuration = getattr(getattr(getattr(k8s_client, "client", None), "client", None), "configuration", None)
+    if configuration is not None:
+        for value in (getattr(configuration, "api_key", None) or {}).values():
+            if value:
+                found.append(value)
+                found.append(re.sub(r"^Bearer\s+", "", value))
+        if getattr(configuration, "password", None):
+            found.append(configuration.password)
+    return found

@@ -1,0 +1,195 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: collect_diagnostics
+short_description: Write the objects that explain a GPUDirect RDMA install to a directory, secrets redacted
+version_added: 0.1.0
+author: gpudirect.openshift maintainers (@gpudirect)
+description:
+  - Must-gather style collection for the operators and the RDMA configuration that C(site.yml) installs.
+  - Lists, with a fixed number of requests, Subscriptions, InstallPlans, ClusterServiceVersions (with their
+    conditions), OperatorGroups, Events and Pods in each operator namespace; CatalogSources in the catalog namespace;
+    the NodeFeatureDiscovery, SriovOperatorConfig, NicClusterPolicy and ClusterPolicy; SR-IOV node states, node
+    policies and pool configs; the RDMA network CRs and every NetworkAttachmentDefinition; MachineConfigPools and the
+    MachineConfigs the collection manages; Nodes (labels, taints, capacity, allocatable, conditions).
+  - Writes one YAML list per kind and namespace (C(<namespace>/<plural>.yaml), C(cluster-scoped/<plural>.yaml)) and
+    a C(summary.md) that starts with the failure (when given) and the findings worth reading first.
+  - Redacts credentials before anything is written; Secret C(data) and C(stringData) values, values under keys
+    such as token, password, apiKey, credentials or .dockerconfigjson, sensitive container environment values,
+    anything that looks like a kubeconfig or a private key, and the bearer token or password the module itself
+    connects with. Files are created readable by the owner only.
+  - A kind that is not served or that the credentials may not list is reported in the summary; it does not fail
+    the module.
+options:
+  dest:
+    description: Directory the files are written to (created when missing). Existing files of the same name are replaced.
+    type: path
+    required: true
+  namespaces:
+    description: Operator namespaces whose OLM objects, events and pods are collected.
+    type: list
+    elements: str
+    default: [openshift-nfd, openshift-sriov-network-operator, nvidia-network-operator, nvidia-gpu-operator]
+  marketplace_namespace:
+    description: Namespace of the CatalogSources.
+    type: str
+    default: openshift-marketplace
+  managed_label_selector:
+    description: MachineConfigs are collected only when they match this selector (the cluster's own ones are many and large).
+    type: str
+    default: app.kubernetes.io/managed-by=gpudirect.openshift
+  failure:
+    description: The error that made the play collect diagnostics; quoted at the top of C(summary.md) (redacted like the rest).
+    type: str
+  failed_task:
+    description: Name of the task that failed.
+    type: str
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: The module reads the cluster and reports the files it would write, without writing them.
+  diff_mode:
+    support: none
+  platform:
+    support: full
+    platforms: posix
+requirements:
+  - python >= 3.10
+  - kubernetes >= 24.2.0
+  - PyYAML
+notes:
+  - The module never writes to the cluster; in check mode it does not write the files either. The
+    C(gpudirect.openshift.diagnostics) role runs it with C(check_mode=false) so that a failed check-mode run
+    still leaves its diagnostics.
+"""
+
+EXAMPLES = r"""
+- name: Collect diagnostics after a failure
+  gpudirect.openshift.collect_diagnostics:
+    dest: "{{ playbook_dir }}/../artifacts/{{ inventory_hostname }}"
+    failure: "{{ ansible_failed_result.msg | default(omit) }}"
+    failed_task: "{{ ansible_failed_task.name | default(omit) }}"
+  check_mode: false
+
+- name: Collect from operators installed into other namespaces
+  gpudirect.openshift.collect_diagnostics:
+    dest: /tmp/gpudirect-must-gather
+    namespaces: [openshift-nfd, openshift-sriov-network-operator, nvidia-network-operator, gpu-operator]
+"""
+
+RETURN = r"""
+dest:
+  description: The directory written.
+  returned: always
+  type: str
+  sample: /runner/artifacts/gpudirect/cluster-a
+files:
+  description: Files written (or, in check mode, that would be), relative to RV(dest).
+  returned: always
+  type: list
+  elements: str
+  sample: ["nvidia-gpu-operator/clusterserviceversions.yaml", "cluster-scoped/nodes.yaml", "summary.md"]
+collected:
+  description: Per kind and namespace, the number of objects and the file.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"kind": "ClusterServiceVersion", "namespace": "nvidia-gpu-operator", "count": 1,
+            "file": "nvidia-gpu-operator/clusterserviceversions.yaml"}]
+unavailable:
+  description: Lists that failed (kind not served, forbidden, other error), with the reason.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"kind": "NicClusterPolicy", "namespace": null, "reason": "not served (operator or CRD not installed)"}]
+findings:
+  description: The lines of the summary's Findings section (failed CSVs, pending InstallPlans, error states, NotReady nodes, warning events).
+  returned: always
+  type: list
+  elements: str
+  sample: ["ClusterServiceVersion nvidia-gpu-operator/gpu-operator-certified.v25.3.0 is Failed (InstallComponentFailed): install failed"]
+requests:
+  description: Number of list requests the collection made.
+  returned: always
+  type: int
+  sample: 41
+"""
+
+import traceback
+
+try:
+    import yaml
+    HAS_YAML = True
+except ImportError:
+    YAML_IMPORT_ERROR = traceback.format_exc()
+    HAS_YAML = False
+else:
+    YAML_IMPORT_ERROR = None
+
+from ansible.module_utils.basic import missing_required_lib
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.diagnostics import (
+    DiagnosticsCollector,
+    client_secrets,
+    scrub_text,
+)
+
+
+def argument_spec():
+    spec = dict(AUTH_ARG_SPEC)
+    spec.update(
+        dest=dict(type="path", required=True),
+        namespaces=dict(type="list", elements="str",
+                        default=["openshift-nfd", "openshift-sriov-network-operator", "nvidia-network-operator", "nvidia-gpu-operator"]),
+        marketplace_namespace=dict(type="str", default="openshift-marketplace"),
+        managed_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
+        failure=dict(type="str"),
+        failed_task=dict(type="str"),
+    )
+    return spec
+
+
+def dump_yaml(data):
+    return yaml.safe_dump(data, default_flow_style=False, sort_keys=False, width=160)
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
+    if not HAS_YAML:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
+    params = module.params
+    try:
+        k8s = get_api_client(module)
+    except CoreException as exc:
+        module.fail_from_exception(exc)
+    secrets = client_secrets(k8s, params)
+    collector = DiagnosticsCollector(
+        ClusterClient(k8s), params["namespaces"], marketplace_namespace=params["marketplace_namespace"],
+        managed_selector=params["managed_label_selector"], secrets=secrets)
+    try:
+        groups = collector.collect()
+        files = collector.write(params["dest"], groups, failure=params["failure"], failed_task=params["failed_task"],
+                                check_mode=module.check_mode, dumper=dump_yaml)
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="Could not write diagnostics to %s: %s" % (params["dest"], scrub_text(str(exc), collector.secrets)))
+    module.exit_json(changed=not module.check_mode, dest=params["dest"], files=files, collected=collector.collected, unavailable=collector.unavailable,
+                     findings=collector.findings, requests=len(collector.requests))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""Helpers for tests that run playbooks/site.yml with ansible-playbook against the simulator."""
+
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(ROOT, "playbooks", "vars", "examples")
+CONFIGURATIONS = {
+    "shared_device/roce": "1-shared-device-roce.yml",
+    "shared_device/infiniband": "2-shared-device-infiniband.yml",
+    "host_device/roce": "3-host-device-roce.yml",
+    "host_device/infiniband": "4-host-device-infiniband.yml",
+    "sriov_legacy/roce": "5-sriov-legacy-roce.yml",
+    "sriov_legacy/infiniband": "6-sriov-legacy-infiniband.yml",
+}
+RECAP = re.compile(r"^\S+\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+
+
+@dataclass
+class PlayRun:
+    rc: int
+    output: str
+    requests: int
+    writes: int
+    dry_run_writes: int
+    seconds: float
+
+    @property
+    def changed(self):
+        match = RECAP.search(self.output)
+        assert match, "no PLAY RECAP in:\n" + self.output[-3000:]
+        return int(match.group(2))
+
+
+def example(name):
+    return os.path.join(EXAMPLES, CONFIGURATIONS.get(name, name))
+
+
+def run_playbook(sim, *args, playbook="playbooks/site.yml", env=None):
+    """Run a playbook against ``sim`` and count what it did to the API."""
+    start = len(sim.request_log)
+    began = time.monotonic()
+    full_env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    full_env.pop("KUBECONFIG", None)
+    full_env.update(env or {})
+    proc = subprocess.run(["ansible-playbook", playbook] + list(args), cwd=ROOT, env=full_env,
+                          capture_output=True, text=True)
+    return PlayRun(
+        rc=proc.returncode,
+        output=proc.stdout + proc.stderr,
+        requests=len(sim.request_log) - start,
+        writes=sim.count(writes_only=True, since=start),
+        dry_run_writes=sim.count(writes_only=True, include_dry_run=True, since=start) - sim.count(writes_only=True, since=start),
+        seconds=time.monotonic() - began,
+    )
+
+
+def objects(sim, api_version, kind, namespace=None):
+    rtype = sim.store.find_kind(api_version, kind)
+    items, _rv = sim.store.list(rtype, namespace)
+    return items
+
+
+def allocatable(sim, resource):
+    return {n["metadata"]["name"]: n["status"].get("allocatable", {}).get(resource) for n in objects(sim, "v1", "Node")}

@@ -1,0 +1,83 @@
+"""Invalid input makes site.yml stop before any write, with a message that names the variable.
+
+Each case changes a valid shared-device/RoCE configuration (None removes a variable) and runs the real
+playbook against the simulator with the result as extra vars, as a user or an AWX survey would.
+"""
+
+import json
+
+import pytest
+
+from site_support import run_playbook
+
+BASE = {
+    "gpudirect_rdma_method": "shared_device",
+    "gpudirect_rdma_fabric": "roce",
+    "gpudirect_rdma_nic_interfaces": ["ens8f0np0"],
+    "gpudirect_rdma_macvlan_mode": "bridge",
+    "gpudirect_rdma_rdma_hca_max": 63,
+    "gpudirect_rdma_ipam_range": "192.168.2.0/24",
+    "gpudirect_rdma_ipam_gateway": "192.168.2.1",
+}
+
+ROCE_PORT = {"node": "w0", "pci_address": "0000:19:00.0", "device_id": "101b", "vendor_id": "15b3", "netdev": "ens8f0np0",
+             "rdma_device": "mlx5_0", "link_layer": "Ethernet", "total_vfs": 8, "numa_node": 0}
+
+CASES = [
+    # (case id, extra vars, variable the message must name)
+    ("unknown-method", {"gpudirect_rdma_method": "rdma_magic"}, "gpudirect_rdma_method"),
+    ("unknown-fabric", {"gpudirect_rdma_fabric": "omnipath"}, "gpudirect_rdma_fabric"),
+    ("infiniband-with-macvlan-options", {"gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_nic_interfaces": ["ibs2f0"]},
+     "gpudirect_rdma_macvlan_mode"),
+    ("roce-with-ipoib-options", {"gpudirect_rdma_ipoib_master": "ibs2f0"}, "gpudirect_rdma_ipoib_master"),
+    ("num-vfs-above-total-vfs", {"gpudirect_rdma_method": "sriov_legacy", "gpudirect_rdma_num_vfs": 16,
+                                 "gpudirect_rdma_rdma_hca_max": None, "gpudirect_rdma_macvlan_mode": None,
+                                 "gpudirect_rdma_nic_facts": [ROCE_PORT]}, "gpudirect_rdma_num_vfs"),
+    ("sriov-without-vfs", {"gpudirect_rdma_method": "sriov_legacy", "gpudirect_rdma_num_vfs": 0,
+                           "gpudirect_rdma_rdma_hca_max": None, "gpudirect_rdma_macvlan_mode": None}, "gpudirect_rdma_num_vfs"),
+    ("host-device-with-vfs", {"gpudirect_rdma_method": "host_device", "gpudirect_rdma_num_vfs": 4,
+                              "gpudirect_rdma_rdma_hca_max": None, "gpudirect_rdma_macvlan_mode": None}, "gpudirect_rdma_num_vfs"),
+    ("malformed-range", {"gpudirect_rdma_ipam_range": "192.168.2.0/33"}, "gpudirect_rdma_ipam_range"),
+    ("range-not-an-address", {"gpudirect_rdma_ipam_range": "rdma-net"}, "gpudirect_rdma_ipam_range"),
+    ("overlapping-excludes", {"gpudirect_rdma_ipam_exclude": ["192.168.2.0/28", "192.168.2.8/29"]}, "gpudirect_rdma_ipam_exclude"),
+    ("exclude-outside-range", {"gpudirect_rdma_ipam_exclude": ["10.0.0.0/24"]}, "gpudirect_rdma_ipam_exclude"),
+    ("gateway-outside-range", {"gpudirect_rdma_ipam_gateway": "192.168.9.1"}, "gpudirect_rdma_ipam_gateway"),
+    ("range-overlaps-pod-network", {"gpudirect_rdma_ipam_range": "10.128.4.0/24", "gpudirect_rdma_ipam_gateway": None},
+     "gpudirect_rdma_ipam_range"),
+    ("roce-mtu-too-large", {"gpudirect_rdma_mtu": 10000}, "gpudirect_rdma_mtu"),
+    ("ipoib-datagram-mtu-too-large", {"gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_nic_interfaces": ["ibs2f0"],
+                                      "gpudirect_rdma_macvlan_mode": None, "gpudirect_rdma_mtu": 9000}, "gpudirect_rdma_mtu"),
+    ("rdma-hca-max-zero", {"gpudirect_rdma_rdma_hca_max": 0}, "gpudirect_rdma_rdma_hca_max"),
+    ("no-nics-selected", {"gpudirect_rdma_nic_interfaces": []}, "gpudirect_rdma_nic_interfaces"),
+    ("bad-resource-name", {"gpudirect_rdma_resource_name": "rdma-shared!"}, "gpudirect_rdma_resource_name"),
+    ("bad-namespace", {"gpudirect_rdma_network_namespaces": ["Bad_Namespace"]}, "gpudirect_rdma_network_namespaces"),
+    ("ipoib-on-ethernet-only-nic", {"gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_nic_interfaces": [],
+                                    "gpudirect_rdma_macvlan_mode": None, "gpudirect_rdma_nic_selection": "auto",
+                                    "gpudirect_rdma_nic_facts": [ROCE_PORT]}, "gpudirect_rdma_nic_facts"),
+    ("machineconfigs-without-opt-in", {"gpudirect_rdma_machineconfigs": ["irdma_blacklist"]}, "gpudirect_rdma_apply_machineconfigs"),
+    ("unknown-gpu-rdma-mode", {"gpudirect_rdma_gpu_rdma_mode": "magic"}, "gpudirect_rdma_gpu_rdma_mode"),
+    ("host-mofed-with-dmabuf", {"gpudirect_rdma_gpu_use_host_mofed": True}, "gpudirect_rdma_gpu_use_host_mofed"),
+    ("misspelt-variable", {"gpudirect_rdma_ipam_rnage": "192.168.2.0/24"}, "gpudirect_rdma_ipam_rnage"),
+    ("wrong-type", {"gpudirect_rdma_rdma_hca_max": "many"}, "gpudirect_rdma_rdma_hca_max"),
+]
+
+
+@pytest.fixture(scope="module")
+def shared_sim(crd_dir):
+    from simulator import SimulatedCluster
+    with SimulatedCluster(profile="mixed-lab", crd_dir=crd_dir) as sim:
+        yield sim
+
+
+@pytest.mark.parametrize("extra,variable", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_invalid_input_fails_before_any_write_naming_the_variable(shared_sim, extra, variable):
+    variables = dict(BASE, **extra)
+    run = run_playbook(shared_sim, "-e", json.dumps({k: v for k, v in variables.items() if v is not None}))
+    assert run.rc != 0, run.output[-3000:]
+    assert run.writes == 0 and run.dry_run_writes == 0
+    failure = run.output[run.output.find("fatal:"):] if "fatal:" in run.output else run.output
+    assert variable in failure, failure[-3000:]
+
+
+def test_at_least_twenty_distinct_cases():
+    assert len(CASES) >= 20 and len({c[0] for c in CASES}) == len(CASES)

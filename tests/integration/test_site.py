@@ -1,0 +1,93 @@
+"""site.yml end to end on the simulator: the six configurations, re-runs, check mode, method switches."""
+
+import pytest
+import yaml
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
+
+from site_support import CONFIGURATIONS, allocatable, example, objects, run_playbook
+
+MANAGED = "app.kubernetes.io/managed-by"
+NETWORK_KINDS = (
+    ("mellanox.com/v1alpha1", "MacvlanNetwork"), ("mellanox.com/v1alpha1", "IPoIBNetwork"),
+    ("mellanox.com/v1alpha1", "HostDeviceNetwork"), ("sriovnetwork.openshift.io/v1", "SriovNetwork"),
+    ("sriovnetwork.openshift.io/v1", "SriovIBNetwork"), ("sriovnetwork.openshift.io/v1", "SriovNetworkNodePolicy"),
+)
+
+
+def plan_for(name):
+    with open(example(name)) as handle:
+        result = render_all(yaml.safe_load(handle))
+    assert result["errors"] == []
+    return result
+
+
+def managed_rdma_objects(sim):
+    """(kind, name) of every RDMA-method object the collection created that still exists."""
+    found = set()
+    for api_version, kind in NETWORK_KINDS:
+        try:
+            items = objects(sim, api_version, kind)
+        except Exception:  # kind not served on this cluster
+            continue
+        found.update((kind, i["metadata"]["name"]) for i in items if (i["metadata"].get("labels") or {}).get(MANAGED))
+    return found
+
+
+def expected_rdma_objects(plan):
+    kinds = {kind for _v, kind in NETWORK_KINDS}
+    return {(e["manifest"]["kind"], e["manifest"]["metadata"]["name"]) for e in plan["manifests"] if e["manifest"]["kind"] in kinds}
+
+
+@pytest.mark.parametrize("configuration", sorted(CONFIGURATIONS))
+def test_configuration_converges_idempotently_and_check_mode_writes_nothing(sim_factory, configuration):
+    sim = sim_factory(profile="mixed-lab")
+    plan = plan_for(configuration)
+
+    check = run_playbook(sim, "-e", "@" + example(configuration), "--check")
+    assert check.rc == 0, check.output[-4000:]
+    assert check.writes == 0, "check mode wrote to a fresh cluster"
+    assert "olm_operator" in check.output or check.dry_run_writes > 0
+
+    first = run_playbook(sim, "-e", "@" + example(configuration))
+    assert first.rc == 0, first.output[-4000:]
+    assert first.changed > 0 and first.writes > 0
+
+    second = run_playbook(sim, "-e", "@" + example(configuration))
+    assert second.rc == 0, second.output[-4000:]
+    assert second.changed == 0, second.output[-4000:]
+    assert second.writes == 0, [r for r in sim.request_log[-second.requests:] if r["verb"] in ("create", "patch", "update", "delete")]
+
+    # What users need afterwards: the NADs in the target namespaces and the RDMA resource on the nodes.
+    nads = {(n["metadata"]["namespace"], n["metadata"]["name"]) for n in objects(sim, "k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")}
+    for network in plan["summary"]["networks"]:
+        assert (network["namespace"], network["name"]) in nads
+    for resource in plan["summary"]["resources"]:
+        assert any(int(v or 0) > 0 for v in allocatable(sim, resource).values()), resource
+    assert managed_rdma_objects(sim) == expected_rdma_objects(plan)
+
+
+def test_switching_method_leaves_exactly_the_last_methods_objects(sim_factory):
+    sim = sim_factory(profile="mixed-lab")
+    for configuration in ("shared_device/roce", "sriov_legacy/roce", "host_device/roce"):
+        run = run_playbook(sim, "-e", "@" + example(configuration))
+        assert run.rc == 0, (configuration, run.output[-4000:])
+        assert managed_rdma_objects(sim) == expected_rdma_objects(plan_for(configuration)), configuration
+    policy = objects(sim, "mellanox.com/v1alpha1", "NicClusterPolicy")[0]["spec"]
+    assert "sriovDevicePlugin" in policy and "rdmaSharedDevicePlugin" not in policy
+    nads = {n["metadata"]["name"] for n in objects(sim, "k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")}
+    assert nads == {n["name"] for n in plan_for("host_device/roce")["summary"]["networks"]}
+
+
+def test_nic_selection_auto_takes_interfaces_from_the_nodes_facts(sim_factory):
+    """No interface names given: the facts pods find the RoCE ports of the roce-lab profile."""
+    sim = sim_factory(profile="roce-lab")
+    run = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e",
+                       '{"gpudirect_rdma_nic_interfaces": [], "gpudirect_rdma_nic_selection": "auto"}')
+    assert run.rc == 0, run.output[-4000:]
+    policy = objects(sim, "mellanox.com/v1alpha1", "NicClusterPolicy")[0]
+    config = policy["spec"]["rdmaSharedDevicePlugin"]["config"]
+    assert "ens1f0np0" in config and "eno8303" not in config  # Mellanox ports only, not the Intel E810
+    leftover = [p["metadata"]["name"] for p in objects(sim, "v1", "Pod")
+                if (p["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == "gpudirect-facts"]
+    assert leftover == []
