@@ -6,7 +6,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT" || exit 1
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(sanity unit simulator integration lint docs molecule)
-PYTEST_ARGS=(-q -p no:cacheprovider -n "${GPUDIRECT_TEST_WORKERS:-2}")
+PYTEST_ARGS=(-q -p no:cacheprovider -n "${GPUDIRECT_TEST_WORKERS:-2}" --dist loadgroup --durations=15)
 
 # ansible-test insists on a real (not symlinked) ansible_collections/<ns>/<name> tree.
 workspace() {
