@@ -360,8 +360,8 @@ class OperatorInstaller:
             existing = None
         if existing is None:
             body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}}
-            if labels:
-                body["metadata"]["labels"] = labels
+            # Only a namespace this module created carries the label, so teardown removes no one else's.
+            body["metadata"]["labels"] = dict(labels, **{MANAGED_BY_LABEL: MANAGED_BY_VALUE})
             if annotations:
                 body["metadata"]["annotations"] = annotations
             created = self._create(resource, body)
@@ -452,7 +452,8 @@ class OperatorInstaller:
         existing = self.cluster.get(resource, self.subscription_name, self.namespace) if namespace_exists else None
         if existing is None:
             body = {"apiVersion": SUBSCRIPTION[0], "kind": "Subscription",
-                    "metadata": {"name": self.subscription_name, "namespace": self.namespace}, "spec": desired_spec}
+                    "metadata": {"name": self.subscription_name, "namespace": self.namespace,
+                                 "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}, "spec": desired_spec}
             created = self._create(resource, body) if namespace_exists else body
             self.changes.record("create", "Subscription", self.subscription_name, self.namespace, before=None, after=created)
             return created
