@@ -43,7 +43,7 @@ run_stage() {
     docs)
       antsibull-docs lint-collection-docs --plugin-docs --skip-rstcheck "$ROOT/.cache/collections/ansible_collections/gpudirect/openshift" ;;
     molecule)
-      if [ -d extensions/molecule ]; then (cd extensions && molecule test --all); else echo "no molecule scenarios yet"; fi ;;
+      if [ -d extensions/molecule ]; then molecule test --all; else echo "no molecule scenarios yet"; fi ;;
     *) echo "unknown stage $1" >&2; return 2 ;;
   esac
   echo "<== $1 passed in $((SECONDS - t0)) s"

@@ -1,0 +1,112 @@
+"""The molecule scenarios under extensions/molecule: layout and wiring, checked without running them.
+
+`molecule test --all` itself (hack/test.sh stage molecule) runs them against the simulator; these tests catch a
+scenario that points at the wrong variables file or profile, or a shared playbook that went missing, in seconds.
+"""
+
+import glob
+import json
+import os
+import re
+
+import pytest
+import yaml
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MOLECULE = os.path.join(ROOT, "extensions", "molecule")
+PROFILES = os.path.join(ROOT, "tests", "simulator", "profiles")
+CONFIGURATIONS = {
+    "shared_device_roce": (1, "shared_device", "roce"),
+    "shared_device_infiniband": (2, "shared_device", "infiniband"),
+    "host_device_roce": (3, "host_device", "roce"),
+    "host_device_infiniband": (4, "host_device", "infiniband"),
+    "sriov_legacy_roce": (5, "sriov_legacy", "roce"),
+    "sriov_legacy_infiniband": (6, "sriov_legacy", "infiniband"),
+}
+SCENARIOS = sorted(CONFIGURATIONS) + ["operators"]
+
+
+def load(path):
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def playbook_args(scenario):
+    return load(os.path.join(MOLECULE, scenario, "molecule.yml"))["ansible"]["executor"]["args"]["ansible_playbook"]
+
+
+def extra_vars_file(scenario):
+    """The scenario's @file extra vars, resolved like ansible-playbook does (molecule runs it in the scenario dir)."""
+    files = [a.split("@", 1)[1] for a in playbook_args(scenario) if a.startswith("--extra-vars=@")]
+    assert len(files) == 1, files
+    return os.path.normpath(os.path.join(MOLECULE, scenario, files[0]))
+
+
+def extra_var(scenario, name):
+    for arg in playbook_args(scenario):
+        match = re.fullmatch(r"--extra-vars=%s=(\S+)" % re.escape(name), arg)
+        if match:
+            return match.group(1)
+    return None
+
+
+def test_every_scenario_is_there_and_nothing_else():
+    found = sorted(os.path.basename(os.path.dirname(p)) for p in glob.glob(os.path.join(MOLECULE, "*", "molecule.yml")))
+    assert found == sorted(SCENARIOS + ["default"])
+
+
+def test_base_config_points_at_shared_playbooks_that_exist():
+    config = load(os.path.join(MOLECULE, "config.yml"))
+    playbooks = config["ansible"]["playbooks"]
+    assert set(playbooks) == {"create", "converge", "verify", "destroy"}
+    for scenario in SCENARIOS + ["default"]:
+        for path in playbooks.values():
+            assert os.path.isfile(os.path.normpath(os.path.join(MOLECULE, scenario, path))), (scenario, path)
+    assert config["scenario"]["test_sequence"] == ["create", "converge", "idempotence", "verify", "destroy"]
+    assert config["prerun"] is False and config["dependency"]["enabled"] is False
+
+
+def test_shared_plays_run_whatever_tags_a_scenario_selects():
+    # the operators scenario passes --tags operators to every playbook; the shared plays must still run
+    for name in ("create.yml", "verify.yml", "destroy.yml"):
+        plays = load(os.path.join(MOLECULE, "default", name))
+        assert plays and all("always" in play.get("tags", []) for play in plays), name
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario_only_chooses_profile_and_variables(scenario):
+    config = load(os.path.join(MOLECULE, scenario, "molecule.yml"))
+    assert set(config) == {"ansible"}
+    assert set(config["ansible"]) == {"executor"}
+    profile = extra_var(scenario, "molecule_simulator_profile")
+    assert profile and os.path.isfile(os.path.join(PROFILES, profile + ".yaml"))
+
+
+@pytest.mark.parametrize("scenario", sorted(CONFIGURATIONS))
+def test_configuration_scenario_renders_its_configuration(scenario):
+    number, method, fabric = CONFIGURATIONS[scenario]
+    path = extra_vars_file(scenario)
+    assert os.path.basename(path).startswith("%d-" % number)
+    variables = load(path)
+    assert (variables["gpudirect_rdma_method"], variables["gpudirect_rdma_fabric"]) == (method, fabric)
+    plan = render_all(variables)
+    assert plan["errors"] == []
+    assert plan["summary"]["configuration_number"] == number
+    assert plan["summary"]["resources"] and plan["summary"]["networks"]
+    assert "--tags=operators" not in playbook_args(scenario)
+
+
+def test_configuration_interfaces_exist_in_the_scenario_profile():
+    for scenario in CONFIGURATIONS:
+        profile = load(os.path.join(PROFILES, extra_var(scenario, "molecule_simulator_profile") + ".yaml"))
+        netdevs = json.dumps(profile)
+        for interface in load(extra_vars_file(scenario))["gpudirect_rdma_nic_interfaces"]:
+            assert '"%s"' % interface in netdevs, (scenario, interface)
+
+
+def test_operators_scenario_converges_the_operators_tag_only():
+    args = playbook_args("operators")
+    assert "--tags=operators" in args
+    assert render_all(load(extra_vars_file("operators")))["errors"] == []
