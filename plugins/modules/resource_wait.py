@@ -33,7 +33,7 @@ options:
   name:
     description:
       - Wait on this one object. The condition sees the object itself, or an empty object while it does not exist.
-      - Without O(name), the condition sees C({"items": [...]}), every object matching O(namespace) and O(label_selectors).
+      - 'Without O(name), the condition sees C({"items": [...]}), every object matching O(namespace) and O(label_selectors).'
     type: str
   namespace:
     description: Namespace of namespaced objects; without it a list covers all namespaces.
