@@ -9,6 +9,7 @@ __metaclass__ = type
 import json
 
 import pytest
+from ansible.module_utils.common import warnings as module_warnings
 
 from ansible.module_utils.testing import patch_module_args
 
@@ -16,6 +17,8 @@ from ansible_collections.gpudirect.openshift.plugins.modules import gpudirect_ma
 
 
 def run_module(args, capsys):
+    # A real module run is a fresh process; in-process runs share ansible-core's de-duplicated warning registry.
+    module_warnings._global_warnings.clear()  # pylint: disable=protected-access
     with patch_module_args(args):
         with pytest.raises(SystemExit) as exit_info:
             gpudirect_manifests.main()
