@@ -23,7 +23,7 @@ def measure(nodes, rounds):
         cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
         gather(cluster)  # warm-up: discovery
         times, counts = [], set()
-        for _ in range(rounds):
+        for _round in range(rounds):
             mark = sim.mark()
             start = time.perf_counter()
             info = gather(cluster)

@@ -1,0 +1,151 @@
+"""playbooks/site.yml (configuration 1 on mixed-lab) under injected API faults.
+
+Transient faults (503 and 500 on reads, a create and a patch; 429 with Retry-After; dropped watches; a 409 Conflict on
+the InstallPlan approval) must not fail the play. Permanent ones (403 Forbidden or 422 Invalid on a create) must fail
+it with a message that names the object and the API's reason. In both cases a run after the faults are gone converges
+with nothing lost and nothing duplicated, and the run after that writes nothing.
+The simulator cannot reset connections yet, so that fault class is not covered here.
+"""
+
+import os
+import re
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SITE = os.path.join(ROOT, "playbooks", "site.yml")
+EXAMPLE = os.path.join(ROOT, "playbooks", "vars", "examples", "1-shared-device-roce.yml")
+OPERATOR_NAMESPACES = {"openshift-nfd": "nfd", "openshift-sriov-network-operator": "sriov-network-operator",
+                       "nvidia-network-operator": "nvidia-network-operator", "nvidia-gpu-operator": "gpu-operator-certified"}
+MANUAL_APPROVAL_NAMESPACE = "nvidia-gpu-operator"  # the GPU operator role approves its InstallPlan
+
+TRANSIENT = [
+    # kubernetes.core k8s_info in the preflight role (task-level retries)
+    {"verb": "list", "plural": "catalogsources", "code": 503, "count": 1},
+    # the collection's own modules (RetryPolicy): reads, a create, throttling, watches
+    {"verb": "get", "plural": "packagemanifests", "name": "nfd", "code": 500, "count": 1},
+    {"verb": "get", "plural": "subscriptions", "code": 503, "count": 2},
+    {"verb": "create", "plural": "operatorgroups", "code": 503, "count": 1},
+    {"verb": "list", "plural": "nodes", "code": 429, "retry_after": 1, "count": 2},
+    {"verb": "watch", "plural": "clusterserviceversions", "drop_after_events": 1, "count": 3},
+    {"verb": "watch", "plural": "installplans", "drop_after_events": 0, "count": 1},
+    {"verb": "update", "plural": "installplans", "code": 409, "count": 1},
+]
+
+
+def run_site(sim, *extra):
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    cmd = ["ansible-playbook", SITE, "-e", "@" + EXAMPLE] + list(extra)
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=600)
+
+
+def output(proc):
+    return proc.stdout[-6000:] + proc.stderr[-3000:]
+
+
+def fired(sim):
+    return [(rule.to_dict(), rule.fired) for rule in sim.faults.rules]
+
+
+def items(client, api_version, kind, namespace=None, label_selector=None):
+    resource = client.resources.get(api_version=api_version, kind=kind)
+    return resource.get(namespace=namespace, label_selector=label_selector).to_dict()["items"]
+
+
+def assert_converged_once(sim):
+    """Everything the configuration needs exists, exactly once; the GPU operator's InstallPlan was approved once."""
+    client = sim.dynamic_client()
+    namespaces = [n["metadata"]["name"] for n in items(client, "v1", "Namespace")]
+    for namespace, package in OPERATOR_NAMESPACES.items():
+        assert namespace in namespaces, namespaces
+        groups = items(client, "operators.coreos.com/v1", "OperatorGroup", namespace)
+        subs = items(client, "operators.coreos.com/v1alpha1", "Subscription", namespace)
+        csvs = items(client, "operators.coreos.com/v1alpha1", "ClusterServiceVersion", namespace)
+        assert len(groups) == 1, (namespace, [g["metadata"]["name"] for g in groups])
+        assert [s["spec"]["name"] for s in subs] == [package], (namespace, subs)
+        assert [c["status"]["phase"] for c in csvs] == ["Succeeded"], (namespace, [c["metadata"]["name"] for c in csvs])
+    plans = items(client, "operators.coreos.com/v1alpha1", "InstallPlan", MANUAL_APPROVAL_NAMESPACE)
+    assert [p["spec"]["approved"] for p in plans] == [True], plans
+    approvals = [r for r in sim.request_log if r["plural"] == "installplans" and r["verb"] in ("update", "patch")
+                 and r["mutated"]]
+    assert len(approvals) == 1, approvals
+    for api_version, kind, namespace, name in [
+            ("nfd.openshift.io/v1", "NodeFeatureDiscovery", "openshift-nfd", "nfd-instance"),
+            ("sriovnetwork.openshift.io/v1", "SriovOperatorConfig", "openshift-sriov-network-operator", "default"),
+            ("mellanox.com/v1alpha1", "NicClusterPolicy", None, "nic-cluster-policy"),
+            ("nvidia.com/v1", "ClusterPolicy", None, "gpu-cluster-policy"),
+            ("mellanox.com/v1alpha1", "MacvlanNetwork", None, "rdmashared-net"),
+            ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "default", "rdmashared-net")]:
+        found = items(client, api_version, kind, namespace)
+        assert [i["metadata"]["name"] for i in found] == [name], (kind, found)
+        if kind in ("NicClusterPolicy", "ClusterPolicy", "MacvlanNetwork"):
+            assert found[0]["status"]["state"] == "ready", (kind, found[0].get("status"))
+
+
+def assert_noop_rerun(sim):
+    mark = sim.mark()
+    proc = run_site(sim)
+    assert proc.returncode == 0, output(proc)
+    writes = [(r["verb"], r["path"]) for r in sim.request_log[mark:]
+              if r["verb"] in ("create", "update", "patch", "delete", "deletecollection") and not r["dry_run"]]
+    assert writes == [], writes
+    assert re.search(r"localhost\s+: ok=\d+\s+changed=0\s", proc.stdout), proc.stdout[-3000:]
+
+
+def test_transient_faults_are_retried_and_leave_no_trace(sim_factory):
+    sim = sim_factory(profile="mixed-lab", faults={"seed": 3, "rules": TRANSIENT})
+    mark = sim.mark()
+    proc = run_site(sim)
+    assert proc.returncode == 0, output(proc)
+    unfired = [rule for rule, count in fired(sim) if count == 0]
+    assert unfired == [], "fault rules that never matched a request (the test lost its purpose): %s" % unfired
+    codes = sorted(set(r["code"] for r in sim.request_log[mark:] if r["code"] >= 400 and r["code"] != 404))
+    assert codes == [409, 429, 500, 503], codes
+    assert_converged_once(sim)
+
+    # Drift on a managed object, repaired through a PATCH that first meets two 503s.
+    sim.faults.clear()
+    client = sim.dynamic_client()
+    macvlan = client.resources.get(api_version="mellanox.com/v1alpha1", kind="MacvlanNetwork")
+    macvlan.patch(name="rdmashared-net", body={"spec": {"mtu": 9000}}, content_type="application/merge-patch+json")
+    patch_fault = sim.faults.add(verb="patch", group="mellanox.com", plural="macvlannetworks", code=503, count=2)
+    mark = sim.mark()
+    proc = run_site(sim)
+    assert proc.returncode == 0, output(proc)
+    assert patch_fault.fired == 2
+    patches = [r["code"] for r in sim.request_log[mark:] if r["verb"] == "patch" and r["plural"] == "macvlannetworks"]
+    assert patches == [503, 503, 200], patches
+    assert macvlan.get(name="rdmashared-net").to_dict()["spec"]["mtu"] == 1500
+
+    sim.faults.clear()
+    assert_noop_rerun(sim)
+    assert_converged_once(sim)
+
+
+def test_permanent_faults_fail_clearly_then_a_clean_run_converges(sim_factory):
+    sim = sim_factory(profile="mixed-lab")
+    client = sim.dynamic_client()
+
+    sim.faults.add(verb="create", plural="subscriptions", code=403,
+                   message="subscriptions.operators.coreos.com is forbidden: User \"ansible\" cannot create resource")
+    proc = run_site(sim)
+    assert proc.returncode != 0, output(proc)
+    text = proc.stdout + proc.stderr
+    assert re.search(r"Failed to create Subscription openshift-nfd/nfd: .*forbidden.*\(HTTP 403 Forbidden\)", text), output(proc)
+    assert items(client, "operators.coreos.com/v1alpha1", "Subscription") == []
+    assert sim.count(verb="create", plural="subscriptions") == 1, "a permanent error must not be retried"
+
+    sim.faults.clear()
+    sim.faults.add(verb="create", group="mellanox.com", plural="nicclusterpolicies", code=422,
+                   message="NicClusterPolicy.mellanox.com \"nic-cluster-policy\" is invalid: spec.ofedDriver.version: Required value")
+    proc = run_site(sim)
+    assert proc.returncode != 0, output(proc)
+    text = proc.stdout + proc.stderr
+    assert "NicClusterPolicy" in text and "spec.ofedDriver.version: Required value" in text and "422" in text, output(proc)
+    assert items(client, "mellanox.com/v1alpha1", "NicClusterPolicy") == []
+    assert sim.count(verb="create", plural="nicclusterpolicies") == 1, "a permanent error must not be retried"
+
+    sim.faults.clear()
+    proc = run_site(sim)
+    assert proc.returncode == 0, output(proc)
+    assert_converged_once(sim)
+    assert_noop_rerun(sim)
