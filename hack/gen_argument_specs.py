@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """Write the gpudirect_rdma_* options of the role argument specs from the input model.
 
 The model (plugins/module_utils/render/model.py) is the single source of truth for names, types,
 choices and defaults; descriptions come from the tables in docs/input-model.md. The options go
 between the BEGIN/END markers of roles/preflight and roles/rdma meta/argument_specs.yml.
-Usage: hack/gen_argument_specs.py [--check]
+Usage: python hack/gen_argument_specs.py [--check]
 """
 import json
 import os
@@ -38,6 +37,22 @@ def quote(text):
     return "'" + str(text).replace("'", "''") + "'"
 
 
+def wrap(first, scalar, indent, width=160):
+    """``first`` + ``scalar`` on lines of at most ``width`` characters, continuation lines at ``indent``.
+
+    Breaks only at single spaces, which YAML folds back into one space, so the loaded value does not change.
+    """
+    words = scalar.split(" ")
+    lines, line = [], first + " " + words[0]
+    for previous, word in zip(words, words[1:]):
+        if previous and word and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = indent + word
+        else:
+            line += " " + word
+    return "\n".join(lines + [line]) + "\n"
+
+
 def static_default(spec):
     return None if callable(spec.default) else spec.default
 
@@ -57,7 +72,10 @@ def render_options(fields, prefix, docs):
         out.append("      %s:\n" % name)
         if lenient(field, spec):
             out.append("        type: raw\n")
-            kind = "one of %s" % ", ".join(spec.choices) if spec.choices else {"int": "an integer", "bool": "a boolean"}.get(spec.kind, "an integer or a percentage")
+            if spec.choices:
+                kind = "one of %s" % ", ".join(spec.choices)
+            else:
+                kind = {"int": "an integer", "bool": "a boolean"}.get(spec.kind, "an integer or a percentage")
             text = "%s (%s; blank means unset)" % (text, kind)
         else:
             out.append("        type: %s\n" % TYPES[spec.kind])
@@ -73,7 +91,7 @@ def render_options(fields, prefix, docs):
             if default is not None:
                 out.append("        default: %s\n" % json.dumps(default))
         text = re.sub(r"`([^`]*)`", r"C(\1)", text)
-        out.append("        description: %s\n" % quote(text))
+        out.append(wrap("        description:", quote(text), " " * 10))
     out.append(END)
     return "".join(out)
 
@@ -94,7 +112,7 @@ def main():
                 with open(path, "w") as handle:
                     handle.write(new)
     if stale and "--check" in sys.argv:
-        print("out of date: %s (run hack/gen_argument_specs.py)" % ", ".join(stale))
+        print("out of date: %s (run python hack/gen_argument_specs.py)" % ", ".join(stale))
         return 1
     return 0
 

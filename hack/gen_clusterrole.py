@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
 """Generate deploy/rbac/clusterrole.yml from what the collection's playbooks really ask of the API.
 
 Runs site.yml (several RDMA configurations in a row, so every kind is created, pruned and waited on), site.yml in
 check mode, must_gather.yml, teardown.yml (with MachineConfigs and namespaces), and verify.yml / facts.yml when they
 exist, against the simulated cluster; reads the simulator's request log (group, resource incl. subresource, verb)
 and writes the smallest ClusterRole that allows exactly those requests, plus a ServiceAccount and a
-ClusterRoleBinding to use it.
+ClusterRoleBinding to use it, as the items of one `kind: List` document (`oc apply -f` takes it as is).
 
     source hack/env.sh
     python hack/gen_clusterrole.py                 # rewrite deploy/rbac/clusterrole.yml
@@ -16,7 +15,8 @@ Three normalisations keep the result independent of timing and of the configurat
 every resource that is listed may also be watched (a wait opens a watch only when its first list does not already
 satisfy it); what the collection creates it may also patch and update (a later run with other variables changes
 it), except the short-lived pods, ConfigMaps, ServiceAccounts and RoleBindings of facts and verification; and the
-RDMA configuration kinds share one rule (one code path applies, prunes and waits on whichever the method uses). SUPPLEMENT lists the few requests the simulator cannot exercise.
+RDMA configuration kinds share one rule (one code path applies, prunes and waits on whichever the method uses).
+SUPPLEMENT lists the few requests the simulator cannot exercise.
 """
 
 import argparse
@@ -35,9 +35,11 @@ SERVICE_ACCOUNT = ("gpudirect-automation", "gpudirect-automation")  # (namespace
 ALL_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 # The RDMA configuration kinds (the rdma role's rdma_managed_kinds): one code path applies, prunes and waits on
 # whichever of them the chosen method uses, so they share one rule.
-RDMA_KINDS = {("mellanox.com", "macvlannetworks"), ("mellanox.com", "ipoibnetworks"), ("mellanox.com", "hostdevicenetworks"),
-              ("sriovnetwork.openshift.io", "sriovnetworks"), ("sriovnetwork.openshift.io", "sriovibnetworks"),
-              ("sriovnetwork.openshift.io", "sriovnetworknodepolicies"), ("sriovnetwork.openshift.io", "sriovnetworkpoolconfigs")}
+RDMA_KINDS = {
+    ("mellanox.com", "macvlannetworks"), ("mellanox.com", "ipoibnetworks"), ("mellanox.com", "hostdevicenetworks"),
+    ("sriovnetwork.openshift.io", "sriovnetworks"), ("sriovnetwork.openshift.io", "sriovibnetworks"),
+    ("sriovnetwork.openshift.io", "sriovnetworknodepolicies"), ("sriovnetwork.openshift.io", "sriovnetworkpoolconfigs"),
+}
 # Short-lived objects of the facts and verification pods: created and deleted, never changed.
 CREATE_ONLY = {("", "pods"), ("", "configmaps"), ("", "serviceaccounts"), ("rbac.authorization.k8s.io", "rolebindings")}
 # Requests the simulator cannot exercise: (group, resource, verb, why).
@@ -138,12 +140,15 @@ def rules_from(used):
 
 def documents(rules):
     namespace, account = SERVICE_ACCOUNT
-    labels = {"app.kubernetes.io/name": "gpudirect-openshift", "app.kubernetes.io/part-of": "gpudirect.openshift"}
+
+    def labels():  # a fresh dict each time: a shared one would be dumped as a YAML anchor and aliases
+        return {"app.kubernetes.io/name": "gpudirect-openshift", "app.kubernetes.io/part-of": "gpudirect.openshift"}
+
     return [
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": ROLE_NAME, "labels": labels},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": ROLE_NAME, "labels": labels()},
          "rules": rules},
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": namespace, "labels": labels}},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": ROLE_NAME, "labels": labels},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": namespace, "labels": labels()}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": ROLE_NAME, "labels": labels()},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE_NAME},
          "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]},
     ]
@@ -158,8 +163,17 @@ HEADER = """\
 """
 
 
+class _IndentedDumper(yaml.SafeDumper):
+    """Indents sequences under their key, as yamllint's default indentation rule wants."""
+
+    def increase_indent(self, flow=False, indentless=False):
+        return super().increase_indent(flow, False)
+
+
 def render(rules):
-    body = "---\n".join(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=200) for doc in documents(rules))
+    # One document (a List) rather than a multi-document stream: yamllint and some tools expect a single document.
+    listing = {"apiVersion": "v1", "kind": "List", "items": documents(rules)}
+    body = yaml.dump(listing, Dumper=_IndentedDumper, sort_keys=False, default_flow_style=False, width=200)
     extra = "".join("# %s %s/%s: %s\n" % (verb, group or "core", resource, why) for group, resource, verb, why in SUPPLEMENT)
     return HEADER + "# Added by hand because the simulator cannot exercise them:\n" + extra + "---\n" + body
 
@@ -215,13 +229,14 @@ def enforce(sim, rules):
 def load_rules(path=OUTPUT):
     with open(path, encoding="utf-8") as handle:
         for doc in yaml.safe_load_all(handle):
-            if doc and doc.get("kind") == "ClusterRole":
-                return doc["rules"]
+            for item in (doc or {}).get("items") or [doc or {}]:
+                if item.get("kind") == "ClusterRole":
+                    return item["rules"]
     raise SystemExit("%s holds no ClusterRole" % path)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--output", default=OUTPUT)
     parser.add_argument("--check", action="store_true", help="compare with --output instead of writing it; exit 1 when different")
     args = parser.parse_args(argv)

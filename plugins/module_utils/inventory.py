@@ -213,15 +213,15 @@ def _matrix(facts):
 
 def _nearest(facts):
     result = []
-    for gpu_index, nic in sorted(((facts or {}).get("topology") or {}).get("nearest_nic", {}).items(),
-                                 key=lambda item: int(item[0]) if str(item[0]).isdigit() else 0):
-        result.append("GPU%s -> %s (%s, %s)" % (gpu_index, nic.get("rdma_device"), ", ".join(nic.get("netdevs") or []) or nic.get("pci_address"),
-                                               nic.get("relation")))
+    nearest = ((facts or {}).get("topology") or {}).get("nearest_nic", {})
+    for gpu_index, nic in sorted(nearest.items(), key=lambda item: int(item[0]) if str(item[0]).isdigit() else 0):
+        interfaces = ", ".join(nic.get("netdevs") or []) or nic.get("pci_address")
+        result.append("GPU%s -> %s (%s, %s)" % (gpu_index, nic.get("rdma_device"), interfaces, nic.get("relation")))
     return result
 
 
 def _md_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     for row in rows:
         lines.append("| " + " | ".join(_md(cell) for cell in row) + " |")
     return lines

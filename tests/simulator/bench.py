@@ -34,7 +34,7 @@ def _kubernetes_worker(kubeconfig, seconds, threads):
 
     latencies = []
     lock = threading.Lock()
-    apis = [client.CoreV1Api(config.new_client_from_config(config_file=kubeconfig)) for _ in range(threads)]
+    apis = [client.CoreV1Api(config.new_client_from_config(config_file=kubeconfig)) for _thread in range(threads)]
     for api in apis:  # connections set up outside the measurement
         api.read_namespaced_config_map("bench", "default")
     deadline = time.perf_counter() + seconds
@@ -83,7 +83,7 @@ def bench_aiohttp(cluster, seconds, concurrency):
                     latencies.append((time.perf_counter() - t0) * 1000.0)
 
             started = time.perf_counter()
-            await asyncio.gather(*(worker() for _ in range(concurrency)))
+            await asyncio.gather(*(worker() for _worker in range(concurrency)))
             return latencies, time.perf_counter() - started
 
     return asyncio.run(run())

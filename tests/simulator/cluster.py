@@ -354,5 +354,3 @@ class SimulatedCluster:
 
     def set_served(self, group, plural, served=True):
         self.store.set_served(group, plural, served)
-
-

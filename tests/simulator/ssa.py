@@ -276,8 +276,8 @@ def apply(rtype, current, applied, manager, force=False, part="main"):
             if get_at(base, p) != get_at(applied, p):
                 conflicts.append((e["manager"], p))
     if conflicts and not force:
-        fields = ["conflict with \"%s\"%s: %s" % (m, "" if sub is None else " with subresource \"%s\"" % sub,
-                                                 _path_text(p)) for m, p in conflicts]
+        where = "" if sub is None else " with subresource \"%s\"" % sub
+        fields = ["conflict with \"%s\"%s: %s" % (m, where, _path_text(p)) for m, p in conflicts]
         n = len(conflicts)
         msg = "Apply failed with %d conflict%s: %s" % (n, "" if n == 1 else "s", "\n".join(fields))
         name = (base.get("metadata") or {}).get("name") or (applied.get("metadata") or {}).get("name", "")

@@ -138,7 +138,7 @@ class Store:
         return t
 
     def find_kind(self, api_version, kind):
-        group, _, version = api_version.rpartition("/")
+        group, _sep, version = api_version.rpartition("/")
         with self._lock:
             for t in self._types.values():
                 if t.group == group and t.version == version and t.kind == kind:
@@ -249,7 +249,7 @@ class Store:
             if not meta.get("name"):
                 if meta.get("generateName"):
                     meta["name"] = meta["generateName"] + "".join(
-                        _RAND.choice(_NAME_ALPHABET) for _ in range(5))
+                        _RAND.choice(_NAME_ALPHABET) for _position in range(5))
                 else:
                     raise ApiError(422, "Invalid", "%s \"\" is invalid: metadata.name: Required value: name or "
                                    "generateName is required" % rtype.kind,

@@ -35,7 +35,7 @@ def test_serve_until_sigterm(tmp_path):
         assert "openshift-marketplace" in names
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=20)
+        out, _err = proc.communicate(timeout=20)
     assert proc.returncode == 0, out
     assert info["url"] in out and not (tmp_path / "ready.json").exists()
 

@@ -80,8 +80,7 @@ def test_kubeconfig_has_simulated_context(api, tmp_path):
     assert kc["current-context"] == "simulated"
     assert kc["users"][0]["user"]["token"] == api.token
     assert kc["clusters"][0]["cluster"]["server"] == api.url
-    ns = DynamicClient(config.new_client_from_config(config_file=path)).resources.get(api_version="v1",
-                                                                                        kind="Namespace")
+    ns = DynamicClient(config.new_client_from_config(config_file=path)).resources.get(api_version="v1", kind="Namespace")
     assert {"default", "kube-system", "openshift-marketplace"} <= {n.metadata.name for n in ns.get().items}
 
 

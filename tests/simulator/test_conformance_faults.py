@@ -12,7 +12,7 @@ CM_PATH = "/api/v1/namespaces/default/configmaps"
 def test_count_fault_fails_next_n_requests(api, http):
     api.faults.add(verb="get", plural="configmaps", code=503, count=2)
     http.post(CM_PATH, {"metadata": {"name": "x"}, "data": {}})
-    codes = [http.get(CM_PATH + "/x").status_code for _ in range(3)]
+    codes = [http.get(CM_PATH + "/x").status_code for _attempt in range(3)]
     assert codes == [503, 503, 200]
     assert http.get(CM_PATH).status_code == 200  # list is another verb
     body = None
@@ -29,7 +29,7 @@ def test_rate_fault_is_repeatable_with_seed(crd_dir, sim_factory):
                                                             "rate": 0.5}]})
         s = requests.Session()
         s.headers["Authorization"] = "Bearer " + cluster.token
-        return [s.get(cluster.url + CM_PATH, timeout=5).status_code for _ in range(20)]
+        return [s.get(cluster.url + CM_PATH, timeout=5).status_code for _attempt in range(20)]
 
     first, second = run(), run()
     assert first == second

@@ -157,8 +157,7 @@ def test_seeded_cluster_identity(kube):
 
 
 def test_package_manifests(kube):
-    pms = {p["metadata"]["name"]: p for p in kube.list("packages.operators.coreos.com/v1", "PackageManifest",
-                                                        "openshift-marketplace")}
+    pms = {p["metadata"]["name"]: p for p in kube.list("packages.operators.coreos.com/v1", "PackageManifest", "openshift-marketplace")}
     assert set(pms) == {"nfd", "sriov-network-operator", "nvidia-network-operator", "gpu-operator-certified"}
     netop = pms["nvidia-network-operator"]["status"]
     assert netop["catalogSource"] == "certified-operators" and netop["catalogSourceNamespace"] == "openshift-marketplace"
@@ -179,8 +178,7 @@ def test_package_manifests(kube):
 def test_catalog_config_removes_package_and_marks_source_unhealthy(kube_factory):
     kube = kube_factory(profile="roce-lab", config={"catalog_remove_packages": ["nfd"],
                                                     "catalog_source_states": {"certified-operators": "TRANSIENT_FAILURE"}})
-    names = {p["metadata"]["name"] for p in kube.list("packages.operators.coreos.com/v1", "PackageManifest",
-                                                       "openshift-marketplace")}
+    names = {p["metadata"]["name"] for p in kube.list("packages.operators.coreos.com/v1", "PackageManifest", "openshift-marketplace")}
     assert names == {"sriov-network-operator"}
     cs = kube.get(V1A1, "CatalogSource", "certified-operators", "openshift-marketplace")
     assert cs["status"]["connectionState"]["lastObservedState"] == "TRANSIENT_FAILURE"
@@ -410,5 +408,5 @@ def test_synthetic_cluster_end_to_end(kube_factory):
     kube.create(PACKAGES["gpu-operator-certified"]["almExamples"][0])
     wait(lambda: ((kube.get("nvidia.com/v1", "ClusterPolicy", "gpu-cluster-policy") or {}).get("status") or {}).get("state")
          == "ready", timeout=20, what="ClusterPolicy ready")
-    assert {n["status"]["allocatable"].get("nvidia.com/gpu") for n in kube.list("v1", "Node", label_selector=
-                                                                                "node-role.kubernetes.io/worker")} == {"4"}
+    workers = kube.list("v1", "Node", label_selector="node-role.kubernetes.io/worker")
+    assert {n["status"]["allocatable"].get("nvidia.com/gpu") for n in workers} == {"4"}

@@ -46,10 +46,10 @@ def test_network_operator_networks_render_nads(lab):
                 "spec": {"networkNamespace": "default", "master": "ibs2f0", "ipam": IPAM}})
     lab.create({"apiVersion": MLX, "kind": "HostDeviceNetwork", "metadata": {"name": "hostdev-net"},
                 "spec": {"networkNamespace": "default", "resourceName": "hostdev", "ipam": IPAM}})
-    _, macvlan = nad_config(lab, "rdmashared-net")
+    _macvlan_nad, macvlan = nad_config(lab, "rdmashared-net")
     assert (macvlan["type"], macvlan["master"], macvlan["mode"], macvlan["mtu"]) == ("macvlan", "ens8f0np0", "bridge", 1500)
     assert macvlan["ipam"] == {"type": "whereabouts", "range": "192.168.2.0/24", "gateway": "192.168.2.1"}
-    _, ipoib = nad_config(lab, "example-ipoibnetwork")
+    _ipoib_nad, ipoib = nad_config(lab, "example-ipoibnetwork")
     assert (ipoib["type"], ipoib["master"], ipoib["ipam"]["range"]) == ("ipoib", "ibs2f0", "192.168.3.225/28")
     nad, hostdev = nad_config(lab, "hostdev-net")
     assert hostdev["type"] == "host-device"

@@ -113,7 +113,7 @@ def standalone_script():
 
 
 def new_run_id(rng=random):
-    return "".join(rng.choice(_RUN_ID_CHARS) for _ in range(5))
+    return "".join(rng.choice(_RUN_ID_CHARS) for _position in range(5))
 
 
 def pod_name(prefix, run_id, node):

@@ -41,7 +41,7 @@ def now():
 
 
 def rand_suffix(n=5, rng=random):
-    return "".join(rng.choice(_K8S_RAND) for _ in range(n))
+    return "".join(rng.choice(_K8S_RAND) for _position in range(n))
 
 
 def pod_hash(rng=random):

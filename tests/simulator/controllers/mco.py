@@ -43,9 +43,12 @@ class MachineConfigController:
     def _reconcile_pool(self, mcp, all_configs):
         pool = mcp["metadata"]["name"]
         selector = ((mcp.get("spec") or {}).get("machineConfigSelector") or {}).get("matchLabels") or {ROLE: pool}
-        configs = sorted((c for c in all_configs if all((c["metadata"].get("labels") or {}).get(k) == v
-                                                         for k, v in selector.items())),
-                         key=lambda c: c["metadata"]["name"])
+
+        def selected(config):
+            labels = config["metadata"].get("labels") or {}
+            return all(labels.get(k) == v for k, v in selector.items())
+
+        configs = sorted((c for c in all_configs if selected(c)), key=lambda c: c["metadata"]["name"])
         target = self.rendered(pool, configs)
         sources = [{"apiVersion": GROUP + "/v1", "kind": "MachineConfig", "name": n.format(pool=pool)} for n in BASE_SOURCES]
         sources += [{"apiVersion": GROUP + "/v1", "kind": "MachineConfig", "name": c["metadata"]["name"]} for c in configs]

@@ -63,7 +63,7 @@ def port_matches_shared(nic, port, selectors):
 
 def port_matches_sriov_dp(nic, port, selectors):
     """sriov-network-device-plugin netDevice selectors for PFs (the host-device method)."""
-    pf_names = [str(p).split("#")[0] for p in selectors.get("pfNames") or []]
+    pf_names = [str(p).split("#", maxsplit=1)[0] for p in selectors.get("pfNames") or []]
     checks = (("vendors", nic.vendor_id), ("devices", nic.device_id), ("drivers", nic.driver),
               ("rootDevices", nic.pci_address), ("linkTypes", LINK_TYPES[port.link_layer]))
     for key, value in checks:

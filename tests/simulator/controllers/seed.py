@@ -49,8 +49,8 @@ def seed_cluster_version(rt):
         "metadata": {"name": "version"},
         "spec": {"channel": cluster.channel, "clusterID": cluster.cluster_id},
         "status": {
-            "desired": {"version": cluster.version, "image": image, "channels": [cluster.channel, "fast-%s" % cluster.minor,
-                                                                                "eus-%s" % cluster.minor]},
+            "desired": {"version": cluster.version, "image": image,
+                        "channels": [cluster.channel, "fast-%s" % cluster.minor, "eus-%s" % cluster.minor]},
             "history": [{"state": "Completed", "version": cluster.version, "image": image, "verified": False,
                          "startedTime": ts, "completionTime": ts}],
             "observedGeneration": 1,

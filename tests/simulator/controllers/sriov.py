@@ -57,7 +57,7 @@ def _pf_names(selector):
     """[(pf name, vf range or None)] from nicSelector.pfNames ('ens8f0np0#0-7')."""
     out = []
     for entry in selector.get("pfNames") or []:
-        name, _, rng = str(entry).partition("#")
+        name, _sep, rng = str(entry).partition("#")
         out.append((name, rng or None))
     return out
 
@@ -130,7 +130,7 @@ def desired_interfaces(node, pnode, policies):
 
 
 def _vf_indexes(vf_range, num):
-    first, _, last = vf_range.partition("-")
+    first, _sep, last = vf_range.partition("-")
     return [i for i in range(int(first), int(last or first) + 1) if i < num]
 
 

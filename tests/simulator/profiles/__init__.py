@@ -441,7 +441,7 @@ def load_profile(name_or_path):
     if text == "synthetic" or text.startswith("synthetic:"):
         kwargs = {}
         for item in filter(None, text.partition(":")[2].split(",")):
-            key, _, value = item.partition("=")
+            key, _sep, value = item.partition("=")
             kwargs[key.strip()] = int(value) if value.strip().isdigit() else value.strip()
         return synthetic(**kwargs)
     path = text

@@ -3,7 +3,7 @@ network-status, devices and link rates from facts, verdicts, and the Markdown/HT
 
 import json
 import os
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 import pytest
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
@@ -22,8 +22,8 @@ PORTS = [
 ]
 
 
-def settings(variables=SHARED_ROCE, **params):
-    summary = render_all(variables)["summary"]
+def settings(variables=None, **params):
+    summary = render_all(SHARED_ROCE if variables is None else variables)["summary"]
     params.setdefault("image", "registry.example/perftest:1")
     return bt.settings_from(dict(params, configuration=summary))
 

@@ -106,8 +106,8 @@ def test_pod_outcomes():
     assert nf.pod_outcome(_pod("Running")) == (False, None)
     failed = nf.pod_outcome(_pod("Failed", statuses=[{"state": {"terminated": {"exitCode": 1, "reason": "Error", "message": "boom"}}}]))
     assert failed[0] and "exit code 1 (Error): boom" in failed[1]
-    unschedulable = nf.pod_outcome(_pod("Pending", conditions=[{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                                                                 "message": "node x not found"}]))
+    not_scheduled = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "node x not found"}
+    unschedulable = nf.pod_outcome(_pod("Pending", conditions=[not_scheduled]))
     assert unschedulable == (True, "pod cannot be scheduled: node x not found")
     pulling = _pod("Pending", statuses=[{"state": {"waiting": {"reason": "ImagePullBackOff", "message": "no such image"}}}])
     assert nf.pod_outcome(pulling) == (False, None)
