@@ -24,12 +24,15 @@ def descriptions():
         for line in handle:
             if not line.startswith("| `gpudirect_rdma_"):
                 continue
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            # split on | outside backticks (a cell may show `a | b`)
+            cells = [c.strip() for c in re.split(r"\|(?=(?:[^`]*`[^`]*`)*[^`]*$)", line.strip().strip("|"))]
             names = re.findall(r"`([a-z0-9_]+)`", cells[0])
             base = names[0]
             for name in names:
                 full = name if name.startswith("gpudirect_rdma_") else base.rsplit("_", 1)[0] + name
-                found.setdefault(full, cells[-1])
+                text = re.sub(r"\[([^]]+)\]\(([^)]+)\)", r"\1 (docs/\2)", cells[-1]).replace("docs/docs/", "docs/")
+                if text:
+                    found.setdefault(full, text)
     return found
 
 
@@ -60,6 +63,8 @@ def static_default(spec):
 def lenient(field, spec):
     """Optional, no fixed default, and a type that rejects the null or "" AWX sends for a blank survey answer:
     accept anything here; the input model checks it before any write and names the variable."""
+    if spec.kind == "dictlist":
+        return True  # AWX answers a list of mappings as JSON/YAML text, which the list type cannot split
     return field not in REQUIRED and static_default(spec) is None and (spec.choices or spec.kind in ("int", "bool", "intorstr"))
 
 

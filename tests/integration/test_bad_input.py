@@ -27,7 +27,8 @@ CASES = [
     # (case id, extra vars, variable the message must name)
     ("unknown-method", {"gpudirect_rdma_method": "rdma_magic"}, "gpudirect_rdma_method"),
     ("unknown-fabric", {"gpudirect_rdma_fabric": "omnipath"}, "gpudirect_rdma_fabric"),
-    ("infiniband-with-macvlan-options", {"gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_nic_interfaces": ["ibs2f0"]},
+    ("infiniband-with-macvlan-options", {"gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_nic_interfaces": ["ibs2f0"],
+                                         "gpudirect_rdma_macvlan_mode": "private"},
      "gpudirect_rdma_macvlan_mode"),
     ("roce-with-ipoib-options", {"gpudirect_rdma_ipoib_master": "ibs2f0"}, "gpudirect_rdma_ipoib_master"),
     ("num-vfs-above-total-vfs", {"gpudirect_rdma_method": "sriov_legacy", "gpudirect_rdma_num_vfs": 16,

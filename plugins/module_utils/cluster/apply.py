@@ -86,6 +86,7 @@ class ManifestApplier:
 
     def __init__(self, cluster, label_managed=True):
         self.cluster = cluster
+        self.check_mode = bool(cluster.dry_run or cluster.skip_writes)
         self.label_managed = label_managed
         self.results = []
         self.diffs = []
@@ -120,6 +121,10 @@ class ManifestApplier:
         desired = copy.deepcopy(manifest)
         if self.label_managed:
             desired.setdefault("metadata", {}).setdefault("labels", {}).setdefault(MANAGED_BY_LABEL, MANAGED_BY_VALUE)
+        if self.check_mode and self.cluster.resource(desired["apiVersion"], desired["kind"]) is None:
+            # Check mode on a cluster whose operator is not installed yet: the kind will exist once it is.
+            self._record("created", desired, None, desired)
+            return
         resource = self.resource(desired["apiVersion"], desired["kind"])
         meta = desired["metadata"]
         namespace = meta.get("namespace") if resource.namespaced else None

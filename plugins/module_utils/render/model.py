@@ -11,7 +11,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import ipaddress
+import json
 import re
+
+try:
+    import yaml
+    HAS_YAML = True
+except ImportError:  # pragma: no cover - ansible-core requires PyYAML; the model then reads JSON only
+    HAS_YAML = False
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import nics
@@ -159,6 +166,21 @@ def _split_text_list(value):
     return [item.strip() for item in re.split(r"[,\n]", value) if item.strip()]
 
 
+def _parse_text(field, text, errors):
+    """AWX survey textareas give structured answers as JSON or YAML text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    if HAS_YAML:
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError:
+            pass
+    errors.add(field, "could not read %r as JSON or YAML" % (text,))
+    return None
+
+
 def _coerce(field, spec, value, errors):
     """Convert one provided value to the field's type; None (and an error) when impossible."""
     kind = spec.kind
@@ -206,6 +228,10 @@ def _coerce(field, spec, value, errors):
             return [str(item).strip() if not isinstance(item, int) or isinstance(item, bool) else item for item in value]
         errors.add(field, "must be a list, got %r" % (value,))
         return None
+    if kind in ("dictlist", "dict") and isinstance(value, str):
+        value = _parse_text(field, value, errors)
+        if value is None:
+            return None
     if kind == "dictlist":
         if not isinstance(value, (list, tuple)) or not all(isinstance(item, dict) for item in value):
             errors.add(field, "must be a list of mappings")
@@ -244,7 +270,10 @@ def normalise(variables):
                 if spec.kind == "str" and spec.choices:
                     coerced = coerced.lower()
                 values[field] = coerced
-                provided.add(field)
+                # A value equal to the fixed default is what an AWX survey sends for an untouched question;
+                # it must not trip the "only applies to ..." checks.
+                if callable(spec.default) or coerced != spec.default:
+                    provided.add(field)
     # Defaults that depend on other values are computed after every provided value is known.
     for field, spec in FIELDS.items():
         if field not in values:

@@ -7,9 +7,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import subprocess
+import sys
 
 import pytest
-from ansible.module_utils.common import warnings as module_warnings
 
 from ansible.module_utils.testing import patch_module_args
 
@@ -17,8 +18,6 @@ from ansible_collections.gpudirect.openshift.plugins.modules import gpudirect_ma
 
 
 def run_module(args, capsys):
-    # A real module run is a fresh process; in-process runs share ansible-core's de-duplicated warning registry.
-    module_warnings._global_warnings.clear()  # pylint: disable=protected-access
     with patch_module_args(args):
         with pytest.raises(SystemExit) as exit_info:
             gpudirect_manifests.main()
@@ -80,10 +79,15 @@ def test_previous_manifests_give_stale_objects(capsys):
         ("delete", "SriovNetwork"), ("delete", "SriovNetworkNodePolicy"), ("replace", "NicClusterPolicy")]
 
 
-def test_input_warnings_become_task_warnings(capsys):
+def test_input_warnings_become_task_warnings(tmp_path):
+    """Run as Ansible runs a module: a separate process (in-process runs share ansible-core's warning state
+    with whatever controller code other tests imported)."""
     variables = dict(SHARED_ROCE, gpudirect_rdma_nic_interfaces=["ens1f0np0", "ens2f0np0"])
-    code, output = run_module({"variables": variables}, capsys)
-    assert code == 0
+    args = tmp_path / "args.json"
+    args.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {"variables": variables}}))
+    proc = subprocess.run([sys.executable, gpudirect_manifests.__file__, str(args)], capture_output=True, text=True, check=False)
+    output = json.loads(proc.stdout)
+    assert proc.returncode == 0, proc.stderr
     assert output["input_warnings"]
     # ansible-core 2.19 wraps warnings in WarningSummary objects; older versions give plain strings.
     emitted = [w["event"]["msg"] if isinstance(w, dict) else w for w in output["warnings"]]

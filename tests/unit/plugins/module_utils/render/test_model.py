@@ -32,7 +32,7 @@ INVALID = [
     ("unknown-method", "rdma_magic", "roce", {}, "gpudirect_rdma_method: 'rdma_magic' is not one of"),
     ("unknown-fabric", "shared_device", "omnipath", {}, "gpudirect_rdma_fabric: 'omnipath' is not one of"),
     ("unknown-variable", "shared_device", "roce", {"ipam_rnage": "10.0.0.0/8"}, "gpudirect_rdma_ipam_rnage: unknown variable"),
-    ("ib-with-macvlan-mode", "shared_device", "infiniband", {"macvlan_mode": "bridge"},
+    ("ib-with-macvlan-mode", "shared_device", "infiniband", {"macvlan_mode": "private"},
      "gpudirect_rdma_macvlan_mode: macvlan options do not apply to infiniband"),
     ("ib-with-macvlan-master", "shared_device", "infiniband", {"macvlan_master": "ibs2f0"},
      "gpudirect_rdma_macvlan_master: macvlan options do not apply to infiniband"),
