@@ -77,6 +77,10 @@ def evaluate(facts):
              "no GPU peer memory path: nvidia_peermem is not loaded and DMA-BUF is %s (%s)"
              % ("not usable" if dma.get("usable") is False else "not confirmed", dma.get("detail") or "no details"))
 
+    elif gpus and peer.get("path") == "dma_buf" and not peer.get("nvidia_peermem_loaded"):
+        _add(warnings, "nvidia_peermem_not_loaded",
+             "the nvidia_peermem peer-memory module is not loaded; GPU memory would be registered through DMA-BUF instead")
+
     if modules.get("irdma") is True:
         _add(reasons, "irdma_loaded", "irdma (Intel RDMA) is loaded; it conflicts with the NVIDIA DOCA driver reload (blacklist it)")
 

@@ -61,3 +61,10 @@ def test_verdict_is_reproducible_from_the_facts(real):
     assert readiness.evaluate(real) == real["readiness"]
     without_dma_buf = dict(real, peer_memory=dict(real["peer_memory"], path=None))
     assert readiness.evaluate(without_dma_buf)["reason_codes"] == ["no_mellanox_nic", "no_peer_memory_path"]
+
+
+def test_verdict_names_the_missing_peer_memory_module(real):
+    """Not blocking there (the open 580 driver on kernel 6.18 gives DMA-BUF), but the verdict says it."""
+    verdict = readiness.evaluate(real)
+    assert verdict["ready"] is False and verdict["reason_codes"] == ["no_mellanox_nic"]
+    assert "nvidia_peermem_not_loaded" in verdict["warning_codes"]
