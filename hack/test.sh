@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test and quality gate. Usage: hack/test.sh [stage ...]
-# Stages: sanity unit simulator integration lint docs molecule (default: all, in that order).
+# Stages: sanity unit simulator integration lint docs molecule release (default: all, in that order).
 # shellcheck source=hack/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT" || exit 1
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(sanity unit simulator integration lint docs molecule)
+[ ${#stages[@]} -gt 0 ] || stages=(sanity unit simulator integration lint docs molecule release)
 PYTEST_ARGS=(-q -p no:cacheprovider -n "${GPUDIRECT_TEST_WORKERS:-2}" --dist loadgroup --durations=15)
 
 # ansible-test insists on a real (not symlinked) ansible_collections/<ns>/<name> tree.
@@ -44,6 +44,8 @@ stage_commands() {
       GIT_CEILING_DIRECTORIES="$VENV" antsibull-docs lint-collection-docs --plugin-docs --skip-rstcheck "$ROOT/.cache/collections/ansible_collections/gpudirect/openshift" ;;
     molecule)
       molecule test --all ;;
+    release)
+      bash hack/release_check.sh ;;
     *) echo "unknown stage $1" >&2; return 2 ;;
   esac
 }
