@@ -11,12 +11,14 @@ observed by a client.
 
 from ..catalog import Catalog
 from ._base import DEFAULT_CONFIG, Runtime, config_value
+from .facts_pods import FactsPodController
 from .gpu_operator import GpuOperatorController
 from .mco import MachineConfigController
 from .network_operator import NetworkOperatorController
 from .networks import NetworkController
 from .nfd import NfdController
 from .olm import OlmController
+from .perftest_pods import PerftestPodController
 from .seed import seed_cluster
 from .sriov import SriovController
 from .types import CrdServing, register_types
@@ -60,8 +62,7 @@ def install_controllers(sim):
     olm = OlmController(runtime, crds)
     operators = [NfdController(runtime), SriovController(runtime), NetworkOperatorController(runtime),
                  GpuOperatorController(runtime), NetworkController(runtime), MachineConfigController(runtime)]
-    operators.append(__import__(__name__ + ".facts_pods", fromlist=["FactsPodController"]).FactsPodController(runtime))
-    operators.append(__import__(__name__ + ".perftest_pods", fromlist=["PerftestPodController"]).PerftestPodController(runtime))
+    operators.extend([FactsPodController(runtime), PerftestPodController(runtime)])
     handle = Controllers(runtime, olm, operators)
     sim.store.subscribe(handle.dispatch)
     return handle
