@@ -19,7 +19,8 @@ import copy
 
 from ansible_collections.kubernetes.core.plugins.module_utils.apply import LAST_APPLIED_CONFIG_ANNOTATION, annotate, apply_patch
 from ansible.module_utils.common.dict_transformations import dict_merge
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 
 def identity(obj):

@@ -22,6 +22,7 @@ import json
 import re
 import time
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import (
     ClusterError,
@@ -32,8 +33,6 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter
 
 COMPONENT_LABEL = "app.kubernetes.io/component"
 COMPONENT = "gpudirect-verify"
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-MANAGED_BY_VALUE = "gpudirect.openshift"
 RUN_LABEL = "gpudirect.openshift/verify-run"
 PAIR_LABEL = "gpudirect.openshift/verify-pair"
 ROLE_LABEL = "gpudirect.openshift/verify-role"

@@ -34,8 +34,6 @@ except ImportError:
 
 
 DRY_RUN_ALL = "All"
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-MANAGED_BY_VALUE = "gpudirect.openshift"
 
 # Status codes worth retrying: throttling and server-side trouble. 501 means "never works".
 RETRYABLE_STATUS = frozenset([429, 500, 502, 503, 504])

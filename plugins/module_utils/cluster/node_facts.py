@@ -24,9 +24,8 @@ import json
 import random
 import time
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import (
-    MANAGED_BY_LABEL,
-    MANAGED_BY_VALUE,
     ClusterError,
     api_message,
     api_status,

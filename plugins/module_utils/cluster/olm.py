@@ -17,9 +17,8 @@ import copy
 import time
 from datetime import datetime, timezone
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import (
-    MANAGED_BY_LABEL,
-    MANAGED_BY_VALUE,
     ClusterError,
     api_message,
     api_reason,

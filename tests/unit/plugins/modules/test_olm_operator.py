@@ -15,6 +15,7 @@ import pytest
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import client as cc
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import olm
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, absent, wait_for
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 from ansible_collections.gpudirect.openshift.plugins.modules import olm_operator
 
 
@@ -70,7 +71,7 @@ def test_foreign_operator_group_fit_and_error_text():
     assert "global-operators" in text and "AllNamespaces" in text and "OwnNamespace, SingleNamespace" in text
     assert "not created by this module" in text
     assert not olm.is_managed(global_og)
-    assert olm.is_managed({"metadata": {"labels": {cc.MANAGED_BY_LABEL: cc.MANAGED_BY_VALUE}}})
+    assert olm.is_managed({"metadata": {"labels": {names.MANAGED_BY_LABEL: names.MANAGED_BY_VALUE}}})
 
 
 def test_resolve_channel_default_and_unknown():
