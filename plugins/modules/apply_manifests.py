@@ -118,7 +118,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.args_common import
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, validate_manifests
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind, validate_manifests
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
 
 
@@ -131,14 +131,6 @@ def argument_spec():
         prune_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
     )
     return spec
-
-
-def parse_kind(text):
-    """'group/version/Kind' or 'v1/Kind' -> (apiVersion, kind)."""
-    api_version, _sep, kind = text.rpartition("/")
-    if not api_version or not kind:
-        raise ValueError("prune_kinds entry %r is not apiVersion/Kind, for example mellanox.com/v1alpha1/MacvlanNetwork" % text)
-    return api_version, kind
 
 
 def main():

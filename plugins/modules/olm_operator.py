@@ -259,6 +259,7 @@ diff:
   elements: dict
 """
 
+import copy
 import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
@@ -266,27 +267,14 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm import OperatorInstaller
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm import OPERATOR_OPTIONS, OperatorInstaller
 
 
 def argument_spec():
     spec = dict(AUTH_ARG_SPEC)
+    spec.update(copy.deepcopy(OPERATOR_OPTIONS))
     spec.update(
-        package=dict(type="str", required=True),
-        namespace=dict(type="str", required=True),
         state=dict(type="str", choices=["present", "absent"], default="present"),
-        channel=dict(type="str"),
-        starting_csv=dict(type="str"),
-        source=dict(type="str"),
-        source_namespace=dict(type="str"),
-        package_namespace=dict(type="str", default="openshift-marketplace"),
-        install_plan_approval=dict(type="str", choices=["Automatic", "Manual"], default="Automatic"),
-        subscription_name=dict(type="str"),
-        subscription_config=dict(type="dict"),
-        operator_group_name=dict(type="str"),
-        target_namespaces=dict(type="list", elements="str"),
-        namespace_labels=dict(type="dict", default={"openshift.io/cluster-monitoring": "true"}),
-        namespace_annotations=dict(type="dict", default={}),
         wait=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=600),
         failure_grace_period=dict(type="int", default=30),

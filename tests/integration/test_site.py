@@ -57,6 +57,13 @@ def test_configuration_converges_idempotently_and_check_mode_writes_nothing(sim_
     assert second.rc == 0, second.output[-4000:]
     assert second.changed == 0, second.output[-4000:]
     assert second.writes == 0, [r for r in sim.request_log[-second.requests:] if r["verb"] in ("create", "patch", "update", "delete")]
+    assert "The cluster already matches the plan" in second.output, second.output[-4000:]
+
+    # The roles themselves are idempotent too (what --tags runs and standalone role users rely on).
+    forced = run_playbook(sim, "-e", "@" + example(configuration), "-e", "gpudirect_always_converge=true")
+    assert forced.rc == 0, forced.output[-4000:]
+    assert "The cluster already matches the plan" not in forced.output
+    assert forced.changed == 0 and forced.writes == 0, forced.output[-4000:]
 
     # What users need afterwards: the NADs in the target namespaces and the RDMA resource on the nodes.
     nads = {(n["metadata"]["namespace"], n["metadata"]["name"]) for n in objects(sim, "k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")}

@@ -61,6 +61,14 @@ def merge_patched(target, patch):
     return result
 
 
+def parse_kind(text):
+    """'group/version/Kind' or 'v1/Kind' -> (apiVersion, kind)."""
+    api_version, _sep, kind = text.rpartition("/")
+    if not api_version or not kind:
+        raise ValueError("prune_kinds entry %r is not apiVersion/Kind, for example mellanox.com/v1alpha1/MacvlanNetwork" % text)
+    return api_version, kind
+
+
 def validate_manifests(manifests):
     """Every problem with the input at once, before any request."""
     problems = []

@@ -271,16 +271,18 @@ class ClusterClient:
                 return None
             raise
 
-    def update(self, resource, name, namespace, mutate, conflict_attempts=5):
+    def update(self, resource, name, namespace, mutate, conflict_attempts=5, current=None):
         """Read-modify-write with optimistic concurrency.
 
         ``mutate(obj)`` edits a copy in place and returns False when nothing needs to change (then
         no write happens). The PUT carries the resourceVersion that was read; on 409 Conflict the
-        object is read again and ``mutate`` re-applied. Returns (before, after, changed); ``after``
-        is None and ``before`` None when the object does not exist.
+        object is read again and ``mutate`` re-applied. ``current``, when the caller has just read
+        the object, saves the first read. Returns (before, after, changed); ``after`` is None and
+        ``before`` None when the object does not exist.
         """
         for attempt in range(conflict_attempts):
-            current = self.get(resource, name, namespace)
+            if attempt or current is None:
+                current = self.get(resource, name, namespace)
             if current is None:
                 return None, None, False
             desired = copy.deepcopy(current)

@@ -135,13 +135,18 @@ def openshift_version(cluster_version):
     }
 
 
-def gather(cluster, node_names=None, label_selectors=None, extra_label_prefixes=()):
-    """Everything cluster_info returns. One request per kind (plus discovery), never per node."""
-    result = {"openshift": None, "kubernetes": None, "sriov_node_states_served": False}
+def gather(cluster, node_names=None, label_selectors=None, extra_label_prefixes=(), kubernetes_version=True, sriov_states=True):
+    """Everything cluster_info returns. One request per kind (plus discovery), never per node.
+
+    ``kubernetes_version=False`` skips ``/version`` (RV kubernetes is then null) and
+    ``sriov_states=False`` the SR-IOV node states, for callers that count their requests.
+    """
+    result = {"openshift": None, "kubernetes": None, "sriov_node_states_served": False if sriov_states else None}
     try:
-        version = cluster.raw_get("/version")
-        result["kubernetes"] = {"version": version.get("gitVersion"), "major": version.get("major"),
-                                "minor": version.get("minor"), "platform": version.get("platform")}
+        version = cluster.raw_get("/version") if kubernetes_version else None
+        if version is not None:
+            result["kubernetes"] = {"version": version.get("gitVersion"), "major": version.get("major"),
+                                    "minor": version.get("minor"), "platform": version.get("platform")}
     except Exception as exc:  # pylint: disable=broad-except
         if api_status(exc) not in (403, 404):
             raise
@@ -159,7 +164,7 @@ def gather(cluster, node_names=None, label_selectors=None, extra_label_prefixes=
         nodes = [n for n in nodes if n["metadata"]["name"] in wanted]
 
     states = {}
-    state_resource = cluster.resource(*SRIOV_NODE_STATE)
+    state_resource = cluster.resource(*SRIOV_NODE_STATE) if sriov_states else None
     if state_resource is not None:
         result["sriov_node_states_served"] = True
         items, _rv = cluster.list(state_resource)

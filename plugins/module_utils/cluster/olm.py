@@ -39,6 +39,24 @@ CSV = ("operators.coreos.com/v1alpha1", "ClusterServiceVersion")
 PACKAGE_MANIFEST = ("packages.operators.coreos.com/v1", "PackageManifest")
 CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 
+# What defines one operator's installation: olm_operator's options, and plan_status's operators[] entries.
+OPERATOR_OPTIONS = dict(
+    package=dict(type="str", required=True),
+    namespace=dict(type="str", required=True),
+    channel=dict(type="str"),
+    starting_csv=dict(type="str"),
+    source=dict(type="str"),
+    source_namespace=dict(type="str"),
+    package_namespace=dict(type="str", default="openshift-marketplace"),
+    install_plan_approval=dict(type="str", choices=["Automatic", "Manual"], default="Automatic"),
+    subscription_name=dict(type="str"),
+    subscription_config=dict(type="dict"),
+    operator_group_name=dict(type="str"),
+    target_namespaces=dict(type="list", elements="str"),
+    namespace_labels=dict(type="dict", default={"openshift.io/cluster-monitoring": "true"}),
+    namespace_annotations=dict(type="dict", default={}),
+)
+
 OWN, SINGLE, MULTI, ALL = "OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"
 INSTALL_MODES = (OWN, SINGLE, MULTI, ALL)
 
@@ -379,7 +397,7 @@ class OperatorInstaller:
                 meta.setdefault("annotations", {}).update(annotations)
             return True
 
-        before, after, changed = self.cluster.update(resource, self.namespace, None, mutate)
+        before, after, changed = self.cluster.update(resource, self.namespace, None, mutate, current=existing)
         self.changes.record("update" if changed else "none", "Namespace", self.namespace, before=before, after=after)
         return True
 

@@ -1,0 +1,169 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Would a converge change or wait on anything? Decided from one list request per kind.
+
+The same code that converges decides: OperatorInstaller (check mode, no wait) for each operator,
+ManifestApplier for each manifest and for pruning, and the waits' JMESPath conditions, all run on
+a SnapshotClient. Every difference is reported as one sentence; none means the cluster already is
+what the plan asks for, and site.yml can skip the roles.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message, api_status
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import (
+    compile_expression,
+    document,
+    render_text,
+    truthy,
+)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import CLUSTER_VERSION, NODE, SRIOV_NODE_STATE
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm import (
+    CSV,
+    NAMESPACE,
+    OPERATOR_GROUP,
+    OPERATOR_OPTIONS,
+    PACKAGE_MANIFEST,
+    SUBSCRIPTION,
+    OperatorInstaller,
+    csv_phase,
+)
+
+MARKETPLACE = "openshift-marketplace"
+CATALOG_SOURCE = ("operators.coreos.com/v1alpha1", "CatalogSource")
+NIC_CLUSTER_POLICY = ("mellanox.com/v1alpha1", "NicClusterPolicy")
+# OLM copies the CSV of an AllNamespaces operator into every namespace; the copies say nothing new.
+NOT_COPIED_CSV = "!olm.copiedFrom"
+WRITES = ("create", "update", "approve", "delete")
+
+
+def operator_params(entry):
+    """An operators[] entry with olm_operator's defaults; empty strings mean unset, as in the roles."""
+    params = {}
+    for key, spec in OPERATOR_OPTIONS.items():
+        value = entry.get(key)
+        if value in (None, ""):
+            value = copy.deepcopy(spec.get("default"))
+        params[key] = value
+    params.update(state="present", wait=False, failure_grace_period=0, wait_timeout=0)
+    return params
+
+
+def prefetch_kinds(operators, manifests, waits, prune_kinds, sriov_states, olm_state=True):
+    """(apiVersion, kind, namespace, label selector) to list once each, in a stable order.
+
+    The first seven are what preflight checks; ``olm_state`` adds what the operators' state needs.
+    """
+    package_namespaces = sorted(set(operator_params(o)["package_namespace"] for o in operators)) or [MARKETPLACE]
+    kinds = [CLUSTER_VERSION + (None, None), NODE + (None, None), CATALOG_SOURCE + (MARKETPLACE, None),
+             PACKAGE_MANIFEST + (package_namespaces[0] if len(package_namespaces) == 1 else None, None),
+             OPERATOR_GROUP + (None, None), SUBSCRIPTION + (None, None), NIC_CLUSTER_POLICY + (None, None)]
+    if operators and olm_state:
+        kinds += [NAMESPACE + (None, None), CSV + (None, NOT_COPIED_CSV)]
+    if sriov_states:
+        kinds.append(SRIOV_NODE_STATE + (None, None))
+    extra = [(m.get("apiVersion"), m.get("kind")) for m in manifests]
+    extra += [parse_kind(k) if isinstance(k, str) else tuple(k) for k in prune_kinds]
+    extra += [(w.get("api_version"), w.get("kind")) for w in waits]
+    seen = set((k[0], k[1]) for k in kinds)
+    for api_version, kind in extra:
+        if api_version and kind and (api_version, kind) not in seen:
+            seen.add((api_version, kind))
+            kinds.append((api_version, kind, None, None))
+    return kinds
+
+
+def _operator_differences(snapshot, entry):
+    params = operator_params(entry)
+    installer = OperatorInstaller(snapshot, params, check_mode=True)
+    where = "operator %s in %s" % (params["package"], params["namespace"])
+    try:
+        result = installer.run()
+    except ClusterError as exc:
+        return ["%s: %s" % (where, exc)]
+    differences = []
+    passive = {"create": "created", "update": "updated", "approve": "approved", "delete": "deleted"}
+    for obj in result.get("objects") or []:
+        if obj["action"] in WRITES:
+            ref = "%s %s" % (obj["kind"], "%s/%s" % (obj["namespace"], obj["name"]) if obj.get("namespace") else obj["name"])
+            differences.append("%s: %s would be %s" % (where, ref, passive[obj["action"]]))
+    if result.get("phase") != "Succeeded":
+        differences.append("%s: ClusterServiceVersion %s is %s, not Succeeded" % (where, result.get("csv"), result.get("phase") or "not there"))
+    return differences
+
+
+def _manifest_differences(snapshot, manifests, prune_kinds, prune_label_selector):
+    applier = ManifestApplier(snapshot)
+    differences = []
+    if prune_kinds:
+        try:
+            applier.prune(manifests, prune_kinds, prune_label_selector)
+        except ClusterError as exc:
+            differences.append("pruning: %s" % exc)
+    for manifest in manifests:
+        try:
+            applier.apply(manifest)
+        except ClusterError as exc:
+            differences.append("%s: %s" % (describe(manifest), exc))
+    verbs = {"created": "would be created", "patched": "differs from the plan and would be patched",
+             "deleted": "is left from another configuration and would be removed"}
+    for result in applier.results:
+        if result["action"] in verbs:
+            differences.append("%s %s%s %s" % (result["kind"], "%s/" % result["namespace"] if result.get("namespace") else "",
+                                               result["name"], verbs[result["action"]]))
+    return differences
+
+
+def _wait_difference(snapshot, wait):
+    """None when the wait's condition holds on the snapshot, else a sentence saying what is not ready."""
+    title = wait.get("title") or "%s %s" % (wait["kind"], wait.get("name") or "")
+    resource = snapshot.resource(wait["api_version"], wait["kind"])
+    if resource is None:
+        return "%s: %s %s is not served yet" % (title, wait["api_version"], wait["kind"])
+    single = bool(wait.get("name"))
+    if single:
+        state = snapshot.get(resource, wait["name"], wait.get("namespace"))
+    else:
+        state, _rv = snapshot.list(resource, namespace=wait.get("namespace"),
+                                   label_selector=",".join(wait.get("label_selectors") or []) or None)
+    doc = document(state, single)
+    if truthy(compile_expression("waits[].condition", wait["condition"]).search(doc)):
+        return None
+    detail = None
+    if wait.get("failure_condition") and truthy(compile_expression("waits[].failure_condition", wait["failure_condition"]).search(doc)):
+        detail = render_text(compile_expression("waits[].failure_message", wait.get("failure_message")), doc) or "failing"
+    if detail is None:
+        detail = render_text(compile_expression("waits[].progress", wait.get("progress")), doc)
+    return "%s: not ready%s" % (title, " (%s)" % detail if detail else "")
+
+
+def compare(snapshot, operators=(), manifests=(), waits=(), prune_kinds=(), prune_label_selector=None):
+    """Every way the cluster differs from the plan, as sentences, in the order a converge meets them."""
+    prune_kinds = [parse_kind(k) if isinstance(k, str) else tuple(k) for k in prune_kinds]
+    differences = []
+    for entry in operators:
+        differences.extend(_operator_differences(snapshot, entry))
+    differences.extend(_manifest_differences(snapshot, list(manifests), prune_kinds, prune_label_selector))
+    for wait in waits:
+        text = _wait_difference(snapshot, wait)
+        if text:
+            differences.append(text)
+    return differences
+
+
+def snapshot_error_text(exc):
+    if api_status(exc) is not None:
+        return api_message(exc)
+    return str(exc)
+
+
+def csv_phases(snapshot):
+    """{namespace/name: phase} of every (not copied) CSV in the snapshot."""
+    return dict(("%s/%s" % (c["metadata"].get("namespace"), c["metadata"]["name"]), csv_phase(c)) for c in snapshot.items(*CSV))

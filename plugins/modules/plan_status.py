@@ -1,0 +1,378 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: plan_status
+short_description: Compare an OpenShift cluster with a GPUDirect RDMA plan, in one list request per kind
+version_added: 0.1.0
+author: gpudirect.openshift maintainers (@gpudirect)
+description:
+  - Lists each kind it needs once (ClusterVersion, nodes, catalog sources, package manifests, operator groups,
+    subscriptions, NicClusterPolicies, namespaces, cluster service versions, and the kinds of O(manifests),
+    O(prune_kinds) and O(waits)) and answers, from those lists, whether converging would change or wait on anything.
+  - The decision is made by the code that converges, run without writes on the lists - the installer of
+    M(gpudirect.openshift.olm_operator) for each of O(operators), the applier of M(gpudirect.openshift.apply_manifests)
+    for O(manifests) and O(prune_kinds), and the conditions of M(gpudirect.openshift.resource_wait) for O(waits) - so a
+    cluster reported RV(in_sync) is one where those modules would change nothing and return at once.
+  - Also returns the cluster information of M(gpudirect.openshift.cluster_info) (without C(/version)) and the
+    catalog sources, package manifests, operator groups, subscriptions and NicClusterPolicies it read, which the
+    C(preflight) role checks before any write.
+  - Never changes anything.
+options:
+  operators:
+    description:
+      - The operators to check, each with the options M(gpudirect.openshift.olm_operator) would get. Empty strings
+        mean unset, as in the roles.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      package:
+        description: Package name, for example V(nfd).
+        type: str
+        required: true
+      namespace:
+        description: Namespace the operator is installed into.
+        type: str
+        required: true
+      channel:
+        description: Subscription channel; unset means the package's default channel.
+        type: str
+      starting_csv:
+        description: CSV to pin; unset means the channel's current CSV.
+        type: str
+      source:
+        description: Catalog source; unset means the one the package manifest comes from.
+        type: str
+      source_namespace:
+        description: Namespace of the catalog source; unset means the one the package manifest names.
+        type: str
+      package_namespace:
+        description: Namespace holding the package manifests.
+        type: str
+        default: openshift-marketplace
+      install_plan_approval:
+        description: InstallPlan approval of the Subscription.
+        type: str
+        choices: [Automatic, Manual]
+        default: Automatic
+      subscription_name:
+        description: Subscription name; unset means the package name.
+        type: str
+      subscription_config:
+        description: The Subscription's C(spec.config).
+        type: dict
+      operator_group_name:
+        description: Name of an OperatorGroup to create.
+        type: str
+      target_namespaces:
+        description: Namespaces the operator watches; unset lets the CSV's install modes decide.
+        type: list
+        elements: str
+      namespace_labels:
+        description: Labels the namespace must carry.
+        type: dict
+        default: {"openshift.io/cluster-monitoring": "true"}
+      namespace_annotations:
+        description: Annotations the namespace must carry.
+        type: dict
+        default: {}
+  manifests:
+    description: Objects that must exist as given (the same list M(gpudirect.openshift.apply_manifests) would apply).
+    type: list
+    elements: dict
+    default: []
+  prune_kinds:
+    description:
+      - Kinds, as C(apiVersion/Kind), whose objects labelled O(prune_label_selector) must all be in O(manifests);
+        any other is a leftover that a converge would remove.
+    type: list
+    elements: str
+    default: []
+  prune_label_selector:
+    description: Label selector of the objects the collection manages.
+    type: str
+    default: app.kubernetes.io/managed-by=gpudirect.openshift
+  waits:
+    description:
+      - Readiness conditions that must already hold, with the options of M(gpudirect.openshift.resource_wait). A
+        condition that does not hold is a difference (a converge would wait on it).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      title:
+        description: What the condition is about, for messages.
+        type: str
+      api_version:
+        description: API version of the objects.
+        type: str
+        required: true
+      kind:
+        description: Kind of the objects.
+        type: str
+        required: true
+      name:
+        description: 'One object, seen by the condition as the document; without it the condition sees C({"items": [...]}).'
+        type: str
+      namespace:
+        description: Namespace of the objects; without it all namespaces.
+        type: str
+      label_selectors:
+        description: Label selectors the listed objects must match.
+        type: list
+        elements: str
+        default: []
+      condition:
+        description: JMESPath expression that holds when the objects are ready.
+        type: str
+        required: true
+      failure_condition:
+        description: JMESPath expression that holds when the objects report a failure.
+        type: str
+      failure_message:
+        description: JMESPath expression giving the failure text.
+        type: str
+      progress:
+        description: JMESPath expression giving a progress text, quoted in the difference.
+        type: str
+      timeout:
+        description: Accepted so that the same entries feed M(gpudirect.openshift.resource_wait); not used here.
+        type: int
+      failure_grace_period:
+        description: Accepted so that the same entries feed M(gpudirect.openshift.resource_wait); not used here.
+        type: int
+  compare:
+    description:
+      - Compare at all. With V(false) only the cluster information and the lists are returned and RV(in_sync) is null,
+        for callers that have no complete plan yet.
+    type: bool
+    default: true
+  nodes:
+    description: Only report these nodes (by name) in RV(cluster).
+    type: list
+    elements: str
+  label_selectors:
+    description: Only report nodes matching all of these label selectors in RV(cluster).
+    type: list
+    elements: str
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    support: full
+    platforms: posix
+requirements:
+  - python >= 3.10
+  - kubernetes >= 24.2.0
+  - jmespath
+notes:
+  - A difference is reported for anything the converging modules would do, so RV(in_sync) errs on the side of
+    converging. Only objects the collection labels are considered leftovers.
+  - The number of API requests depends on the number of kinds, never on the number of nodes or objects.
+seealso:
+  - module: gpudirect.openshift.cluster_info
+  - module: gpudirect.openshift.olm_operator
+  - module: gpudirect.openshift.apply_manifests
+  - module: gpudirect.openshift.resource_wait
+"""
+
+EXAMPLES = r"""
+- name: Does the cluster already match the plan?
+  gpudirect.openshift.plan_status:
+    operators:
+      - package: nfd
+        namespace: openshift-nfd
+    manifests: "{{ plan.manifests | map(attribute='manifest') | list }}"
+    waits:
+      - title: NicClusterPolicy ready
+        api_version: mellanox.com/v1alpha1
+        kind: NicClusterPolicy
+        name: nic-cluster-policy
+        condition: "status.state == 'ready'"
+  register: status
+
+- name: Say what a converge would do
+  ansible.builtin.debug:
+    msg: "{{ status.differences if not status.in_sync else 'nothing to do' }}"
+"""
+
+RETURN = r"""
+in_sync:
+  description: True when nothing differs; null when O(compare=false).
+  returned: always
+  type: bool
+differences:
+  description: One sentence per difference, in the order a converge meets them.
+  returned: always
+  type: list
+  elements: str
+  sample: ["Subscription nvidia-gpu-operator/gpu-operator-certified would be created", "NicClusterPolicy ready: not ready (ofed: notReady)"]
+checked:
+  description: How much was compared.
+  returned: always
+  type: dict
+  sample: {"operators": 4, "manifests": 5, "waits": 7, "prune_kinds": 7, "kinds_listed": 20}
+requests:
+  description: API requests made (discovery excluded).
+  returned: always
+  type: int
+  sample: 20
+cluster:
+  description: What M(gpudirect.openshift.cluster_info) returns (C(openshift), C(nodes), C(summary), C(sriov_node_states_served)), with C(kubernetes) null.
+  returned: always
+  type: dict
+catalog_sources:
+  description: CatalogSources in C(openshift-marketplace), as read.
+  returned: always
+  type: list
+  elements: dict
+package_manifests:
+  description: PackageManifests of the O(operators) packages (name, labels, catalog, default channel, channels with their current CSV).
+  returned: always
+  type: list
+  elements: dict
+operator_groups:
+  description: OperatorGroups of all namespaces, as read.
+  returned: always
+  type: list
+  elements: dict
+subscriptions:
+  description: Subscriptions of all namespaces, as read.
+  returned: always
+  type: list
+  elements: dict
+nic_cluster_policies:
+  description: NicClusterPolicies, as read (empty while the kind is not served).
+  returned: always
+  type: list
+  elements: dict
+"""
+
+import copy
+import traceback
+
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import ConditionError
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift import (
+    CATALOG_SOURCE,
+    MARKETPLACE,
+    NIC_CLUSTER_POLICY,
+    compare,
+    prefetch_kinds,
+)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import SRIOV_NODE_STATE, gather
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm import (
+    OPERATOR_GROUP,
+    OPERATOR_OPTIONS,
+    PACKAGE_MANIFEST,
+    SUBSCRIPTION,
+)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import SnapshotClient
+
+WAIT_OPTIONS = dict(
+    title=dict(type="str"),
+    api_version=dict(type="str", required=True),
+    kind=dict(type="str", required=True),
+    name=dict(type="str"),
+    namespace=dict(type="str"),
+    label_selectors=dict(type="list", elements="str", default=[]),
+    condition=dict(type="str", required=True),
+    failure_condition=dict(type="str"),
+    failure_message=dict(type="str"),
+    progress=dict(type="str"),
+    timeout=dict(type="int"),
+    failure_grace_period=dict(type="int"),
+)
+
+
+def argument_spec():
+    spec = dict(AUTH_ARG_SPEC)
+    spec.update(
+        operators=dict(type="list", elements="dict", default=[], options=copy.deepcopy(OPERATOR_OPTIONS)),
+        manifests=dict(type="list", elements="dict", default=[]),
+        prune_kinds=dict(type="list", elements="str", default=[]),
+        prune_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
+        waits=dict(type="list", elements="dict", default=[], options=WAIT_OPTIONS),
+        compare=dict(type="bool", default=True),
+        nodes=dict(type="list", elements="str"),
+        label_selectors=dict(type="list", elements="str"),
+    )
+    return spec
+
+
+def trimmed_package(manifest):
+    status = manifest.get("status") or {}
+    meta = manifest.get("metadata") or {}
+    return {
+        "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace"), "labels": meta.get("labels") or {}},
+        "status": {
+            "catalogSource": status.get("catalogSource"),
+            "catalogSourceNamespace": status.get("catalogSourceNamespace"),
+            "defaultChannel": status.get("defaultChannel"),
+            "channels": [{"name": c.get("name"), "currentCSV": c.get("currentCSV")} for c in status.get("channels") or []],
+        },
+    }
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    try:
+        cluster = ClusterClient(get_api_client(module), check_mode=True)
+        snapshot = SnapshotClient(cluster)
+        if params["compare"]:
+            kinds = prefetch_kinds(params["operators"], params["manifests"], params["waits"], params["prune_kinds"],
+                                   sriov_states=any(w["kind"] == SRIOV_NODE_STATE[1] for w in params["waits"]))
+        else:
+            kinds = prefetch_kinds(params["operators"], [], [], [], sriov_states=False, olm_state=False)
+        for api_version, kind, namespace, selector in kinds:
+            snapshot.prefetch(api_version, kind, namespace, selector)
+        info = gather(snapshot, node_names=params["nodes"], label_selectors=params["label_selectors"], kubernetes_version=False,
+                      sriov_states=any(k[1] == SRIOV_NODE_STATE[1] for k in kinds))
+        differences = None
+        if params["compare"]:
+            differences = compare(snapshot, params["operators"], params["manifests"], params["waits"],
+                                  params["prune_kinds"], params["prune_label_selector"])
+    except (ConditionError, ValueError) as exc:
+        module.fail_json(msg="Invalid input: %s" % exc)
+    except (CoreException, ClusterError) as exc:
+        module.fail_from_exception(exc)
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg="Failed to read the cluster: %s" % api_message(exc), exception=traceback.format_exc())
+
+    packages = set(o["package"] for o in params["operators"])
+    module.exit_json(
+        changed=False,
+        in_sync=None if differences is None else not differences,
+        differences=differences or [],
+        checked={"operators": len(params["operators"]), "manifests": len(params["manifests"]), "waits": len(params["waits"]),
+                 "prune_kinds": len(params["prune_kinds"]), "kinds_listed": len(kinds)},
+        requests=snapshot.reads,
+        cluster=info,
+        catalog_sources=[c for c in snapshot.items(*CATALOG_SOURCE) if c["metadata"].get("namespace") == MARKETPLACE],
+        package_manifests=[trimmed_package(p) for p in snapshot.items(*PACKAGE_MANIFEST) if p["metadata"]["name"] in packages],
+        operator_groups=snapshot.items(*OPERATOR_GROUP),
+        subscriptions=snapshot.items(*SUBSCRIPTION),
+        nic_cluster_policies=snapshot.items(*NIC_CLUSTER_POLICY),
+    )
+
+
+if __name__ == "__main__":
+    main()
