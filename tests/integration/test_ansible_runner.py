@@ -65,7 +65,7 @@ def test_site_uses_only_the_awx_credential_environment(sim_factory, tmp_path, mo
 
     stdout = runner.stdout.read()
     assert (runner.status, runner.rc) == ("successful", 0), stdout
-    info = module_results(runner, "gpudirect.openshift.cluster_info")["localhost"][0]
+    info = module_results(runner, "gpudirect.openshift.plan_status")["localhost"][0]["cluster"]
     assert sorted(n["name"] for n in info["nodes"]) == sorted(n.name for n in sim.profile.nodes)
     assert sim.count() > 0
     shown = [e for e in runner.events if e.get("event") == "runner_on_ok"
@@ -99,7 +99,7 @@ def test_survey_answers_as_awx_passes_them(sim_factory, tmp_path, monkeypatch):
     runner = run_site(pdd)
 
     assert (runner.status, runner.rc) == ("successful", 0), runner.stdout.read()
-    info = module_results(runner, "gpudirect.openshift.cluster_info")["localhost"][0]
+    info = module_results(runner, "gpudirect.openshift.plan_status")["localhost"][0]["cluster"]
     assert sorted(n["name"] for n in info["nodes"]) == sorted(n.name for n in sim.profile.nodes)
 
 
@@ -130,4 +130,4 @@ def test_no_cluster_configured_stops_with_the_message(tmp_path, monkeypatch):
     # the preflight assert, then site.yml's rescue failing with the same message (diagnostics skipped: no cluster)
     assert messages and all("No OpenShift cluster is configured for localhost" in m for m in messages), messages
     assert "K8S_AUTH_HOST" in messages[-1] and "KUBECONFIG" in messages[-1]
-    assert not module_results(runner, "gpudirect.openshift.cluster_info")
+    assert not module_results(runner, "gpudirect.openshift.plan_status")

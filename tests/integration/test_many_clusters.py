@@ -66,10 +66,10 @@ def test_site_configures_three_clusters_at_once(clusters, tmp_path, monkeypatch)
     assert sorted(stats) == sorted(clusters)
     for host, counts in stats.items():
         assert counts["failures"] == 0 and counts["dark"] == 0 and counts["ok"] > 0, (host, counts)
-    infos = module_results(runner, "gpudirect.openshift.cluster_info")
+    infos = module_results(runner, "gpudirect.openshift.plan_status")
     assert sorted(infos) == sorted(clusters)
     for profile, sim in clusters.items():
-        assert_cluster_as_asked(profile, sim, CLUSTERS[profile], infos[profile][-1])
+        assert_cluster_as_asked(profile, sim, CLUSTERS[profile], infos[profile][-1]["cluster"])
     assert clusters["infiniband-lab"].token not in stdout
 
     # The clusters were worked on at the same time, not one after the other: every cluster's first request
