@@ -16,7 +16,7 @@ every resource that is listed may also be watched (a wait opens a watch only whe
 satisfy it); what the collection creates it may also patch and update (a later run with other variables changes
 it), except the short-lived pods, ConfigMaps, ServiceAccounts and RoleBindings of facts and verification; and the
 RDMA configuration kinds share one rule (one code path applies, prunes and waits on whichever the method uses).
-SUPPLEMENT lists the few requests the simulator cannot exercise.
+SUPPLEMENT lists the few requests the scenario does not make.
 """
 
 import argparse
@@ -42,10 +42,10 @@ RDMA_KINDS = {
 }
 # Short-lived objects of the facts and verification pods: created and deleted, never changed.
 CREATE_ONLY = {("", "pods"), ("", "configmaps"), ("", "serviceaccounts"), ("rbac.authorization.k8s.io", "rolebindings")}
-# Requests the simulator cannot exercise: (group, resource, verb, why).
+# Requests the scenario does not make: (group, resource, verb, why).
 SUPPLEMENT = (
     ("apiextensions.k8s.io", "customresourcedefinitions", "delete",
-     "teardown_remove_crds=true deletes the CRDs the operators' CSVs own; the simulator serves CRDs read-only"),
+     "teardown_remove_crds=true deletes the CRDs the operators' CSVs own; the scenario's teardown keeps them"),
 )
 # Machine configuration: MachineConfig and SR-IOV on top of configuration 5, so one cluster sees every layer.
 WITH_MACHINECONFIG = {"gpudirect_rdma_apply_machineconfigs": True, "gpudirect_rdma_machineconfigs": ["irdma_blacklist", "crio_memlock"]}

@@ -302,8 +302,6 @@ def test_state_absent_removes_operator_and_waits_for_namespace_termination(sim_f
     assert results[0]["changed"] is False and sim.count(writes_only=True, since=mark) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="the simulator serves CustomResourceDefinitions read-only (tests/simulator/builtins.py "
-                   "registers them with READ_VERBS, DELETE answers 405); a real API server lets cluster-admin delete CRDs")
 def test_state_absent_removes_the_crds_the_csv_owns(sim_factory, tmp_path):
     sim = sim_factory(profile="roce-lab")
     client = kube(sim)
@@ -319,6 +317,9 @@ def test_state_absent_removes_the_crds_the_csv_owns(sim_factory, tmp_path):
     assert {("CustomResourceDefinition", name) for name in owned} <= deleted
     for name in owned:
         assert get(client, "apiextensions.k8s.io/v1", "CustomResourceDefinition", name) is None
+    # As on a real API server, the kinds left discovery with their CRDs.
+    served = {(t.group, t.plural) for t in sim.store.resource_types() if t.served}
+    assert not [name for name in owned if tuple(reversed(name.split(".", 1))) in served]
 
 
 def test_absent_keeps_namespace_and_operator_group_by_default(sim_factory, tmp_path):

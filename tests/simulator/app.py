@@ -17,6 +17,7 @@ from .errors import ApiError, bad_request, conflict, not_found, resource_ref
 from .patching import json_patch, merge_patch, strategic_merge_patch
 from .requestlog import WRITE_VERBS
 from .selectors import Selector
+from .store import now_rfc3339
 from .validation import validate_object
 
 log = logging.getLogger("simulator.http")
@@ -333,7 +334,7 @@ class ApiServer:
 
     async def _dispatch_verb(self, request, rtype, info, verb, dry_run):
         if rtype.key == CRD_TYPE.key:
-            return self.crd_read(request, info, rtype)
+            return self.crd_read(request, info, rtype, dry_run)
         if verb == "get":
             obj = self.store.get(rtype, info.namespace, info.name)
             return _json(obj)
@@ -630,8 +631,8 @@ class ApiServer:
             text = "".join(lines[-int(tail):]) if int(tail) > 0 else ""
         return web.Response(text=text, content_type="text/plain")
 
-    # ------------------------------------------------------------------ CRDs (read-only view of loaded CRDs)
-    def crd_read(self, request, info, rtype):
+    # ------------------------------------------------------------------ CRDs (view of the loaded CRDs; delete unserves)
+    def crd_read(self, request, info, rtype, dry_run=False):
         served = {(t.group, t.plural) for t in self._served_types()}
         items = []
         for key, crd in sorted(self.sim.crds.items()):
@@ -655,6 +656,14 @@ class ApiServer:
                 if obj["metadata"]["name"] == info.name:
                     return _json(obj)
             raise not_found(rtype, info.name)
+        if info.verb == "delete":
+            obj = next((o for o in items if o["metadata"]["name"] == info.name), None)
+            if obj is None:
+                raise not_found(rtype, info.name)
+            if not dry_run:
+                self._remove_crd(obj)
+            obj["metadata"]["deletionTimestamp"] = now_rfc3339()
+            return _json(obj)
         if info.verb == "list":
             sel = Selector(request.query.get("labelSelector"), request.query.get("fieldSelector"), rtype.group,
                            rtype.plural)
@@ -662,6 +671,19 @@ class ApiServer:
                           "metadata": {"resourceVersion": self.store.current_resource_version},
                           "items": [i for i in items if sel.matches(i)]})
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+    def _remove_crd(self, crd):
+        """As the apiserver does for a deleted CRD: every object of the kind goes, then the kind leaves discovery."""
+        group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
+        for served in [t for t in self._served_types() if (t.group, t.plural) == (group, plural)]:
+            objects, _rv = self.store.list(served)
+            for obj in objects:
+                try:
+                    self.store.delete(served, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+                except ApiError as err:
+                    if err.code != 404:
+                        raise
+        self.store.set_served(group, plural, False)
 
     # ------------------------------------------------------------------ watch
     async def watch(self, request, rtype, info):

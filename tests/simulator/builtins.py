@@ -25,7 +25,7 @@ BUILTIN_TYPES = (
     _t("apps", "v1", "DaemonSet", "daemonsets", True, "daemonset", ("ds",), ("status",)),
     _t("apps", "v1", "Deployment", "deployments", True, "deployment", ("deploy",), ("status",)),
     _t("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False,
-       "customresourcedefinition", ("crd", "crds"), ("status",), READ_VERBS),
+       "customresourcedefinition", ("crd", "crds"), ("status",), READ_VERBS + ("delete",)),
     _t("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False, "clusterrole"),
     _t("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False, "clusterrolebinding"),
     _t("rbac.authorization.k8s.io", "v1", "Role", "roles", True, "role"),

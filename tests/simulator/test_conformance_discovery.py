@@ -153,3 +153,17 @@ spec:
     # Every served version reads the same stored object.
     beta = session.get(cluster.url + "/apis/example.com/v1beta1/namespaces/default/widgets/w", timeout=5).json()
     assert beta["apiVersion"] == "example.com/v1beta1" and beta["spec"]["size"] == 2
+
+
+def test_deleting_a_crd_removes_its_objects_and_its_kind(http):
+    crd = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/nicclusterpolicies.mellanox.com"
+    assert http.post("/apis/mellanox.com/v1alpha1/nicclusterpolicies", ncp_body()).status_code == 201
+    assert http.delete(crd + "?dryRun=All").status_code == 200
+    assert http.get("/apis/mellanox.com/v1alpha1/nicclusterpolicies").json()["items"], "a dry run deleted something"
+    gone = http.delete(crd)
+    assert gone.status_code == 200 and gone.json()["metadata"]["deletionTimestamp"]
+    assert http.get(crd).status_code == 404
+    assert http.get("/apis/mellanox.com/v1alpha1/nicclusterpolicies").status_code == 404
+    names = [r["name"] for r in http.get("/apis/mellanox.com/v1alpha1").json()["resources"]]
+    assert "nicclusterpolicies" not in names and "macvlannetworks" in names
+    assert http.delete(crd).json()["reason"] == "NotFound"
