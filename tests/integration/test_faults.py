@@ -1,10 +1,9 @@
 """playbooks/site.yml (configuration 1 on mixed-lab) under injected API faults.
 
-Transient faults (503 and 500 on reads, a create and a patch; 429 with Retry-After; dropped watches; a 409 Conflict on
-the InstallPlan approval) must not fail the play. Permanent ones (403 Forbidden or 422 Invalid on a create) must fail
+Transient faults (503 and 500 on reads, a create and a patch; 429 with Retry-After; dropped watches; connections reset
+without an answer; a 409 Conflict on the InstallPlan approval) must not fail the play. Permanent ones (403 Forbidden or 422 Invalid on a create) must fail
 it with a message that names the object and the API's reason. In both cases a run after the faults are gone converges
 with nothing lost and nothing duplicated, and the run after that writes nothing.
-The simulator cannot reset connections yet, so that fault class is not covered here.
 """
 
 import os
@@ -19,8 +18,9 @@ OPERATOR_NAMESPACES = {"openshift-nfd": "nfd", "openshift-sriov-network-operator
 MANUAL_APPROVAL_NAMESPACE = "nvidia-gpu-operator"  # the GPU operator role approves its InstallPlan
 
 TRANSIENT = [
-    # kubernetes.core k8s_info in the preflight role (task-level retries)
+    # preflight's plan_status (one list per kind)
     {"verb": "list", "plural": "catalogsources", "code": 503, "count": 1},
+    {"verb": "list", "plural": "subscriptions", "reset": True, "count": 1},
     # the collection's own modules (RetryPolicy): reads, a create, throttling, watches
     {"verb": "get", "plural": "packagemanifests", "name": "nfd", "code": 500, "count": 1},
     {"verb": "get", "plural": "subscriptions", "code": 503, "count": 2},
@@ -29,6 +29,7 @@ TRANSIENT = [
     {"verb": "watch", "plural": "clusterserviceversions", "drop_after_events": 1, "count": 3},
     {"verb": "watch", "plural": "installplans", "drop_after_events": 0, "count": 1},
     {"verb": "update", "plural": "installplans", "code": 409, "count": 1},
+    {"verb": "get", "plural": "clusterserviceversions", "reset": True, "count": 1},
 ]
 
 
@@ -100,6 +101,8 @@ def test_transient_faults_are_retried_and_leave_no_trace(sim_factory):
     assert unfired == [], "fault rules that never matched a request (the test lost its purpose): %s" % unfired
     codes = sorted(set(r["code"] for r in sim.request_log[mark:] if r["code"] >= 400 and r["code"] != 404))
     assert codes == [409, 429, 500, 503], codes
+    resets = [(r["verb"], r["plural"]) for r in sim.request_log[mark:] if r["code"] == 0]
+    assert sorted(resets) == [("get", "clusterserviceversions"), ("list", "subscriptions")], resets
     assert_converged_once(sim)
 
     # Drift on a managed object, repaired through a PATCH that first meets two 503s.

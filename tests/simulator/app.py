@@ -148,6 +148,12 @@ class ApiServer:
             if not request.path.startswith("/_sim/"):
                 await self._inject_fault(request, info)
             response = await handler(request)
+        except ConnectionResetFault:
+            entry["code"], entry["latency_ms"] = 0, round((time.perf_counter() - start) * 1000.0, 3)
+            self.sim.requests.append(entry)
+            if request.transport is not None:
+                request.transport.abort()
+            raise web.HTTPServiceUnavailable()  # never sent: the connection is gone
         except ApiError as err:
             response = _status_response(err)
         except web.HTTPException:
@@ -177,6 +183,8 @@ class ApiServer:
             return
         if rule.latency_ms:
             await asyncio.sleep(rule.latency_ms / 1000.0)
+        if rule.reset:
+            raise ConnectionResetFault()
         if rule.code:
             reason = rule.reason or _default_reason(rule.code)
             message = rule.message or _default_message(rule.code, info)
@@ -192,6 +200,15 @@ class ApiServer:
                 details["retryAfterSeconds"] = int(headers["Retry-After"])
             raise ApiError(rule.code, reason, message, details=details, headers=headers)
 
+    def version_info(self):
+        """/version: the Kubernetes release of the profile's OpenShift version (4.20 -> 1.33), 1.31 without a profile."""
+        profile = self.sim.profile
+        if profile is None:
+            return VERSION_INFO
+        release = profile.cluster.kubernetes_version  # e.g. "1.33.5"
+        major, minor = release.split(".")[:2]
+        return dict(VERSION_INFO, major=major, minor=minor, gitVersion="v%s" % release)
+
     # ------------------------------------------------------------------ routing
     async def dispatch(self, request):
         path = request.path.rstrip("/") or "/"
@@ -200,7 +217,7 @@ class ApiServer:
             return await self.sim_endpoint(request, path)
         if request.method == "GET":
             if path == "/version":
-                return _json(VERSION_INFO)
+                return _json(self.version_info())
             if path in ("/healthz", "/readyz", "/livez"):
                 return web.Response(text="ok")
             if path == "/api":
@@ -690,6 +707,10 @@ class ApiServer:
         from .watch import serve_watch
 
         return await serve_watch(self, request, rtype, info)
+
+
+class ConnectionResetFault(Exception):
+    """A fault rule with reset: the connection is closed without an answer."""
 
 
 class _RetryPatch(Exception):

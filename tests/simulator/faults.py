@@ -2,7 +2,8 @@
 
 A rule (dict or FaultRule) matches requests by verb, group, plural (alias: resource), namespace, name and
 subresource; any field left out matches everything. When it fires it answers `code` (with `reason`,
-`message`, `retry_after` for 429/503) or, with code 0/None, only adds `latency_ms`.
+`message`, `retry_after` for 429/503) or, with code 0/None, only adds `latency_ms`; with `reset: true` the server
+closes the connection without answering (a connection reset, as a restarting apiserver or load balancer does).
 `count`: fires for the next N matching requests, then expires. `rate`: probability 0..1 per matching request
 (seeded by FaultInjector(seed=...)). Watch rules: `drop_after_events` / `drop_after_seconds` close a matching
 watch stream early (as a load balancer or apiserver restart does).
@@ -40,6 +41,7 @@ class FaultRule:
     latency_ms: float = 0
     drop_after_events: int = None
     drop_after_seconds: float = None
+    reset: bool = False
     include_dry_run: bool = True
     fired: int = 0
 

@@ -12,6 +12,13 @@ def test_version_is_openshift_like_and_anonymous(api):
     assert body["gitVersion"].startswith("v1.31.") and body["major"] == "1" and body["minor"] == "31"
 
 
+def test_version_follows_the_profiles_openshift_release(sim):
+    body = requests.get(sim.url + "/version", timeout=5).json()
+    release = sim.profile.cluster.kubernetes_version
+    assert body["gitVersion"] == "v" + release and body["minor"] == release.split(".")[1]
+    assert sim.profile.cluster.version.startswith("4.20") and release.startswith("1.33.")
+
+
 def test_core_and_group_discovery(http):
     assert http.get("/api").json()["versions"] == ["v1"]
     core = http.get("/api/v1").json()

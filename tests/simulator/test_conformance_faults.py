@@ -22,6 +22,15 @@ def test_count_fault_fails_next_n_requests(api, http):
     assert http.get(CM_PATH + "/y").status_code == 404
 
 
+def test_reset_fault_closes_the_connection_without_an_answer(api, http):
+    api.faults.add(verb="list", plural="configmaps", reset=True, count=1)
+    with pytest.raises(requests.exceptions.ConnectionError):
+        http.get(CM_PATH)
+    assert http.get(CM_PATH).status_code == 200
+    resets = [e for e in api.request_log if e["path"] == CM_PATH and e["code"] == 0]
+    assert len(resets) == 1 and resets[0]["verb"] == "list"
+
+
 def test_rate_fault_is_repeatable_with_seed(crd_dir, sim_factory):
     def run():
         cluster = sim_factory(profile=None, controllers=False,
