@@ -17,7 +17,7 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message, api_status
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import (
     compile_expression,
     document,
@@ -33,7 +33,6 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm im
     PACKAGE_MANIFEST,
     SUBSCRIPTION,
     OperatorInstaller,
-    csv_phase,
 )
 
 MARKETPLACE = "openshift-marketplace"
@@ -157,13 +156,3 @@ def compare(snapshot, operators=(), manifests=(), waits=(), prune_kinds=(), prun
             differences.append(text)
     return differences
 
-
-def snapshot_error_text(exc):
-    if api_status(exc) is not None:
-        return api_message(exc)
-    return str(exc)
-
-
-def csv_phases(snapshot):
-    """{namespace/name: phase} of every (not copied) CSV in the snapshot."""
-    return dict(("%s/%s" % (c["metadata"].get("namespace"), c["metadata"]["name"]), csv_phase(c)) for c in snapshot.items(*CSV))
