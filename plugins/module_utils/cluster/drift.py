@@ -155,4 +155,3 @@ def compare(snapshot, operators=(), manifests=(), waits=(), prune_kinds=(), prun
         if text:
             differences.append(text)
     return differences
-
