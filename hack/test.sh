@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Runs every test and quality gate. Usage: hack/test.sh [stage ...]
-# Stages: sanity unit simulator integration lint docs molecule release (default: all, in that order).
+# Stages: sanity unit simulator integration lint docs molecule release.
+# With no stage named, all of them run in two lanes at once, so that both cores stay busy: the static checks
+# and molecule in one, the pytest suites (each on GPUDIRECT_TEST_WORKERS workers) in the other. Each stage's
+# output goes to .cache/test-logs/<stage>.log and is printed whole when the stage ends.
+# GPUDIRECT_TEST_LANES=1 runs every stage one after the other instead, printing as it goes.
+# Named stages always run one after the other, printing as they go.
 # shellcheck source=hack/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT" || exit 1
-stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(sanity unit simulator integration lint docs molecule release)
+ALL_STAGES=(sanity unit simulator integration lint docs molecule release)
+STATIC_LANE=(sanity lint docs release molecule)
+PYTEST_LANE=(unit simulator integration)
 PYTEST_ARGS=(-q -p no:cacheprovider -n "${GPUDIRECT_TEST_WORKERS:-2}" --dist loadgroup --durations=15)
+LOG_DIR="$ROOT/.cache/test-logs"
 
 # ansible-test insists on a real (not symlinked) ansible_collections/<ns>/<name> tree.
 workspace() {
@@ -59,11 +66,36 @@ run_stage() {
   return "$rc"
 }
 
-# Every stage runs even after a failure, so one CI run shows everything that is wrong.
+# One lane: its stages in order, each into its own log, printed whole (under a lock, never interleaved) at its end.
+run_lane() {
+  local s rc
+  for s in "$@"; do
+    echo "--> $s started ($SECONDS s)"
+    rc=0
+    run_stage "$s" > "$LOG_DIR/$s.log" 2>&1 < /dev/null || rc=$?
+    [ "$rc" -eq 0 ] || echo "$s" >> "$LOG_DIR/failed"
+    flock "$LOG_DIR/.print" cat "$LOG_DIR/$s.log"
+  done
+}
+
 failed=()
-for s in "${stages[@]}"; do
-  run_stage "$s" || failed+=("$s")
-done
+if [ $# -gt 0 ] || [ "${GPUDIRECT_TEST_LANES:-2}" = 1 ]; then
+  stages=("$@")
+  [ ${#stages[@]} -gt 0 ] || stages=("${ALL_STAGES[@]}")
+  # Every stage runs even after a failure, so one CI run shows everything that is wrong.
+  for s in "${stages[@]}"; do
+    run_stage "$s" || failed+=("$s")
+  done
+else
+  stages=("${ALL_STAGES[@]}")
+  rm -rf "$LOG_DIR" && mkdir -p "$LOG_DIR"
+  run_lane "${STATIC_LANE[@]}" &
+  static_pid=$!
+  run_lane "${PYTEST_LANE[@]}" &
+  pytest_pid=$!
+  wait "$static_pid" "$pytest_pid" || true
+  if [ -f "$LOG_DIR/failed" ]; then mapfile -t failed < "$LOG_DIR/failed"; fi
+fi
 # Only a run of every stage is the test command's duration (make bench reports it).
 if [ $# -eq 0 ]; then mkdir -p "$ROOT/.cache" && echo "${SECONDS}" > "$ROOT/.cache/last-test-duration"; fi
 if [ ${#failed[@]} -gt 0 ]; then

@@ -22,6 +22,8 @@ description:
     O(manifests), last kind first, so switching configuration leaves nothing stale.
   - Labels every applied object with C(app.kubernetes.io/managed-by=gpudirect.openshift) so teardown and pruning
     touch only what this collection created.
+  - With O(waits), then waits in the same task, by watch, until each readiness condition holds, as
+    M(gpudirect.openshift.resource_wait) does, so applying and waiting cost one module run.
 options:
   manifests:
     description: The objects, each a full manifest with C(apiVersion), C(kind) and C(metadata.name).
@@ -47,8 +49,19 @@ options:
     description: Only objects matching this selector are pruned.
     type: str
     default: app.kubernetes.io/managed-by=gpudirect.openshift
+  waits:
+    description:
+      - Readiness conditions to wait for after a successful O(state=present), one after the other, each with the
+        options of M(gpudirect.openshift.resource_wait). The first that fails or times out fails the task, with
+        the message M(gpudirect.openshift.resource_wait) would give.
+      - Ignored for O(state=absent) and O(state=pruned). In check mode they wait the same way (they only read);
+        pass an empty list to skip them there.
+    type: list
+    elements: dict
+    default: []
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - gpudirect.openshift.wait_entries
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
@@ -75,6 +88,20 @@ EXAMPLES = r"""
       - mellanox.com/v1alpha1/IPoIBNetwork
       - mellanox.com/v1alpha1/HostDeviceNetwork
       - sriovnetwork.openshift.io/v1/SriovNetwork
+
+- name: Apply the NicClusterPolicy and wait until the operator reports it ready
+  gpudirect.openshift.apply_manifests:
+    manifests: "{{ nic_cluster_policy_manifests }}"
+    waits:
+      - title: NicClusterPolicy ready
+        api_version: mellanox.com/v1alpha1
+        kind: NicClusterPolicy
+        name: nic-cluster-policy
+        condition: "status.state == 'ready'"
+        failure_condition: "status.state == 'error'"
+        failure_message: "status.reason"
+        failure_grace_period: 30
+        timeout: 900
 
 - name: Delete objects
   gpudirect.openshift.apply_manifests:
@@ -110,9 +137,37 @@ counts:
   returned: always
   type: dict
   sample: {"created": 1, "patched": 0, "deleted": 0, "unchanged": 4}
+waits:
+  description: The waits of O(waits) that ended satisfied, in order.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    title:
+      description: The wait's O(waits[].title), or its kind and name.
+      type: str
+    elapsed:
+      description: Seconds the wait took.
+      type: float
+    events:
+      description: Watch events evaluated.
+      type: int
+    progress:
+      description: Each distinct value of the O(waits[].progress) expression, in order.
+      type: list
+      elements: str
+  sample: [{"title": "NicClusterPolicy ready", "elapsed": 12.4, "events": 3, "progress": []}]
+wait:
+  description: The wait that failed - its title, the objects as last seen, and its progress texts.
+  returned: when a wait of O(waits) fails
+  type: dict
+  sample: {"title": "NicClusterPolicy ready", "resources": [], "progress": ["notReady"]}
 """
 
+import copy
 import traceback
+
+from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
@@ -120,6 +175,8 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind, validate_manifests
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS, WaitFailed, run_wait, wait_error_message
 
 
 def argument_spec():
@@ -129,6 +186,7 @@ def argument_spec():
         state=dict(type="str", choices=["present", "absent", "pruned"], default="present"),
         prune_kinds=dict(type="list", elements="str", default=[]),
         prune_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
+        waits=dict(type="list", elements="dict", default=[], options=copy.deepcopy(WAIT_OPTIONS)),
     )
     return spec
 
@@ -145,6 +203,7 @@ def main():
         module.fail_json(msg="Invalid input: %s" % "; ".join(problems))
 
     applier = None
+    cluster = None
     current = None
     try:
         cluster = ClusterClient(get_api_client(module), check_mode=module.check_mode)
@@ -167,14 +226,37 @@ def main():
         module.fail_json(msg="Applying manifests failed%s: %s" % (where, api_message(exc)),
                          results=applier.results if applier else [], exception=traceback.format_exc())
 
-    counts = dict((action, 0) for action in ("created", "patched", "deleted", "unchanged"))
-    for result in applier.results:
-        counts[result["action"]] += 1
-    output = dict(changed=applier.changed, results=applier.results, counts=counts)
+    output = dict(changed=applier.changed, results=applier.results, counts=_counts(applier.results), waits=[])
     if module._diff:
         output["diff"] = [{"before": d["before"], "after": d["after"], "before_header": d["object"], "after_header": d["object"]}
                           for d in applier.diffs]
+    if params["state"] == "present":
+        _wait(module, cluster, params["waits"], output)
     module.exit_json(**output)
+
+
+def _counts(results):
+    counts = dict((action, 0) for action in ("created", "patched", "deleted", "unchanged"))
+    for result in results:
+        counts[result["action"]] += 1
+    return counts
+
+
+def _wait(module, cluster, waits, output):
+    """Run the waits in order into output["waits"]; the first failure fails the task with what was applied."""
+    if waits and not HAS_JMESPATH:
+        module.fail_json(msg=missing_required_lib("jmespath"), exception=JMESPATH_IMPORT_ERROR, **output)
+    for spec in waits:
+        try:
+            done = run_wait(cluster, spec)
+        except WaitFailed as exc:
+            module.fail_json(msg=str(exc), wait=dict(exc.details, title=spec.get("title")), **output)
+        except (CoreException, ClusterError) as exc:
+            module.fail_json(msg="%s (waiting for %s)" % (exc, spec.get("title") or spec["kind"]), **output)
+        except Exception as exc:  # pylint: disable=broad-except
+            module.fail_json(msg=wait_error_message(spec, exc), exception=traceback.format_exc(), **output)
+        done.pop("resources")
+        output["waits"].append(done)
 
 
 if __name__ == "__main__":

@@ -107,48 +107,6 @@ options:
     type: list
     elements: dict
     default: []
-    suboptions:
-      title:
-        description: What the condition is about, for messages.
-        type: str
-      api_version:
-        description: API version of the objects.
-        type: str
-        required: true
-      kind:
-        description: Kind of the objects.
-        type: str
-        required: true
-      name:
-        description: 'One object, seen by the condition as the document; without it the condition sees C({"items": [...]}).'
-        type: str
-      namespace:
-        description: Namespace of the objects; without it all namespaces.
-        type: str
-      label_selectors:
-        description: Label selectors the listed objects must match.
-        type: list
-        elements: str
-        default: []
-      condition:
-        description: JMESPath expression that holds when the objects are ready.
-        type: str
-        required: true
-      failure_condition:
-        description: JMESPath expression that holds when the objects report a failure.
-        type: str
-      failure_message:
-        description: JMESPath expression giving the failure text.
-        type: str
-      progress:
-        description: JMESPath expression giving a progress text, quoted in the difference.
-        type: str
-      timeout:
-        description: Accepted so that the same entries feed M(gpudirect.openshift.resource_wait); not used here.
-        type: int
-      failure_grace_period:
-        description: Accepted so that the same entries feed M(gpudirect.openshift.resource_wait); not used here.
-        type: int
   compare:
     description:
       - Compare at all. With V(false) only the cluster information and the lists are returned and RV(in_sync) is null,
@@ -165,6 +123,7 @@ options:
     elements: str
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - gpudirect.openshift.wait_entries
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
@@ -285,21 +244,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm im
     SUBSCRIPTION,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import SnapshotClient
-
-WAIT_OPTIONS = dict(
-    title=dict(type="str"),
-    api_version=dict(type="str", required=True),
-    kind=dict(type="str", required=True),
-    name=dict(type="str"),
-    namespace=dict(type="str"),
-    label_selectors=dict(type="list", elements="str", default=[]),
-    condition=dict(type="str", required=True),
-    failure_condition=dict(type="str"),
-    failure_message=dict(type="str"),
-    progress=dict(type="str"),
-    timeout=dict(type="int"),
-    failure_grace_period=dict(type="int"),
-)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS
 
 
 def argument_spec():
@@ -309,7 +254,7 @@ def argument_spec():
         manifests=dict(type="list", elements="dict", default=[]),
         prune_kinds=dict(type="list", elements="str", default=[]),
         prune_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
-        waits=dict(type="list", elements="dict", default=[], options=WAIT_OPTIONS),
+        waits=dict(type="list", elements="dict", default=[], options=copy.deepcopy(WAIT_OPTIONS)),
         compare=dict(type="bool", default=True),
         nodes=dict(type="list", elements="str"),
         label_selectors=dict(type="list", elements="str"),

@@ -139,97 +139,45 @@ progress:
   sample: ["0/2 nodes updated", "1/2 nodes updated", "2/2 nodes updated"]
 """
 
-import time
 import traceback
 
 from ansible.module_utils.basic import missing_required_lib
+
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import (
-    HAS_JMESPATH,
-    JMESPATH_IMPORT_ERROR,
-    Condition,
-    ConditionError,
-    ConditionFailed,
-    compile_expression,
-)
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import DEFAULT_TIMEOUT, WAIT_OPTIONS, WaitFailed, run_wait, wait_error_message
 
 
 def argument_spec():
     spec = dict(AUTH_ARG_SPEC)
-    spec.update(
-        api_version=dict(type="str", required=True),
-        kind=dict(type="str", required=True),
-        name=dict(type="str"),
-        namespace=dict(type="str"),
-        label_selectors=dict(type="list", elements="str", default=[]),
-        condition=dict(type="str", required=True),
-        failure_condition=dict(type="str"),
-        failure_message=dict(type="str"),
-        progress=dict(type="str"),
-        failure_grace_period=dict(type="int", default=0),
-        timeout=dict(type="int", default=600),
-        api_missing_ok=dict(type="bool", default=False),
-    )
+    # The options of one wait entry (as apply_manifests and plan_status take them), without the title,
+    # with the defaults shown in this module's documentation.
+    spec.update((key, dict(value)) for key, value in WAIT_OPTIONS.items() if key != "title")
+    spec["failure_grace_period"]["default"] = 0
+    spec["timeout"]["default"] = DEFAULT_TIMEOUT
+    spec["api_missing_ok"] = dict(type="bool", default=False)
     return spec
-
-
-def _as_list(state, single):
-    if single:
-        return [state] if state else []
-    return list(state or [])
 
 
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     if not HAS_JMESPATH:
         module.fail_json(msg=missing_required_lib("jmespath"), exception=JMESPATH_IMPORT_ERROR)
-    params = module.params
-    single = bool(params["name"])
-    what = "%s %s" % (params["kind"], params["name"] or "objects")
+    spec = dict((key, module.params[key]) for key in argument_spec() if key not in AUTH_ARG_SPEC)
     try:
-        condition = Condition(
-            success=compile_expression("condition", params["condition"]),
-            failure=compile_expression("failure_condition", params["failure_condition"]),
-            failure_message=compile_expression("failure_message", params["failure_message"]),
-            progress=compile_expression("progress", params["progress"]),
-            grace=params["failure_grace_period"],
-            single=single,
-            clock=time.monotonic,
-        )
-    except ConditionError as exc:
-        module.fail_json(msg=str(exc))
-
-    try:
-        cluster = ClusterClient(get_api_client(module))
-        resource = cluster.resource(params["api_version"], params["kind"])
-        if resource is None:
-            if not params["api_missing_ok"]:
-                module.fail_json(msg="The API server does not serve %s %s; is the operator that owns it installed?" % (
-                    params["api_version"], params["kind"]))
-            if condition(None):
-                module.exit_json(changed=False, resources=[], elapsed=0.0, events=0, progress=condition.history)
-            module.fail_json(msg="%s %s is not served, so %s cannot become ready" % (params["api_version"], params["kind"], what))
-        result = wait_for(
-            cluster, resource, condition, name=params["name"], namespace=params["namespace"],
-            label_selector=",".join(params["label_selectors"]) or None, timeout=params["timeout"],
-            recheck_at=condition.recheck_at)
-    except ConditionFailed as exc:
-        module.fail_json(msg="%s reports a failure: %s" % (what, exc), resources=_as_list(exc.state, single), progress=condition.history)
-    except WaitTimeout as exc:
-        last = (" Last progress: %s." % condition.history[-1]) if condition.history else ""
-        module.fail_json(msg="%s did not satisfy %s within %d s.%s" % (what, params["condition"], params["timeout"], last),
-                         resources=_as_list(exc.state, single), elapsed=exc.elapsed, progress=condition.history)
+        result = run_wait(ClusterClient(get_api_client(module)), spec)
+    except WaitFailed as exc:
+        module.fail_json(msg=str(exc), **exc.details)
     except (CoreException, ClusterError) as exc:
         module.fail_from_exception(exc)
     except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg="Waiting for %s failed: %s" % (what, api_message(exc)), exception=traceback.format_exc())
-    module.exit_json(changed=False, resources=_as_list(result.state, single), elapsed=round(result.elapsed, 3),
-                     events=result.events, progress=condition.history)
+        module.fail_json(msg=wait_error_message(spec, exc), exception=traceback.format_exc())
+    result.pop("title")
+    module.exit_json(changed=False, **result)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,111 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Readiness waits given as data: the entries of the roles' ``<role>_waits`` variables.
+
+The same entries feed resource_wait (one wait), apply_manifests (waits after applying, in the same
+task) and plan_status (whether they already hold), so their options are defined once here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import (
+    Condition,
+    ConditionError,
+    ConditionFailed,
+    compile_expression,
+)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
+
+# Suboptions of a wait entry (timeout and failure_grace_period get their defaults in run_wait, so that
+# plan_status, which ignores them, does not show defaults it does not use). resource_wait adds api_missing_ok.
+WAIT_OPTIONS = dict(
+    title=dict(type="str"),
+    api_version=dict(type="str", required=True),
+    kind=dict(type="str", required=True),
+    name=dict(type="str"),
+    namespace=dict(type="str"),
+    label_selectors=dict(type="list", elements="str", default=[]),
+    condition=dict(type="str", required=True),
+    failure_condition=dict(type="str"),
+    failure_message=dict(type="str"),
+    progress=dict(type="str"),
+    timeout=dict(type="int"),
+    failure_grace_period=dict(type="int"),
+)
+DEFAULT_TIMEOUT = 600
+
+
+class WaitFailed(ClusterError):
+    """A wait ended without its condition: failure condition, timeout, unserved kind or bad expression.
+    ``details`` holds what the task returns beside the message (resources, progress, elapsed)."""
+
+    def __init__(self, msg, **details):
+        super(WaitFailed, self).__init__(msg)
+        self.details = details
+
+
+def describe_wait(spec):
+    """The subject of the wait's messages, as troubleshooting.md lists them: kind and name, or "objects"."""
+    return "%s %s" % (spec["kind"], spec.get("name") or "objects")
+
+
+def _as_list(state, single):
+    if single:
+        return [state] if state else []
+    return list(state or [])
+
+
+def run_wait(cluster, spec, clock=time.monotonic):
+    """Wait, by watch, until ``spec`` (a wait entry) holds. Returns the task's result fields; raises WaitFailed.
+
+    ClusterError from the API (other than a timeout) propagates unchanged, for the caller's usual handling.
+    """
+    single = bool(spec.get("name"))
+    what = describe_wait(spec)
+    timeout = spec.get("timeout") or DEFAULT_TIMEOUT
+    try:
+        condition = Condition(
+            success=compile_expression("condition", spec["condition"]),
+            failure=compile_expression("failure_condition", spec.get("failure_condition")),
+            failure_message=compile_expression("failure_message", spec.get("failure_message")),
+            progress=compile_expression("progress", spec.get("progress")),
+            grace=spec.get("failure_grace_period") or 0,
+            single=single,
+            clock=clock,
+        )
+    except ConditionError as exc:
+        raise WaitFailed(str(exc))
+    resource = cluster.resource(spec["api_version"], spec["kind"])
+    if resource is None:
+        if not spec.get("api_missing_ok"):
+            raise WaitFailed("The API server does not serve %s %s; is the operator that owns it installed?" % (
+                spec["api_version"], spec["kind"]))
+        if condition(None):
+            return dict(title=spec.get("title") or what, resources=[], elapsed=0.0, events=0, progress=condition.history)
+        raise WaitFailed("%s %s is not served, so %s cannot become ready" % (spec["api_version"], spec["kind"], what))
+    try:
+        result = wait_for(
+            cluster, resource, condition, name=spec.get("name"), namespace=spec.get("namespace"),
+            label_selector=",".join(spec.get("label_selectors") or []) or None, timeout=timeout,
+            recheck_at=condition.recheck_at, clock=clock)
+    except ConditionFailed as exc:
+        raise WaitFailed("%s reports a failure: %s" % (what, exc), resources=_as_list(exc.state, single),
+                         progress=condition.history)
+    except WaitTimeout as exc:
+        last = (" Last progress: %s." % condition.history[-1]) if condition.history else ""
+        raise WaitFailed("%s did not satisfy %s within %d s.%s" % (what, spec["condition"], timeout, last),
+                         resources=_as_list(exc.state, single), elapsed=exc.elapsed, progress=condition.history)
+    return dict(title=spec.get("title") or what, resources=_as_list(result.state, single), elapsed=round(result.elapsed, 3),
+                events=result.events, progress=condition.history)
+
+
+def wait_error_message(spec, exc):
+    """Message for an unexpected exception while waiting on ``spec``."""
+    return "Waiting for %s failed: %s" % (describe_wait(spec), api_message(exc))
