@@ -28,6 +28,7 @@ TEST_DURATION_FILE = os.path.join(ROOT, ".cache", "last-test-duration")
 RATIO_TARGET = 0.5
 WAIT_TARGET_S = 1.0
 THROUGHPUT_TARGET = 500.0
+TEST_DURATION_TARGET_S = 15 * 60
 
 
 def machine():
@@ -181,7 +182,11 @@ def main(argv=None):
         sections.append((title, "```\n%s\n```" % text))
         targets.append(line)
     duration = last_test_duration()
-    targets.append("hack/test.sh duration: %s" % (duration or "no measurement (.cache/last-test-duration is absent)"))
+    if duration:
+        targets.append("hack/test.sh duration (last full run) <= %d s: %s (%s s)" % (
+            TEST_DURATION_TARGET_S, verdict(float(duration) <= TEST_DURATION_TARGET_S), duration))
+    else:
+        targets.append("hack/test.sh duration: no measurement (.cache/last-test-duration is absent)")
     total = time.perf_counter() - started
     targets.append("benchmarks took %.0f s" % total)
 
