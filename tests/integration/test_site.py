@@ -8,6 +8,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan im
 from site_support import CONFIGURATIONS, allocatable, example, objects, run_playbook
 
 MANAGED = "app.kubernetes.io/managed-by"
+# What gather_node_hardware writes on every run: its pods and the ConfigMap holding the collector script.
+FACTS_POD_KINDS = {"pods", "configmaps"}
 NETWORK_KINDS = (
     ("mellanox.com/v1alpha1", "MacvlanNetwork"), ("mellanox.com/v1alpha1", "IPoIBNetwork"),
     ("mellanox.com/v1alpha1", "HostDeviceNetwork"), ("sriovnetwork.openshift.io/v1", "SriovNetwork"),
@@ -98,3 +100,13 @@ def test_nic_selection_auto_takes_interfaces_from_the_nodes_facts(sim_factory):
     leftover = [p["metadata"]["name"] for p in objects(sim, "v1", "Pod")
                 if (p["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == "gpudirect-facts"]
     assert leftover == []
+
+    # A re-run gathers the facts again (the hardware may have changed), renders the same plan from them and
+    # skips the roles: the only writes are the short-lived facts pods and what they need.
+    again = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e",
+                         '{"gpudirect_rdma_nic_interfaces": [], "gpudirect_rdma_nic_selection": "auto"}')
+    assert again.rc == 0, again.output[-4000:]
+    assert "The cluster already matches the plan" in again.output, again.output[-4000:]
+    written = {r["plural"] for r in sim.request_log[-again.requests:]
+               if r["verb"] in ("create", "update", "patch", "delete") and not r.get("dry_run")}
+    assert written and written <= FACTS_POD_KINDS, written
