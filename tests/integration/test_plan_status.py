@@ -1,9 +1,10 @@
 """site.yml's in-sync check (plan_status in preflight): a converged cluster is recognised from one list per kind,
 and every kind of drift - a changed variable, a leftover object, an edited object, a readiness condition that no
-longer holds - is reported and sends site.yml through the roles again, which repair it."""
+longer holds - is reported and sends site.yml through the roles again, which repair what is theirs to repair."""
 
 import json
 import re
+import time
 
 from site_support import example, objects, run_playbook
 
@@ -25,6 +26,17 @@ def differences(run):
         elif items:
             items[-1] += " " + text
     return [i.strip("'") for i in items]
+
+
+def policy_state(sim):
+    return (objects(sim, "mellanox.com/v1alpha1", "NicClusterPolicy")[0].get("status") or {}).get("state")
+
+
+def wait_until(predicate, what, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.05)
 
 
 def check_only(sim, *extra):
@@ -74,11 +86,19 @@ def test_a_converged_cluster_is_recognised_and_every_drift_is_reported_and_repai
     assert objects(sim, "mellanox.com/v1alpha1", "NicClusterPolicy")[0]["spec"]["ofedDriver"]["version"] != "0.0-edited"
     assert IN_SYNC in check_only(sim).output
 
-    # Readiness is part of the plan: a NetworkAttachmentDefinition that went away is reported, not ignored.
+    # Like the real network operator, the simulated one renders a deleted NetworkAttachmentDefinition again.
     nads = client.resources.get(api_version="k8s.cni.cncf.io/v1", kind="NetworkAttachmentDefinition")
-    nad = json.loads(json.dumps(objects(sim, "k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")[0]))
+    nad = objects(sim, "k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")[0]
     nads.delete(name=nad["metadata"]["name"], namespace=nad["metadata"]["namespace"])
-    assert "NetworkAttachmentDefinitions default/rdmashared-net: not ready" in differences(check_only(sim))
-    nad["metadata"] = {k: v for k, v in nad["metadata"].items() if k in ("name", "namespace", "labels", "annotations")}
-    nads.create(body=nad, namespace=nad["metadata"]["namespace"])
+    wait_until(lambda: [n["metadata"]["uid"] for n in objects(sim, "k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")]
+               not in ([], [nad["metadata"]["uid"]]), "the NAD rendered again")
+    assert IN_SYNC in check_only(sim).output
+
+    # Readiness is part of the plan: a component that stops working is reported, not ignored.
+    sim.faults.update({"operator_faults": {"nic_policy_component_failure": {
+        "state": "state-OFED", "message": "driver pod is in CrashLoopBackOff"}}})
+    wait_until(lambda: policy_state(sim) == "notReady", "the NicClusterPolicy notReady")
+    assert "NicClusterPolicy nic-cluster-policy ready: not ready (state-OFED: notReady)" in differences(check_only(sim))
+    sim.faults.clear()
+    wait_until(lambda: policy_state(sim) == "ready", "the NicClusterPolicy ready again")
     assert IN_SYNC in check_only(sim).output

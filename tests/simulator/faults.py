@@ -84,6 +84,9 @@ class FaultInjector:
         self.rules = []
         self.operator_faults = dict(operator_faults or {})
         self.random = random.Random(seed)
+        # Called with no argument after operator_faults change at run time, so the simulated operators
+        # reconcile at once (a fault such as a failing component must show without waiting for an event).
+        self.operator_faults_listeners = []
         for rule in rules or []:
             self.add(rule)
 
@@ -122,6 +125,12 @@ class FaultInjector:
             self.rules.clear()
             if operator_faults:
                 self.operator_faults.clear()
+        if operator_faults:
+            self._operator_faults_changed()
+
+    def _operator_faults_changed(self):
+        for listener in list(self.operator_faults_listeners):
+            listener()
 
     def seed(self, value):
         with self._lock:
@@ -138,6 +147,7 @@ class FaultInjector:
         if "operator_faults" in spec:
             with self._lock:
                 self.operator_faults.update(spec["operator_faults"] or {})
+            self._operator_faults_changed()
 
     def snapshot(self):
         with self._lock:

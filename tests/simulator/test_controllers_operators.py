@@ -181,6 +181,24 @@ def test_nic_cluster_policy_becomes_ready_and_advertises_resources(kube_factory)
     assert "network.nvidia.com/operator.mofed.wait" not in labels(lab, EDGE)
 
 
+def test_a_failing_component_keeps_the_policy_not_ready_until_the_fault_is_cleared(kube_factory):
+    """operator_faults nic_policy_component_failure, set and cleared at run time: the operator reconciles at once."""
+    lab = kube_factory(profile="mixed-lab")
+    nfd_instance(lab)
+    lab.install("nvidia-network-operator")
+    lab.create(ncp())
+    wait(lambda: state(lab, MLX, "NicClusterPolicy", "nic-cluster-policy") == "ready", what="ready")
+    lab.sim.faults.update({"operator_faults": {"nic_policy_component_failure": {
+        "state": "state-OFED", "message": "driver pod mofed-rhcos4.20 is in CrashLoopBackOff"}}})
+    wait(lambda: state(lab, MLX, "NicClusterPolicy", "nic-cluster-policy") == "notReady", what="notReady")
+    applied = {s["name"]: s for s in lab.get(MLX, "NicClusterPolicy", "nic-cluster-policy")["status"]["appliedStates"]}
+    assert applied["state-OFED"]["state"] == "notReady" and "CrashLoopBackOff" in applied["state-OFED"]["message"]
+    assert applied["state-RDMA-device-plugin"]["state"] == "ready"
+    assert lab.node(SRV32)["status"]["allocatable"]["rdma/rdma_shared_device_eth"] == "63"  # resources stay
+    lab.sim.faults.clear()
+    wait(lambda: state(lab, MLX, "NicClusterPolicy", "nic-cluster-policy") == "ready", what="ready again")
+
+
 def test_nic_cluster_policy_with_another_name_is_ignored(lab):
     lab.install("nvidia-network-operator")
     lab.create(ncp(name="my-policy"))

@@ -61,6 +61,23 @@ def test_network_operator_networks_render_nads(lab):
     wait(lambda: lab.get(NAD, "NetworkAttachmentDefinition", "rdmashared-net", "default") is None, what="NAD removed")
 
 
+def test_a_deleted_nad_is_rendered_again_while_its_network_exists(lab):
+    lab.install("nvidia-network-operator")
+    lab.create({"apiVersion": MLX, "kind": "MacvlanNetwork", "metadata": {"name": "rdmashared-net"},
+                "spec": {"networkNamespace": "default", "master": "ens8f0np0", "mode": "bridge", "ipam": IPAM}})
+    first, config = nad_config(lab, "rdmashared-net")
+    lab.delete(NAD, "NetworkAttachmentDefinition", "rdmashared-net", "default")
+
+    def rendered_again():
+        nad = lab.get(NAD, "NetworkAttachmentDefinition", "rdmashared-net", "default")
+        return nad is not None and nad["metadata"]["uid"] != first["metadata"]["uid"]
+
+    wait(rendered_again, what="the NAD rendered again")
+    assert nad_config(lab, "rdmashared-net")[1] == config
+    lab.delete(MLX, "MacvlanNetwork", "rdmashared-net")
+    wait(lambda: lab.get(NAD, "NetworkAttachmentDefinition", "rdmashared-net", "default") is None, what="NAD removed")
+
+
 def test_network_in_missing_namespace_is_an_error_until_it_exists(lab):
     lab.install("nvidia-network-operator")
     lab.create({"apiVersion": MLX, "kind": "IPoIBNetwork", "metadata": {"name": "ib-net"},

@@ -35,6 +35,12 @@ class Controllers:
         self.olm = olm
         self.operators = operators
 
+    def resync_operators(self):
+        """Every simulated operator reconciles once (after its faults changed)."""
+        for op in self.operators:
+            if getattr(op, "package", "") and hasattr(op, "resync"):
+                op.resync()
+
     def dispatch(self, etype, rtype, obj):
         self.olm.on_event(etype, rtype, obj)
         for op in self.operators:
@@ -65,4 +71,5 @@ def install_controllers(sim):
     operators.extend([FactsPodController(runtime), PerftestPodController(runtime)])
     handle = Controllers(runtime, olm, operators)
     sim.store.subscribe(handle.dispatch)
+    sim.faults.operator_faults_listeners.append(handle.resync_operators)
     return handle

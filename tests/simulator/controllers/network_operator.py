@@ -183,6 +183,14 @@ class NetworkOperatorController(OperatorController):
                 {"name": state, "state": "error" if state == failing else "ready", "message": str(err) if state == failing else ""}
                 for state, _path in included]})
             return
+        failing = self.rt.operator_faults().get("nic_policy_component_failure")
+        if failing:
+            # A component whose pods never become ready (a driver that does not build, a crash-looping plugin):
+            # the policy stays notReady and the node resources stay as they were.
+            self._write(policy, {"state": "notReady", "appliedStates": [
+                {"name": state, "state": "notReady", "message": failing.get("message", "")} if state == failing.get("state")
+                else {"name": state, "state": "ready"} for state, _path in included]})
+            return
         ready, left = self.rollout.progress(meta["uid"], meta.get("generation"), self.rt.cfg("nic_policy_ready_seconds"))
         has_driver = _dig(spec, ("ofedDriver",)) is not None
         for pnode in nodes:

@@ -3,7 +3,8 @@
 MacvlanNetwork, IPoIBNetwork, HostDeviceNetwork (NVIDIA Network Operator, cluster-scoped, status.state) and
 SriovNetwork, SriovIBNetwork (SR-IOV operator, in the operator namespace) each render a NAD of the same name
 in spec.networkNamespace, with the CNI config the operator would write and, for device-backed networks, the
-`k8s.v1.cni.cncf.io/resourceName` annotation that makes Multus request the device.
+`k8s.v1.cni.cncf.io/resourceName` annotation that makes Multus request the device. Both operators watch the NADs
+they render, so one that is deleted while its network exists is rendered again.
 """
 
 import json
@@ -113,6 +114,12 @@ class NetworkController(OperatorController):
                 self.rt.enqueue(("net-del",) + ident, lambda: self._remove(ident))
             else:
                 self.rt.enqueue(("net",) + ident, lambda: self.sync(key, meta.get("namespace"), meta["name"]))
+        elif key == NAD:
+            if etype == "DELETED":
+                target = (obj["metadata"].get("namespace"), obj["metadata"]["name"])
+                for ident, rendered in list(self.rendered.items()):
+                    if rendered == target:
+                        self.rt.enqueue(("net",) + ident, lambda i=ident: self.sync(i[:2], i[2], i[3]))
         elif key == ("operators.coreos.com", "clusterserviceversions") or key == ("", "namespaces"):
             for kind_key in NETWORK_KINDS:
                 for cr in self.rt.list(*kind_key):
