@@ -176,7 +176,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions imp
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind, validate_manifests
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS, WaitFailed, run_wait, wait_error_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS, WaitFailed, describe_wait, run_wait, wait_error_message
 
 
 def argument_spec():
@@ -250,9 +250,9 @@ def _wait(module, cluster, waits, output):
         try:
             done = run_wait(cluster, spec)
         except WaitFailed as exc:
-            module.fail_json(msg=str(exc), wait=dict(exc.details, title=spec.get("title")), **output)
+            module.fail_json(msg=str(exc), wait=dict(exc.details, title=spec.get("title") or describe_wait(spec)), **output)
         except (CoreException, ClusterError) as exc:
-            module.fail_json(msg="%s (waiting for %s)" % (exc, spec.get("title") or spec["kind"]), **output)
+            module.fail_json(msg="%s (waiting for %s)" % (exc, spec.get("title") or describe_wait(spec)), **output)
         except Exception as exc:  # pylint: disable=broad-except
             module.fail_json(msg=wait_error_message(spec, exc), exception=traceback.format_exc(), **output)
         done.pop("resources")

@@ -68,6 +68,7 @@ def test_waits_run_after_the_apply_and_fail_with_the_objects_message(sim_factory
 
     assert unserved["failed"] is True
     assert "does not serve example.com/v1 Widget" in unserved["msg"]
+    assert unserved["wait"]["title"] == "Widget w"  # no title given: kind and name
 
 
 def test_a_rerun_writes_nothing_and_check_mode_waits_without_writing(sim_factory, tmp_path):
