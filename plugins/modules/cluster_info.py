@@ -176,7 +176,7 @@ def argument_spec():
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     try:
-        cluster = ClusterClient(get_api_client(module), check_mode=module.check_mode)
+        cluster = ClusterClient(get_api_client(module), check_mode=module.check_mode, rediscover_once=True)
         info = gather(cluster, node_names=module.params["nodes"], label_selectors=module.params["label_selectors"],
                       extra_label_prefixes=module.params["extra_label_prefixes"])
     except (CoreException, ClusterError) as exc:

@@ -179,7 +179,7 @@ def main():
         module.fail_from_exception(exc)
     secrets = client_secrets(k8s, params)
     collector = DiagnosticsCollector(
-        ClusterClient(k8s), params["namespaces"], marketplace_namespace=params["marketplace_namespace"],
+        ClusterClient(k8s, rediscover_once=True), params["namespaces"], marketplace_namespace=params["marketplace_namespace"],
         managed_selector=params["managed_label_selector"], secrets=secrets)
     try:
         groups = collector.collect()

@@ -280,7 +280,7 @@ def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
     try:
-        cluster = ClusterClient(get_api_client(module), check_mode=True)
+        cluster = ClusterClient(get_api_client(module), check_mode=True, rediscover_once=True)
         snapshot = SnapshotClient(cluster)
         if params["compare"]:
             kinds = prefetch_kinds(params["operators"], params["manifests"], params["waits"], params["prune_kinds"],

@@ -173,13 +173,18 @@ class ClusterClient:
     kubernetes.core client is in dry-run mode (module check mode), so check mode never persists.
     """
 
-    def __init__(self, k8s_client, retry=None, check_mode=False):
+    def __init__(self, k8s_client, retry=None, check_mode=False, rediscover_once=False):
         self.k8s = k8s_client
         self.dynamic = k8s_client.client
         self.dry_run = bool(getattr(k8s_client, "dry_run", False))
         # Check mode on a client too old for server-side dry run: writes are not sent at all.
         self.skip_writes = bool(check_mode) and not self.dry_run
         self.retry = retry or DEFAULT_RETRY
+        # For point-in-time readers (plan_status, cluster_info, diagnostics): after one rediscovery caused by
+        # a missing kind, a group version that was not served then is taken as still absent, instead of
+        # rediscovering the whole API again for each missing kind (a bare cluster lacks a dozen of them).
+        self.rediscover_once = rediscover_once
+        self._rediscovered = False
 
     # -- discovery ---------------------------------------------------------------------------
 
@@ -190,10 +195,23 @@ class ClusterClient:
         moment ago is found; a kind that is really absent costs one refresh, not one per attribute.
         """
         prefix = "api" if api_version == "v1" else "apis"
+        if self._rediscovered and self._group_version_served(prefix, api_version) is False:
+            return None
         try:
             return self.retry.call(self.dynamic.resources.get, prefix=prefix, api_version=api_version, kind=kind)
-        except (ResourceNotFoundError, ResourceNotUniqueError):
+        except ResourceNotFoundError:
+            self._rediscovered = self.rediscover_once
             return None
+        except ResourceNotUniqueError:
+            return None
+
+    def _group_version_served(self, prefix, api_version):
+        """Whether the discovery cache lists the group version; None when the cache cannot be read."""
+        cache = getattr(self.dynamic.resources, "_cache", None)
+        if not isinstance(cache, dict) or not isinstance(cache.get("resources"), dict):
+            return None
+        group, _sep, version = api_version.rpartition("/")
+        return version in (cache["resources"].get(prefix, {}).get(group) or {})
 
     def require(self, api_version, kind):
         resource = self.resource(api_version, kind)
