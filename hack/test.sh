@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test and quality gate. Usage: hack/test.sh [stage ...]
+# Runs every test and quality gate. Usage: hack/test.sh [stage ...] | hack/test.sh --lanes "stage ..." "stage ..."
 # Stages: sanity unit simulator integration lint docs molecule release.
 # With no stage named, all of them run in two lanes at once, so that both cores stay busy: the static checks
 # and molecule in one, the pytest suites (each on GPUDIRECT_TEST_WORKERS workers) in the other. Each stage's
-# output goes to .cache/test-logs/<stage>.log and is printed whole when the stage ends.
+# output goes to $GPUDIRECT_TEST_LOG_DIR/<stage>.log (default .cache/test-logs) and is printed whole when the
+# stage ends. --lanes runs the given lanes (one quoted, space-separated list of stages each) the same way.
 # GPUDIRECT_TEST_LANES=1 runs every stage one after the other instead, printing as it goes.
 # Named stages always run one after the other, printing as they go.
 # shellcheck source=hack/env.sh
@@ -13,7 +14,7 @@ ALL_STAGES=(sanity unit simulator integration lint docs molecule release)
 STATIC_LANE=(sanity lint docs release molecule)
 PYTEST_LANE=(unit simulator integration)
 PYTEST_ARGS=(-q -p no:cacheprovider -n "${GPUDIRECT_TEST_WORKERS:-2}" --dist loadgroup --durations=15)
-LOG_DIR="$ROOT/.cache/test-logs"
+LOG_DIR="${GPUDIRECT_TEST_LOG_DIR:-$ROOT/.cache/test-logs}"
 
 # ansible-test insists on a real (not symlinked) ansible_collections/<ns>/<name> tree.
 workspace() {
@@ -78,26 +79,39 @@ run_lane() {
   done
 }
 
+# Each lane (a space-separated list of stages) in the background; every stage of every lane runs.
+run_lanes() {
+  local lane pids=()
+  rm -rf "$LOG_DIR" && mkdir -p "$LOG_DIR"
+  for lane in "$@"; do
+    # shellcheck disable=SC2086  # a lane is a word list on purpose
+    run_lane $lane &
+    pids+=($!)
+  done
+  wait "${pids[@]}" || true
+  if [ -f "$LOG_DIR/failed" ]; then mapfile -t failed < "$LOG_DIR/failed"; fi
+}
+
 failed=()
-if [ $# -gt 0 ] || [ "${GPUDIRECT_TEST_LANES:-2}" = 1 ]; then
+full_run=false
+if [ "${1:-}" = "--lanes" ]; then
+  shift
+  read -r -a stages <<< "$*"
+  run_lanes "$@"
+elif [ $# -gt 0 ] || [ "${GPUDIRECT_TEST_LANES:-2}" = 1 ]; then
   stages=("$@")
-  [ ${#stages[@]} -gt 0 ] || stages=("${ALL_STAGES[@]}")
+  [ ${#stages[@]} -gt 0 ] || { stages=("${ALL_STAGES[@]}"); full_run=true; }
   # Every stage runs even after a failure, so one CI run shows everything that is wrong.
   for s in "${stages[@]}"; do
     run_stage "$s" || failed+=("$s")
   done
 else
   stages=("${ALL_STAGES[@]}")
-  rm -rf "$LOG_DIR" && mkdir -p "$LOG_DIR"
-  run_lane "${STATIC_LANE[@]}" &
-  static_pid=$!
-  run_lane "${PYTEST_LANE[@]}" &
-  pytest_pid=$!
-  wait "$static_pid" "$pytest_pid" || true
-  if [ -f "$LOG_DIR/failed" ]; then mapfile -t failed < "$LOG_DIR/failed"; fi
+  full_run=true
+  run_lanes "${STATIC_LANE[*]}" "${PYTEST_LANE[*]}"
 fi
 # Only a run of every stage is the test command's duration (make bench reports it).
-if [ $# -eq 0 ]; then mkdir -p "$ROOT/.cache" && echo "${SECONDS}" > "$ROOT/.cache/last-test-duration"; fi
+if $full_run; then mkdir -p "$ROOT/.cache" && echo "${SECONDS}" > "$ROOT/.cache/last-test-duration"; fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED stages: ${failed[*]} (${SECONDS} s)"
   exit 1

@@ -54,6 +54,8 @@ options:
       - Readiness conditions to wait for after a successful O(state=present), one after the other, each with the
         options of M(gpudirect.openshift.resource_wait). The first that fails or times out fails the task, with
         the message M(gpudirect.openshift.resource_wait) would give.
+      - Their JMESPath expressions are checked before anything is applied; one that does not compile fails the
+        task naming it (for example C(waits[1].condition)) with no request sent.
       - Ignored for O(state=absent) and O(state=pruned). In check mode they wait the same way (they only read);
         pass an empty list to skip them there.
     type: list
@@ -176,7 +178,14 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions imp
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind, validate_manifests
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS, WaitFailed, describe_wait, run_wait, wait_error_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import (
+    WAIT_OPTIONS,
+    WaitFailed,
+    run_wait,
+    wait_error_message,
+    wait_problems,
+    wait_title,
+)
 
 
 def argument_spec():
@@ -199,6 +208,9 @@ def main():
         prune_kinds = [parse_kind(k) for k in params["prune_kinds"]]
     except ValueError as exc:
         problems.append(str(exc))
+    if params["waits"] and not HAS_JMESPATH:
+        module.fail_json(msg=missing_required_lib("jmespath"), exception=JMESPATH_IMPORT_ERROR)
+    problems.extend(wait_problems(params["waits"]))
     if problems:
         module.fail_json(msg="Invalid input: %s" % "; ".join(problems))
 
@@ -244,15 +256,13 @@ def _counts(results):
 
 def _wait(module, cluster, waits, output):
     """Run the waits in order into output["waits"]; the first failure fails the task with what was applied."""
-    if waits and not HAS_JMESPATH:
-        module.fail_json(msg=missing_required_lib("jmespath"), exception=JMESPATH_IMPORT_ERROR, **output)
     for spec in waits:
         try:
             done = run_wait(cluster, spec)
         except WaitFailed as exc:
-            module.fail_json(msg=str(exc), wait=dict(exc.details, title=spec.get("title") or describe_wait(spec)), **output)
+            module.fail_json(msg=str(exc), wait=dict(exc.details, title=wait_title(spec)), **output)
         except (CoreException, ClusterError) as exc:
-            module.fail_json(msg="%s (waiting for %s)" % (exc, spec.get("title") or describe_wait(spec)), **output)
+            module.fail_json(msg="%s (waiting for %s)" % (exc, wait_title(spec)), **output)
         except Exception as exc:  # pylint: disable=broad-except
             module.fail_json(msg=wait_error_message(spec, exc), exception=traceback.format_exc(), **output)
         done.pop("resources")

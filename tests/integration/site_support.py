@@ -1,13 +1,16 @@
 """Helpers for tests that run playbooks/site.yml with ansible-playbook against the simulator."""
 
 import os
+import json
 import re
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "playbooks", "vars", "examples")
+TEST_PLAYBOOKS = os.path.join(ROOT, "tests", "integration", "playbooks")
 CONFIGURATIONS = {
     "shared_device/roce": "1-shared-device-roce.yml",
     "shared_device/infiniband": "2-shared-device-infiniband.yml",
@@ -66,3 +69,19 @@ def objects(sim, api_version, kind, namespace=None):
 
 def allocatable(sim, resource):
     return {n["metadata"]["name"]: n["status"].get("allocatable", {}).get(resource) for n in objects(sim, "v1", "Node")}
+
+
+def run_test_playbook(sim, tmp_path, playbook, extra_vars, check=False):
+    """Run a playbook of tests/integration/playbooks against ``sim``; return the JSON it saved to ``result_file``."""
+    result_file = tmp_path / ("result-%d.json" % len(list(tmp_path.glob("result-*.json"))))
+    extra = dict(extra_vars, result_file=str(result_file), ansible_python_interpreter=sys.executable)
+    vars_file = tmp_path / "vars.json"
+    vars_file.write_text(json.dumps(extra))
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", TMPDIR=str(tmp_path))
+    cmd = ["ansible-playbook", "-i", "localhost,", "-c", "local", os.path.join(TEST_PLAYBOOKS, playbook),
+           "-e", "@%s" % vars_file]
+    if check:
+        cmd.append("--check")
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(result_file.read_text())

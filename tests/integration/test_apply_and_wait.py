@@ -4,12 +4,7 @@ One ansible-playbook run per test drives several apply_manifests tasks against t
 tests/integration/playbooks/apply_and_wait.yml) and the assertions read the saved results and the request log.
 """
 
-import json
-import os
-import subprocess
-import sys
-
-PLAYBOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "playbooks", "apply_and_wait.yml")
+from site_support import run_test_playbook
 
 
 def config_map(name, **data):
@@ -22,17 +17,7 @@ def wait_on(name, **options):
 
 
 def run_steps(sim, tmp_path, steps, check=False):
-    result_file = tmp_path / "results.json"
-    vars_file = tmp_path / "vars.json"
-    vars_file.write_text(json.dumps({"steps": steps, "result_file": str(result_file),
-                                     "ansible_python_interpreter": sys.executable}))
-    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1")
-    cmd = ["ansible-playbook", "-i", "localhost,", "-c", "local", PLAYBOOK, "-e", "@%s" % vars_file]
-    if check:
-        cmd.append("--check")
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return json.loads(result_file.read_text())
+    return run_test_playbook(sim, tmp_path, "apply_and_wait.yml", {"steps": steps}, check=check)
 
 
 def test_waits_run_after_the_apply_and_fail_with_the_objects_message(sim_factory, tmp_path):
@@ -85,3 +70,15 @@ def test_a_rerun_writes_nothing_and_check_mode_waits_without_writing(sim_factory
     # In check mode the patch is a dry run and the wait reads the unchanged object, which is still ready.
     assert checked["changed"] is True and len(checked["waits"]) == 1
     assert sim.count(writes_only=True, since=since) == 0
+
+
+def test_an_expression_that_does_not_compile_fails_before_any_write(sim_factory, tmp_path):
+    sim = sim_factory(profile=None, controllers=False)
+    since = sim.mark()
+    result, = run_steps(sim, tmp_path, [{"manifests": [config_map("never")],
+                                         "waits": [wait_on("never", condition="data.state == 'ready'"),
+                                                   wait_on("never", condition="data.state ==", progress="[")]}])
+    assert result["failed"] is True and result.get("changed") is not True
+    assert "waits[1].condition is not a valid JMESPath expression (data.state ==)" in result["msg"], result["msg"]
+    assert "waits[1].progress is not a valid JMESPath expression ([)" in result["msg"], result["msg"]
+    assert sim.count(since=since) == 0, "the task reached the API server"

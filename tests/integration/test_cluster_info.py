@@ -1,32 +1,13 @@
 """Integration tests of gpudirect.openshift.cluster_info: ansible-playbook against the simulated cluster."""
 
 import json
-import os
-import subprocess
-import sys
 import urllib.request
 
 import pytest
 
 from simulator.profiles import synthetic
 
-PLAYBOOK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "playbooks")
-
-
-def run_playbook(sim, tmp_path, playbook, extra_vars, check=False):
-    """Run a playbook of tests/integration/playbooks against `sim`; return its saved JSON result."""
-    result_file = tmp_path / ("result-%d.json" % len(list(tmp_path.glob("result-*.json"))))
-    extra = dict(extra_vars, result_file=str(result_file), ansible_python_interpreter=sys.executable)
-    vars_file = tmp_path / "vars.json"
-    vars_file.write_text(json.dumps(extra))
-    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", TMPDIR=str(tmp_path))
-    cmd = ["ansible-playbook", "-i", "localhost,", "-c", "local", os.path.join(PLAYBOOK_DIR, playbook),
-           "-e", "@%s" % vars_file]
-    if check:
-        cmd.append("--check")
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return json.loads(result_file.read_text())
+from site_support import run_test_playbook as run_playbook
 
 
 def server_version(sim):

@@ -4,7 +4,8 @@ longer holds - is reported and sends site.yml through the roles again, which rep
 
 import json
 import re
-import time
+
+from simulator.controllers.testing import wait
 
 from site_support import example, objects, run_playbook
 
@@ -30,13 +31,6 @@ def differences(run):
 
 def policy_state(sim):
     return (objects(sim, "mellanox.com/v1alpha1", "NicClusterPolicy")[0].get("status") or {}).get("state")
-
-
-def wait_until(predicate, what, timeout=30):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.05)
 
 
 def check_only(sim, *extra):
@@ -90,15 +84,15 @@ def test_a_converged_cluster_is_recognised_and_every_drift_is_reported_and_repai
     nads = client.resources.get(api_version="k8s.cni.cncf.io/v1", kind="NetworkAttachmentDefinition")
     nad = objects(sim, "k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")[0]
     nads.delete(name=nad["metadata"]["name"], namespace=nad["metadata"]["namespace"])
-    wait_until(lambda: [n["metadata"]["uid"] for n in objects(sim, "k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")]
-               not in ([], [nad["metadata"]["uid"]]), "the NAD rendered again")
+    wait(lambda: [n["metadata"]["uid"] for n in objects(sim, "k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")]
+         not in ([], [nad["metadata"]["uid"]]), timeout=30, what="the NAD rendered again")
     assert IN_SYNC in check_only(sim).output
 
     # Readiness is part of the plan: a component that stops working is reported, not ignored.
     sim.faults.update({"operator_faults": {"nic_policy_component_failure": {
         "state": "state-OFED", "message": "driver pod is in CrashLoopBackOff"}}})
-    wait_until(lambda: policy_state(sim) == "notReady", "the NicClusterPolicy notReady")
+    wait(lambda: policy_state(sim) == "notReady", timeout=30, what="the NicClusterPolicy notReady")
     assert "NicClusterPolicy nic-cluster-policy ready: not ready (state-OFED: notReady)" in differences(check_only(sim))
     sim.faults.clear()
-    wait_until(lambda: policy_state(sim) == "ready", "the NicClusterPolicy ready again")
+    wait(lambda: policy_state(sim) == "ready", timeout=30, what="the NicClusterPolicy ready again")
     assert IN_SYNC in check_only(sim).output

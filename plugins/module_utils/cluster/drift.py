@@ -18,12 +18,7 @@ import copy
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import (
-    compile_expression,
-    document,
-    render_text,
-    truthy,
-)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import document, render_text, truthy
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import CLUSTER_VERSION, NODE, SRIOV_NODE_STATE
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm import (
     CSV,
@@ -34,6 +29,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm im
     SUBSCRIPTION,
     OperatorInstaller,
 )
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import compile_condition, wait_title
 
 MARKETPLACE = "openshift-marketplace"
 CATALOG_SOURCE = ("operators.coreos.com/v1alpha1", "CatalogSource")
@@ -120,9 +116,10 @@ def _manifest_differences(snapshot, manifests, prune_kinds, prune_label_selector
     return differences
 
 
-def _wait_difference(snapshot, wait):
+def _wait_difference(snapshot, wait, option):
     """None when the wait's condition holds on the snapshot, else a sentence saying what is not ready."""
-    title = wait.get("title") or "%s %s" % (wait["kind"], wait.get("name") or "")
+    title = wait_title(wait)
+    condition = compile_condition(wait, option)
     resource = snapshot.resource(wait["api_version"], wait["kind"])
     if resource is None:
         return "%s: %s %s is not served yet" % (title, wait["api_version"], wait["kind"])
@@ -133,13 +130,13 @@ def _wait_difference(snapshot, wait):
         state, _rv = snapshot.list(resource, namespace=wait.get("namespace"),
                                    label_selector=",".join(wait.get("label_selectors") or []) or None)
     doc = document(state, single)
-    if truthy(compile_expression("waits[].condition", wait["condition"]).search(doc)):
+    if truthy(condition.success.search(doc)):
         return None
     detail = None
-    if wait.get("failure_condition") and truthy(compile_expression("waits[].failure_condition", wait["failure_condition"]).search(doc)):
-        detail = render_text(compile_expression("waits[].failure_message", wait.get("failure_message")), doc) or "failing"
+    if condition.failure is not None and truthy(condition.failure.search(doc)):
+        detail = render_text(condition.failure_message, doc) or "failing"
     if detail is None:
-        detail = render_text(compile_expression("waits[].progress", wait.get("progress")), doc)
+        detail = render_text(condition.progress, doc)
     return "%s: not ready%s" % (title, " (%s)" % detail if detail else "")
 
 
@@ -150,8 +147,8 @@ def compare(snapshot, operators=(), manifests=(), waits=(), prune_kinds=(), prun
     for entry in operators:
         differences.extend(_operator_differences(snapshot, entry))
     differences.extend(_manifest_differences(snapshot, list(manifests), prune_kinds, prune_label_selector))
-    for wait in waits:
-        text = _wait_difference(snapshot, wait)
+    for index, wait in enumerate(waits):
+        text = _wait_difference(snapshot, wait, "waits[%d]." % index)
         if text:
             differences.append(text)
     return differences

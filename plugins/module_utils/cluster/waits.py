@@ -40,6 +40,8 @@ WAIT_OPTIONS = dict(
     failure_grace_period=dict(type="int"),
 )
 DEFAULT_TIMEOUT = 600
+# The options of a wait entry that are JMESPath expressions.
+EXPRESSIONS = ("condition", "failure_condition", "failure_message", "progress")
 
 
 class WaitFailed(ClusterError):
@@ -54,6 +56,38 @@ class WaitFailed(ClusterError):
 def describe_wait(spec):
     """The subject of the wait's messages, as troubleshooting.md lists them: kind and name, or "objects"."""
     return "%s %s" % (spec["kind"], spec.get("name") or "objects")
+
+
+def wait_title(spec):
+    """What results call the wait: its title, else its subject."""
+    return spec.get("title") or describe_wait(spec)
+
+
+def compile_condition(spec, option="", clock=time.monotonic):
+    """The Condition of a wait entry; ConditionError names ``option`` + the expression's option when one does
+    not compile (for example ``waits[2].condition``)."""
+    return Condition(
+        success=compile_expression(option + "condition", spec["condition"]),
+        failure=compile_expression(option + "failure_condition", spec.get("failure_condition")),
+        failure_message=compile_expression(option + "failure_message", spec.get("failure_message")),
+        progress=compile_expression(option + "progress", spec.get("progress")),
+        grace=spec.get("failure_grace_period") or 0,
+        single=bool(spec.get("name")),
+        clock=clock,
+    )
+
+
+def wait_problems(waits, option="waits"):
+    """One sentence per expression of ``waits`` that does not compile, naming its option; checked before any
+    write so that a typo in a condition does not leave applied objects behind a failed task."""
+    problems = []
+    for index, spec in enumerate(waits):
+        for key in EXPRESSIONS:
+            try:
+                compile_expression("%s[%d].%s" % (option, index, key), spec.get(key))
+            except ConditionError as exc:
+                problems.append(str(exc))
+    return problems
 
 
 def _as_list(state, single):
@@ -71,15 +105,7 @@ def run_wait(cluster, spec, clock=time.monotonic):
     what = describe_wait(spec)
     timeout = spec.get("timeout") or DEFAULT_TIMEOUT
     try:
-        condition = Condition(
-            success=compile_expression("condition", spec["condition"]),
-            failure=compile_expression("failure_condition", spec.get("failure_condition")),
-            failure_message=compile_expression("failure_message", spec.get("failure_message")),
-            progress=compile_expression("progress", spec.get("progress")),
-            grace=spec.get("failure_grace_period") or 0,
-            single=single,
-            clock=clock,
-        )
+        condition = compile_condition(spec, clock=clock)
     except ConditionError as exc:
         raise WaitFailed(str(exc))
     resource = cluster.resource(spec["api_version"], spec["kind"])
@@ -88,7 +114,7 @@ def run_wait(cluster, spec, clock=time.monotonic):
             raise WaitFailed("The API server does not serve %s %s; is the operator that owns it installed?" % (
                 spec["api_version"], spec["kind"]))
         if condition(None):
-            return dict(title=spec.get("title") or what, resources=[], elapsed=0.0, events=0, progress=condition.history)
+            return dict(title=wait_title(spec), resources=[], elapsed=0.0, events=0, progress=condition.history)
         raise WaitFailed("%s %s is not served, so %s cannot become ready" % (spec["api_version"], spec["kind"], what))
     try:
         result = wait_for(
@@ -102,7 +128,7 @@ def run_wait(cluster, spec, clock=time.monotonic):
         last = (" Last progress: %s." % condition.history[-1]) if condition.history else ""
         raise WaitFailed("%s did not satisfy %s within %d s.%s" % (what, spec["condition"], timeout, last),
                          resources=_as_list(exc.state, single), elapsed=exc.elapsed, progress=condition.history)
-    return dict(title=spec.get("title") or what, resources=_as_list(result.state, single), elapsed=round(result.elapsed, 3),
+    return dict(title=wait_title(spec), resources=_as_list(result.state, single), elapsed=round(result.elapsed, 3),
                 events=result.events, progress=condition.history)
 
 
