@@ -1,30 +1,31 @@
-"""Shared pytest fixtures: the simulated OpenShift API server and the shared CRD / fixture directories."""
+"""Shared pytest fixtures: the simulated OpenShift API server and the CRD and capture directories."""
 
 import os
 
 import pytest
 
 
-def _shared_dir(var):
-    path = os.environ.get(var)
-    if not path:
-        pytest.fail("%s is not set: run the tests with `source hack/env.sh` (it exports the shared directories)" % var,
-                    pytrace=False)
+def _data_dir(var, default):
+    path = os.environ.get(var) or default
     if not os.path.isdir(path):
-        pytest.fail("%s=%s is not a directory: the shared material is missing" % (var, path), pytrace=False)
+        pytest.fail("%s=%s is not a directory: the test data is missing" % (var, path), pytrace=False)
     return path
 
 
 @pytest.fixture(scope="session")
 def crd_dir():
-    """Directory of upstream CRD YAML files (GPUDIRECT_CRD_DIR)."""
-    return _shared_dir("GPUDIRECT_CRD_DIR")
+    """Directory of upstream CRD YAML files in the repository (GPUDIRECT_CRD_DIR overrides)."""
+    from simulator.crds import DEFAULT_CRD_DIR
+
+    return _data_dir("GPUDIRECT_CRD_DIR", DEFAULT_CRD_DIR)
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir():
-    """Directory of real hardware captures (GPUDIRECT_FIXTURES_DIR)."""
-    return _shared_dir("GPUDIRECT_FIXTURES_DIR")
+    """Directory of real hardware captures in the repository (GPUDIRECT_FIXTURES_DIR overrides)."""
+    from ansible_collections.gpudirect.openshift.tests.unit.fixtures.synthetic_sysfs import CAPTURES_DIR
+
+    return _data_dir("GPUDIRECT_FIXTURES_DIR", CAPTURES_DIR)
 
 
 @pytest.fixture

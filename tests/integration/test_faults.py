@@ -9,6 +9,8 @@ with nothing lost and nothing duplicated, and the run after that writes nothing.
 import os
 import re
 import subprocess
+import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SITE = os.path.join(ROOT, "playbooks", "site.yml")
@@ -37,6 +39,38 @@ def run_site(sim, *extra):
     env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
     cmd = ["ansible-playbook", SITE, "-e", "@" + EXAMPLE] + list(extra)
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=600)
+
+
+def run_site_holding_resolution(sim, namespaces, *extra):
+    """run_site, with OLM holding resolution in ``namespaces`` until the collection watches there.
+
+    The watch faults must meet a watch: without the hold, a loaded machine lets OLM finish before the collection
+    first lists, the collection never watches, and the rule never fires. With it, no InstallPlan or CSV exists
+    in a held namespace until the collection has opened a watch on it, whatever the timing."""
+    held = set(namespaces)
+    sim.faults.update({"operator_faults": {"olm_resolution_hold": sorted(held)}})
+    mark = sim.mark()
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    cmd = ["ansible-playbook", SITE, "-e", "@" + EXAMPLE] + list(extra)
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 600
+        try:
+            while proc.poll() is None and time.monotonic() < deadline:
+                watched = {r["namespace"] for r in sim.request_log[mark:] if r["verb"] == "watch"
+                           and r["plural"] in ("clusterserviceversions", "installplans")}
+                if held & watched:
+                    held -= watched
+                    sim.faults.update({"operator_faults": {"olm_resolution_hold": sorted(held)}})
+                time.sleep(0.05)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        out.seek(0)
+        text = out.read()
+    assert not held, "the collection never watched in %s" % sorted(held)
+    return subprocess.CompletedProcess(cmd, proc.returncode, text, "")
 
 
 def output(proc):
@@ -95,7 +129,7 @@ def assert_noop_rerun(sim):
 def test_transient_faults_are_retried_and_leave_no_trace(sim_factory):
     sim = sim_factory(profile="mixed-lab", faults={"seed": 3, "rules": TRANSIENT})
     mark = sim.mark()
-    proc = run_site(sim)
+    proc = run_site_holding_resolution(sim, OPERATOR_NAMESPACES)
     assert proc.returncode == 0, output(proc)
     unfired = [rule for rule, count in fired(sim) if count == 0]
     assert unfired == [], "fault rules that never matched a request (the test lost its purpose): %s" % unfired

@@ -44,6 +44,9 @@ def serve(args):
         kubeconfig = args.kubeconfig or cluster.kubeconfig
         info = {"url": cluster.url, "kubeconfig": os.path.abspath(kubeconfig), "token": cluster.token,
                 "pid": os.getpid()}
+        if cluster.profile is not None:
+            info["profile"] = {"name": cluster.profile.name, "description": " ".join(cluster.profile.description.split()),
+                               "openshift": cluster.profile.cluster.version}
         if args.pid_file:
             with open(args.pid_file, "w", encoding="utf-8") as fh:
                 fh.write("%d\n" % os.getpid())

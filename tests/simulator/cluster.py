@@ -51,7 +51,7 @@ class ScheduledCall:
 
 class SimulatedCluster:
     def __init__(self, profile="roce-lab", crd_dir=None, token=None, faults=None, config=None, port=0,
-                 host="127.0.0.1", history_limit=10000, controllers=True, tls=False):
+                 host="127.0.0.1", history_limit=10000, controllers=True, tls=False, crd_refs=None):
         self.store = Store(history_limit=history_limit)
         self.faults = FaultInjector.from_spec(faults)
         self.config = dict(DEFAULT_CONFIG)
@@ -60,6 +60,7 @@ class SimulatedCluster:
         self.requests = RequestLog()
         self.token = token or secrets.token_urlsafe(24)
         self.crd_dir = crd_dir if crd_dir is not None else default_crd_dir()
+        self.crd_refs = dict(crd_refs or {})  # {source: ref}: which version of an operator's CRDs to serve
         self.crds = {}
         self.profile_spec = profile
         self.profile = None
@@ -93,7 +94,7 @@ class SimulatedCluster:
     def start(self):
         if self._started:
             return self
-        self.crds = load_crds(self.store, self.crd_dir)
+        self.crds = load_crds(self.store, self.crd_dir, self.crd_refs)
         register_builtins(self.store)
         self.profile = self._load_profile(self.profile_spec)
         self._server = ApiServer(self)

@@ -3,6 +3,7 @@
 import glob
 import logging
 import os
+import re
 import threading
 
 import yaml
@@ -11,7 +12,8 @@ from .store import ResourceType
 
 log = logging.getLogger("simulator.crds")
 
-DEFAULT_CRD_DIR = "/work/shared/crds"
+# The upstream CRDs live in the repository (see data/crds/SOURCES.md), laid out <source>/<ref>/<file>.
+DEFAULT_CRD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "crds")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _cache = {}
 _cache_lock = threading.Lock()
@@ -21,10 +23,52 @@ def default_crd_dir():
     return os.environ.get("GPUDIRECT_CRD_DIR") or DEFAULT_CRD_DIR
 
 
-def load_crd_documents(crd_dir):
-    """[(path, crd dict)] for every CustomResourceDefinition under crd_dir (recursive). Cached per process."""
+def _ref_sort_key(ref):
+    """Natural order of refs: v24.9.2 < v26.7.0, release-4.16 < release-4.22."""
+    return [(0, int(tok), "") if tok.isdigit() else (1, 0, tok) for tok in re.findall(r"\d+|[^\d.\-]+", ref)]
+
+
+def select_crd_files(crd_dir, refs=None):
+    """The CRD files to serve from crd_dir. Files at <source>/<ref>/<file> are versioned: one ref per source is
+    served, refs[source] when given, else the newest. Files anywhere else are served as they are.
+    An unknown source or ref in refs raises ValueError (a profile asking for CRDs that are not there)."""
     files = sorted(glob.glob(os.path.join(crd_dir, "**", "*.yaml"), recursive=True)
                    + glob.glob(os.path.join(crd_dir, "**", "*.yml"), recursive=True))
+    plain, versioned = [], {}
+    for path in files:
+        parts = os.path.relpath(path, crd_dir).split(os.sep)
+        if len(parts) == 3:
+            versioned.setdefault(parts[0], {}).setdefault(parts[1], []).append(path)
+        else:
+            plain.append(path)
+    refs = dict(refs or {})
+    unknown = sorted(set(refs) - set(versioned))
+    if unknown:
+        raise ValueError("no CRDs for source(s) %s under %s (have: %s)" % (", ".join(unknown), crd_dir,
+                                                                             ", ".join(sorted(versioned))))
+    chosen = list(plain)
+    for source, by_ref in sorted(versioned.items()):
+        ref = refs.get(source) or max(by_ref, key=_ref_sort_key)
+        if ref not in by_ref:
+            raise ValueError("no CRDs for %s at %s under %s (have: %s)" % (source, ref, crd_dir,
+                                                                          ", ".join(sorted(by_ref, key=_ref_sort_key))))
+        chosen.extend(by_ref[ref])
+    return chosen
+
+
+def available_crd_refs(crd_dir):
+    """{source: [refs, oldest first]} of the versioned CRDs under crd_dir."""
+    out = {}
+    for path in glob.glob(os.path.join(crd_dir, "*", "*", "*.y*ml")):
+        source, ref = os.path.relpath(path, crd_dir).split(os.sep)[:2]
+        out.setdefault(source, set()).add(ref)
+    return {source: sorted(refs, key=_ref_sort_key) for source, refs in out.items()}
+
+
+def load_crd_documents(crd_dir, refs=None):
+    """[(path, crd dict)] for every CustomResourceDefinition served from crd_dir (select_crd_files).
+    Cached per process."""
+    files = select_crd_files(crd_dir, refs)
     key = (os.path.abspath(crd_dir), tuple((f, os.path.getmtime(f)) for f in files))
     with _cache_lock:
         if key in _cache:
@@ -62,14 +106,14 @@ def crd_name(crd):
     return crd["metadata"]["name"]
 
 
-def load_crds(store, crd_dir):
+def load_crds(store, crd_dir, refs=None):
     """Register every CRD under crd_dir in store. Returns {(group, plural): crd dict}. No directory: warning only."""
     if not crd_dir or not os.path.isdir(crd_dir):
         log.warning("CRD directory %r not found: the simulator starts without custom resource types and without "
                     "custom resource validation (set GPUDIRECT_CRD_DIR or crd_dir=)", crd_dir)
         return {}
     loaded = {}
-    for _path, crd in load_crd_documents(crd_dir):
+    for _path, crd in load_crd_documents(crd_dir, refs):
         for rtype in crd_resource_types(crd):
             store.register(rtype)
         loaded[(crd["spec"]["group"], crd["spec"]["names"]["plural"])] = crd

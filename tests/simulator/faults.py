@@ -9,7 +9,9 @@ closes the connection without answering (a connection reset, as a restarting api
 watch stream early (as a load balancer or apiserver restart does).
 
 `operator_faults` is a free-form dict that the simulated operators (controllers) read, e.g.
-{"csv_failure": {"nfd": "InstallComponentFailed"}}.
+{"csv_failure": {"nfd": "InstallComponentFailed"}}, or {"olm_resolution_hold": ["nvidia-gpu-operator"]}: OLM creates no
+InstallPlan in those namespaces until the hold is lifted (a test control that makes "the plan does not exist yet"
+certain instead of a race).
 """
 
 import dataclasses

@@ -37,6 +37,7 @@ class Controllers:
 
     def resync_operators(self):
         """Every simulated operator reconciles once (after its faults changed)."""
+        self.olm.resync()
         for op in self.operators:
             if getattr(op, "package", "") and hasattr(op, "resync"):
                 op.resync()

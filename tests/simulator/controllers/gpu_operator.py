@@ -75,7 +75,7 @@ class GpuOperatorController(OperatorController):
 
     def reconcile(self, operator_namespace):
         policies = sorted(self.rt.list(GROUP, "clusterpolicies"),
-                          key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["resourceVersion"]))
+                          key=lambda p: (p["metadata"].get("creationTimestamp", ""), int(p["metadata"]["resourceVersion"])))
         policies = [p for p in policies if not p["metadata"].get("deletionTimestamp")]
         if not policies:
             return

@@ -102,6 +102,12 @@ class OlmController:
         elif rtype.plural == CS:
             self.rt.enqueue(("packagemanifests",), lambda: sync_package_manifests(self.rt))
 
+    def resync(self):
+        """Every Subscription syncs again (after operator faults changed at run time)."""
+        namespaces = {sub["metadata"]["namespace"] for sub in self.rt.list(OLM_GROUP, SUB, None)}
+        for ns in sorted(namespaces):
+            self._subscriptions_follow(ns)
+
     def _subscriptions_follow(self, ns):
         for sub in self.rt.list(OLM_GROUP, SUB, ns):
             sname = sub["metadata"]["name"]
@@ -175,6 +181,10 @@ class OlmController:
                            "catalogHealth": healthy, "lastUpdated": now(),
                            "conditions": _healthy_conditions(status.get("conditions"))})
             self.rt.set_status(OLM_GROUP, SUB, ns, name, status)
+            return
+        if ns in (self.rt.operator_faults().get("olm_resolution_hold") or ()):
+            # Test control: resolution in this namespace has not finished yet (a slow catalog, a busy catalog
+            # operator), so no InstallPlan exists; lifting the hold resyncs and resolution goes on.
             return
         approval = (sub.get("spec") or {}).get("installPlanApproval") or "Automatic"
         generation = len(self.rt.list(OLM_GROUP, IP, ns)) + 1

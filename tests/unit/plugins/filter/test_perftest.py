@@ -11,6 +11,7 @@ import sys
 import pytest
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpudirect.openshift.tests.unit.fixtures import synthetic_sysfs
 from ansible_collections.gpudirect.openshift.plugins.filter.perftest import FilterModule
 
 CLIENT = 'cloud-native-stack_ubuntu24_v19_client_sweep_roce.txt'
@@ -20,8 +21,7 @@ FILTERS = FilterModule().filters()
 
 
 def capture_path(name):
-    root = os.environ.get('GPUDIRECT_FIXTURES_DIR')
-    assert root, 'GPUDIRECT_FIXTURES_DIR is not set: source hack/env.sh first'
+    root = synthetic_sysfs.fixtures_dir()
     return os.path.join(root, 'command-outputs', 'ib_write_bw', name)
 
 

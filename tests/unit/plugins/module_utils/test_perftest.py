@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2025 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""perftest output parser, bandwidth evaluation and diagnosis, over the real captures in GPUDIRECT_FIXTURES_DIR."""
+"""perftest output parser, bandwidth evaluation and diagnosis, over the real captures in the captures folder."""
 
 import os
 import re
 
 import pytest
 
+from ansible_collections.gpudirect.openshift.tests.unit.fixtures import synthetic_sysfs
 from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest
 from ansible_collections.gpudirect.openshift.plugins.module_utils.perftest import (
     DIAGNOSIS_CODES,
@@ -25,8 +26,7 @@ SIZES = [2 ** exponent for exponent in range(1, 24)]
 
 
 def _capture_dir():
-    root = os.environ.get('GPUDIRECT_FIXTURES_DIR')
-    assert root, 'GPUDIRECT_FIXTURES_DIR is not set: source hack/env.sh first'
+    root = synthetic_sysfs.fixtures_dir()
     return os.path.join(root, 'command-outputs', 'ib_write_bw')
 
 

@@ -7,11 +7,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-import glob
-import os
 
 import pytest
 import yaml
+
+from simulator.crds import load_crd_documents
 
 P = "gpudirect_rdma_"
 
@@ -71,14 +71,10 @@ def variants():
 
 
 @pytest.fixture(scope="session")
-def crd_schemas():
-    """{(group, kind): openAPIV3Schema of the storage version} from GPUDIRECT_CRD_DIR."""
-    crd_dir = os.environ.get("GPUDIRECT_CRD_DIR")
-    assert crd_dir and os.path.isdir(crd_dir), "GPUDIRECT_CRD_DIR must point at the upstream CRDs (source hack/env.sh)"
+def crd_schemas(crd_dir):
+    """{(group, version, kind): (scope, openAPIV3Schema)} of the CRDs the simulator serves by default."""
     schemas = {}
-    for path in glob.glob(os.path.join(crd_dir, "*", "*.yaml")):
-        with open(path) as handle:
-            crd = yaml.safe_load(handle)
+    for _path, crd in load_crd_documents(crd_dir):
         for version in crd["spec"]["versions"]:
             key = (crd["spec"]["group"], version["name"], crd["spec"]["names"]["kind"])
             schemas[key] = (crd["spec"]["scope"], version["schema"]["openAPIV3Schema"])
