@@ -8,7 +8,8 @@ Which surveys exist and which playbook each one describes comes from awx/job_tem
 generator collects every role the playbook runs (plays' roles:, include_role/import_role in any task list or role
 task file, role dependencies, import_playbook), in order, and turns each argument-spec option into one question.
 Options listed under survey_excluded_variables in awx/job_templates.yml (cluster connection: it comes from the
-AWX credential or the inventory) are left out. The mapping is documented in docs/awx.md.
+AWX credential or the inventory) are left out, and so is every free-text option matching survey_restricted_patterns
+(images, namespaces, service accounts: what runs where and as whom). The mapping is documented in docs/awx.md.
 """
 
 import argparse
@@ -241,7 +242,12 @@ def load_job_templates(root):
     return data
 
 
-def surveyed_options(root, playbook, excluded, roles=None):
+def restricted(variable, option, patterns):
+    """True for a variable that must not be free text at launch (survey_restricted_patterns) and has no choices."""
+    return not (option or {}).get("choices") and any(fnmatch.fnmatchcase(variable, p) for p in patterns)
+
+
+def surveyed_options(root, playbook, excluded, roles=None, patterns=()):
     """{variable: (role, option)} for every option the survey of `playbook` asks, in playbook order;
     every role defining the same variable must agree on type, elements, choices, default and no_log."""
     if roles is None:
@@ -252,7 +258,7 @@ def surveyed_options(root, playbook, excluded, roles=None):
     for role, entry in used:
         for variable, option in role_options(root, role, entry).items():
             option = option or {}
-            if variable in excluded:
+            if variable in excluded or restricted(variable, option, patterns):
                 continue
             if variable in options:
                 first_role, first = options[variable]
@@ -279,7 +285,7 @@ def build_surveys(root=ROOT):
             raise SurveyError("survey %s is used by templates of different playbooks or survey_roles" % survey)
     surveys = {}
     for survey, (playbook, roles) in sorted(sources.items()):
-        options = surveyed_options(root, playbook, excluded, roles)
+        options = surveyed_options(root, playbook, excluded, roles, data.get("survey_restricted_patterns") or ())
         if not options:
             raise SurveyError("survey %s (%s) would have no questions; AWX rejects an empty survey" % (survey, playbook))
         surveys[survey] = {

@@ -172,11 +172,11 @@ import traceback
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind, validate_manifests
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import (
     WAIT_OPTIONS,
@@ -218,7 +218,7 @@ def main():
     cluster = None
     current = None
     try:
-        cluster = ClusterClient(get_api_client(module), check_mode=module.check_mode)
+        cluster = connect(module, check_mode=module.check_mode)
         applier = ManifestApplier(cluster)
         if params["state"] in ("present", "pruned") and prune_kinds:
             applier.prune(params["manifests"], prune_kinds, params["prune_label_selector"])

@@ -156,10 +156,10 @@ summary:
 import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import gather
 
 
@@ -176,7 +176,7 @@ def argument_spec():
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     try:
-        cluster = ClusterClient(get_api_client(module), check_mode=module.check_mode, rediscover_once=True)
+        cluster = connect(module, check_mode=module.check_mode, rediscover_once=True)
         info = gather(cluster, node_names=module.params["nodes"], label_selectors=module.params["label_selectors"],
                       extra_label_prefixes=module.params["extra_label_prefixes"])
     except (CoreException, ClusterError) as exc:

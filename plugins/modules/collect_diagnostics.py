@@ -140,6 +140,7 @@ else:
 from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import check_connection
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
@@ -174,6 +175,7 @@ def main():
         module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
     params = module.params
     try:
+        check_connection(module)
         k8s = get_api_client(module)
     except CoreException as exc:
         module.fail_from_exception(exc)

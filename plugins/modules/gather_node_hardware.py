@@ -192,10 +192,10 @@ run_id:
 import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, FactsRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import flatten
 
@@ -228,7 +228,7 @@ def main():
     params = module.params
     run = None
     try:
-        cluster = ClusterClient(get_api_client(module), check_mode=module.check_mode)
+        cluster = connect(module, check_mode=module.check_mode)
         run = FactsRun(cluster, params)
         result = run.run(check_mode=module.check_mode)
     except (CoreException, ClusterError) as exc:

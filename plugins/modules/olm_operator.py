@@ -263,10 +263,10 @@ import copy
 import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm import OPERATOR_OPTIONS, OperatorInstaller
 
 
@@ -288,7 +288,7 @@ def argument_spec():
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     try:
-        cluster = ClusterClient(get_api_client(module), check_mode=module.check_mode)
+        cluster = connect(module, check_mode=module.check_mode)
     except CoreException as exc:
         module.fail_from_exception(exc)
     installer = OperatorInstaller(cluster, module.params, check_mode=module.check_mode, warn=module.warn)

@@ -224,10 +224,10 @@ import copy
 import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import ConditionError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift import (
     CATALOG_SOURCE,
@@ -280,7 +280,7 @@ def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
     try:
-        cluster = ClusterClient(get_api_client(module), check_mode=True, rediscover_once=True)
+        cluster = connect(module, check_mode=True, rediscover_once=True)
         snapshot = SnapshotClient(cluster)
         if params["compare"]:
             kinds = prefetch_kinds(params["operators"], params["manifests"], params["waits"], params["prune_kinds"],

@@ -266,7 +266,7 @@ import signal
 import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
@@ -278,7 +278,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwi
     settings_from,
     summarize,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 
 
 def argument_spec():
@@ -336,7 +336,7 @@ def main():
         module.fail_json(msg="Invalid options: %s" % exc)
     arguments = " ".join(perftest_args(settings))
     try:
-        cluster = ClusterClient(get_api_client(module), check_mode=module.check_mode)
+        cluster = connect(module, check_mode=module.check_mode)
         test = BandwidthTest(cluster, settings)
         outcome = test.run(check_mode=module.check_mode)
     except (CoreException, ClusterError) as exc:

@@ -144,10 +144,10 @@ import traceback
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, ClusterError
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import DEFAULT_TIMEOUT, WAIT_OPTIONS, WaitFailed, run_wait, wait_error_message
 
@@ -169,7 +169,7 @@ def main():
         module.fail_json(msg=missing_required_lib("jmespath"), exception=JMESPATH_IMPORT_ERROR)
     spec = dict((key, module.params[key]) for key in argument_spec() if key not in AUTH_ARG_SPEC)
     try:
-        result = run_wait(ClusterClient(get_api_client(module)), spec)
+        result = run_wait(connect(module), spec)
     except WaitFailed as exc:
         module.fail_json(msg=str(exc), **exc.details)
     except (CoreException, ClusterError) as exc:

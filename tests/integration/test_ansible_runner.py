@@ -55,7 +55,7 @@ def awx_launch_extra_vars(survey, answers, blank=BLANK_OMITTED):
 
 
 def test_site_uses_only_the_awx_credential_environment(sim_factory, tmp_path, monkeypatch):
-    sim = sim_factory(profile="roce-lab", token=openshift_token())
+    sim = sim_factory(profile="roce-lab", token=openshift_token(), tls=True)
     isolate_from_clusters(monkeypatch, tmp_path)
     pdd = private_data_dir(tmp_path, {"localhost": {}}, envvars=bearer_token_credential(sim),
                            extravars=CONFIGURATIONS["roce-lab"])
@@ -92,7 +92,7 @@ def test_survey_answers_as_awx_passes_them(sim_factory, tmp_path, monkeypatch):
     survey = site_survey()
     extra = awx_launch_extra_vars(survey, CONFIGURATIONS["infiniband-lab"])
     assert "true" in extra.values() and isinstance(extra["gpudirect_rdma_nic_interfaces"], str)
-    sim = sim_factory(profile="infiniband-lab", token=openshift_token())
+    sim = sim_factory(profile="infiniband-lab", token=openshift_token(), tls=True)
     isolate_from_clusters(monkeypatch, tmp_path)
     pdd = private_data_dir(tmp_path, {"localhost": {}}, envvars=bearer_token_credential(sim), extravars=extra)
 
@@ -108,7 +108,7 @@ def test_blank_optional_survey_answers_are_accepted(blank, sim_factory, tmp_path
     """AWX 24 sends an optional question left blank as null (ansible/awx#16205), other versions as an empty
     string (ansible/awx#16289); the checks before any write (preflight, tagged always) must read both as unset."""
     extra = awx_launch_extra_vars(site_survey(), CONFIGURATIONS["roce-lab"], blank=blank)
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab", tls=True)
     isolate_from_clusters(monkeypatch, tmp_path)
     pdd = private_data_dir(tmp_path, {"localhost": {}}, envvars=bearer_token_credential(sim), extravars=extra)
 

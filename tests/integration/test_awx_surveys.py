@@ -21,6 +21,7 @@ import gen_awx_surveys  # noqa: E402  (hack/ is not a package)
 DEFINITIONS = yaml.safe_load((ROOT / "awx" / "job_templates.yml").read_text())
 SURVEYED_TEMPLATES = [t for t in DEFINITIONS["job_templates"] if t.get("survey")]
 EXCLUDED = DEFINITIONS["survey_excluded_variables"]
+RESTRICTED = DEFINITIONS["survey_restricted_patterns"]
 # AWX's survey question types and the Python type of a default for each (awx/api/views: survey_spec POST).
 LINES_NOTE = "One item per line (commas also separate items)."
 SCALAR_TYPES = ("str", "path", "int", "float", "bool", "bytes", "bits")
@@ -179,8 +180,29 @@ def test_every_role_option_but_the_connection_is_surveyed(template):
     # The generator's role discovery sees at least every role ansible-playbook itself lists.
     assert roles_listed_by_ansible(template["playbook"]) <= {role for role, _entry in used}
     surveyed = [q["variable"] for q in survey_of(template)["spec"]]
-    options = [v for role, entry in used for v in argument_spec_options(role, entry)]
-    assert sorted(set(options) - set(EXCLUDED)) == sorted(surveyed)
+    options = {v: o for role, entry in used for v, o in argument_spec_options(role, entry).items()}
+    restricted = {v for v, o in options.items() if gen_awx_surveys.restricted(v, o, RESTRICTED)}
+    assert sorted(set(options) - set(EXCLUDED) - restricted) == sorted(surveyed)
+
+
+def test_no_survey_lets_a_launcher_choose_images_namespaces_or_service_accounts():
+    """Security: what runs where and as whom is never free text at launch (choices or nothing)."""
+    for survey_file in sorted((ROOT / "awx" / "surveys").glob("*.json")):
+        for question in json.loads(survey_file.read_text())["spec"]:
+            name = question["variable"]
+            risky = re.search(r"(image|repository|registry|namespace|service_account|scc|binary)s?$|image_overrides$",
+                              name)
+            assert not risky or question["type"] in ("multiplechoice", "multiselect"), (survey_file.name, name)
+    # The patterns cover the options that the roles really have.
+    assert {"verify_image", "verify_namespace", "verify_service_account", "hardware_facts_image",
+            "hardware_facts_scc"} <= {v for role in os.listdir(ROOT / "roles")
+                                      for v, o in argument_spec_options(role).items()
+                                      if gen_awx_surveys.restricted(v, o, RESTRICTED)}
+
+
+def test_no_job_template_asks_for_variables_on_launch():
+    """Security: extra variables at launch could redirect the credential's token (gpudirect_api_host)."""
+    assert [t["name"] for t in DEFINITIONS["job_templates"] if t.get("ask_variables_on_launch")] == []
 
 
 def test_excluded_variables_are_connection_or_fact_options_of_the_roles():
@@ -287,7 +309,7 @@ def test_conflicting_declarations_of_one_variable_are_refused(repo_copy):
     (repo_copy / "awx" / "job_templates.yml").write_text(yaml.safe_dump(definitions, sort_keys=False))
     assert generate(repo_copy).returncode == 0
     two = json.loads((repo_copy / "awx" / "surveys" / "two_roles.json").read_text())
-    assert {"preflight_min_openshift_version", "nfd_namespace"} <= {q["variable"] for q in two["spec"]}
+    assert {"preflight_min_openshift_version", "nfd_channel"} <= {q["variable"] for q in two["spec"]}
 
     edit_spec(repo_copy, "preflight", lambda o: o.update({"gpudirect_shared_knob": {"type": "int", "default": 1}}))
     edit_spec(repo_copy, "nfd", lambda o: o.update({"gpudirect_shared_knob": {"type": "int", "default": 1}}))

@@ -46,7 +46,7 @@ def busy_interval(sim, since):
 
 @pytest.fixture
 def clusters(sim_factory):
-    return {profile: sim_factory(profile=profile) for profile in CLUSTERS}
+    return {profile: sim_factory(profile=profile, tls=True) for profile in CLUSTERS}  # tokens only over https
 
 
 def test_site_configures_three_clusters_at_once(clusters, tmp_path, monkeypatch):
@@ -84,7 +84,7 @@ def test_credential_environment_never_redirects_an_inventory_cluster(sim_factory
     """kubernetes.core prefers K8S_AUTH_HOST + K8S_AUTH_API_KEY (what an AWX OpenShift credential injects) over a
     kubeconfig given as a module parameter. A host with its own kubeconfig must therefore stop with a message
     instead of silently configuring the credential's cluster."""
-    credential_cluster = sim_factory(profile="roce-lab")
+    credential_cluster = sim_factory(profile="roce-lab", tls=True)
     own_cluster = sim_factory(profile="mixed-lab")
     isolate_from_clusters(monkeypatch, tmp_path)
     envvars = {"K8S_AUTH_HOST": credential_cluster.url, "K8S_AUTH_API_KEY": credential_cluster.token,

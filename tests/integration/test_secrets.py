@@ -59,7 +59,7 @@ def test_token_never_printed_nor_written(sim_factory, tmp_path):
     artifacts = tmp_path / "artifacts"
     outputs = []
 
-    sim = sim_factory(profile="mixed-lab", token=token)
+    sim = sim_factory(profile="mixed-lab", token=token, tls=True)  # a token never goes over plain http
     proc = run_playbook("site.yml", "-vvv", "-e", "@" + EXAMPLE, kubeconfig=sim.kubeconfig, artifacts=artifacts)
     outputs += [("site.yml -vvv stdout", proc.stdout), ("site.yml -vvv stderr", proc.stderr)]
     assert proc.returncode == 0, proc.stdout[-3000:]
@@ -71,7 +71,8 @@ def test_token_never_printed_nor_written(sim_factory, tmp_path):
 
     # The token as an inventory variable (gpudirect_api_key), the way AWX credentials arrive.
     api_vars = tmp_path / "api.yml"
-    api_vars.write_text(yaml.safe_dump({"gpudirect_api_host": sim.url, "gpudirect_api_key": token}))
+    api_vars.write_text(yaml.safe_dump({"gpudirect_api_host": sim.url, "gpudirect_api_key": token,
+                                        "gpudirect_validate_certs": False}))
     proc = run_playbook("site.yml", "-vvv", "--diff", "-e", "@" + EXAMPLE, "-e", "@%s" % api_vars, artifacts=artifacts)
     outputs += [("api-key stdout", proc.stdout), ("api-key stderr", proc.stderr)]
     assert proc.returncode == 0, proc.stdout[-3000:]

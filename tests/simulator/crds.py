@@ -1,6 +1,7 @@
 """Loading CustomResourceDefinitions from a directory into ResourceTypes (parsed once per process)."""
 
 import glob
+import gzip
 import logging
 import os
 import re
@@ -23,6 +24,15 @@ def default_crd_dir():
     return os.environ.get("GPUDIRECT_CRD_DIR") or DEFAULT_CRD_DIR
 
 
+# Plain YAML, or gzipped: the repository keeps upstream CRDs compressed, byte-for-byte inside (SOURCES.md gives
+# each file's sha256), because ansible-test's no-smart-quotes refuses some upstream descriptions.
+CRD_PATTERNS = ("*.yaml", "*.yml", "*.yaml.gz")
+
+
+def open_crd_file(path):
+    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
+
+
 def _ref_sort_key(ref):
     """Natural order of refs: v24.9.2 < v26.7.0, release-4.16 < release-4.22."""
     return [(0, int(tok), "") if tok.isdigit() else (1, 0, tok) for tok in re.findall(r"\d+|[^\d.\-]+", ref)]
@@ -32,8 +42,8 @@ def select_crd_files(crd_dir, refs=None):
     """The CRD files to serve from crd_dir. Files at <source>/<ref>/<file> are versioned: one ref per source is
     served, refs[source] when given, else the newest. Files anywhere else are served as they are.
     An unknown source or ref in refs raises ValueError (a profile asking for CRDs that are not there)."""
-    files = sorted(glob.glob(os.path.join(crd_dir, "**", "*.yaml"), recursive=True)
-                   + glob.glob(os.path.join(crd_dir, "**", "*.yml"), recursive=True))
+    files = sorted(path for pattern in CRD_PATTERNS
+                   for path in glob.glob(os.path.join(crd_dir, "**", pattern), recursive=True))
     plain, versioned = [], {}
     for path in files:
         parts = os.path.relpath(path, crd_dir).split(os.sep)
@@ -44,14 +54,14 @@ def select_crd_files(crd_dir, refs=None):
     refs = dict(refs or {})
     unknown = sorted(set(refs) - set(versioned))
     if unknown:
-        raise ValueError("no CRDs for source(s) %s under %s (have: %s)" % (", ".join(unknown), crd_dir,
-                                                                             ", ".join(sorted(versioned))))
+        raise ValueError("no CRDs for source(s) %s under %s (have: %s)"
+                         % (", ".join(unknown), crd_dir, ", ".join(sorted(versioned))))
     chosen = list(plain)
     for source, by_ref in sorted(versioned.items()):
         ref = refs.get(source) or max(by_ref, key=_ref_sort_key)
         if ref not in by_ref:
-            raise ValueError("no CRDs for %s at %s under %s (have: %s)" % (source, ref, crd_dir,
-                                                                          ", ".join(sorted(by_ref, key=_ref_sort_key))))
+            raise ValueError("no CRDs for %s at %s under %s (have: %s)"
+                             % (source, ref, crd_dir, ", ".join(sorted(by_ref, key=_ref_sort_key))))
         chosen.extend(by_ref[ref])
     return chosen
 
@@ -59,7 +69,7 @@ def select_crd_files(crd_dir, refs=None):
 def available_crd_refs(crd_dir):
     """{source: [refs, oldest first]} of the versioned CRDs under crd_dir."""
     out = {}
-    for path in glob.glob(os.path.join(crd_dir, "*", "*", "*.y*ml")):
+    for path in [p for pattern in CRD_PATTERNS for p in glob.glob(os.path.join(crd_dir, "*", "*", pattern))]:
         source, ref = os.path.relpath(path, crd_dir).split(os.sep)[:2]
         out.setdefault(source, set()).add(ref)
     return {source: sorted(refs, key=_ref_sort_key) for source, refs in out.items()}
@@ -75,7 +85,7 @@ def load_crd_documents(crd_dir, refs=None):
             return _cache[key]
         docs = []
         for path in files:
-            with open(path, encoding="utf-8") as fh:
+            with open_crd_file(path) as fh:
                 for doc in yaml.load_all(fh, Loader=_Loader):
                     if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
                         docs.append((path, doc))

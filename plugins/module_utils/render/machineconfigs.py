@@ -43,6 +43,8 @@ def udev_rule(address, name, fabric):
     """One rule. Ethernet netdevs are ARPHRD_ETHER (type 1) with a MAC; IPoIB netdevs are
     ARPHRD_INFINIBAND (type 32) with a 20-byte address whose first bytes (QPN, GID prefix) are not
     stable, so the match is on the trailing 8-byte port GUID."""
+    name = names.node_text(name, "udev rule interface name")
+    address = names.node_text(address, "udev rule address")
     if fabric == "infiniband":
         match = 'ATTR{type}=="32", ATTR{address}=="?*%s"' % _guid(address)
     else:
@@ -79,9 +81,16 @@ def collect_udev_rules(model, errors):
             ok = False
         if ok:
             entries.append((field, address, name, fabric, entry.get("node")))
-    for port in model["selection"]["facts_ports"]:
-        if port["is_vf"] or port["vendor_id"] != names.MELLANOX_VENDOR_ID or not port["netdev"] or not port["address"]:
-            continue
+    from_facts = [p for p in model["selection"]["facts_ports"]
+                  if not p["is_vf"] and p["vendor_id"] == names.MELLANOX_VENDOR_ID and p["netdev"] and p["address"]]
+    if from_facts and not model["udev_rules_from_facts"]:
+        # Facts come from pods on the nodes; rules derived from them run as root on every node of the pool.
+        errors.add("udev_rules_from_facts", "persistent_names would name %d port(s) from gpudirect_rdma_nic_facts, which "
+                                            "pods on the nodes reported: review the rules (playbooks/render.yml writes the "
+                                            "MachineConfig) and set gpudirect_rdma_udev_rules_from_facts: true, or list the "
+                                            "ports in gpudirect_rdma_udev_rules instead" % len(from_facts))
+        from_facts = []
+    for port in from_facts:
         valid = _MAC.match(port["address"]) if port["fabric"] == "roce" else _guid(port["address"])
         if not valid:
             errors.add("nic_facts[%d].address" % port["index"], "%r does not fit a %s port" % (port["address"], port["fabric"]))

@@ -121,6 +121,7 @@ FIELDS = {
     "apply_machineconfigs": Field("bool", False),
     "machineconfigs": Field("list", lambda values: list(DEFAULT_MACHINECONFIGS) if values.get("apply_machineconfigs") else []),
     "udev_rules": Field("dictlist", []),
+    "udev_rules_from_facts": Field("bool", False),
     "machineconfig_pool": Field("str", "worker"),
     "machineconfig_role": Field("str", lambda values: values.get("machineconfig_pool")),
     "machineconfig_name": Field("str", lambda values: "99-%s-gpudirect-rdma" % values.get("machineconfig_role")),
@@ -503,6 +504,10 @@ def _check_images(values, provided, errors):
         for field in ("doca_driver_repository", "doca_driver_image", "doca_driver_version"):
             if field in provided:
                 errors.add(field, "unused with gpudirect_rdma_nic_driver: inbox (no driver container)")
+    for field, pattern, what in (("gpu_driver_repository", _REPOSITORY, "image repository"),
+                                 ("gpu_driver_image", _IMAGE, "image name"), ("gpu_driver_version", _VERSION, "image tag")):
+        if values.get(field) and not pattern.match(values[field]):
+            errors.add(field, "%r is not a valid %s" % (values[field], what))
     for component, override in values["image_overrides"].items():
         if component not in IMAGE_COMPONENTS:
             errors.add("image_overrides", "unknown component %r (known: %s)" % (component, ", ".join(IMAGE_COMPONENTS)))

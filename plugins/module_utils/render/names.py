@@ -55,7 +55,12 @@ _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 # after the prefix to begin and end alphanumeric (qualified name), at most 63 characters.
 _RESOURCE_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_]*[A-Za-z0-9])?$")
 _RESOURCE_PREFIX = _DNS1123_SUBDOMAIN
-_IFNAME = re.compile(r"^[^\s/:]{1,15}$")
+# Linux allows almost any byte in an interface name; we accept the names real NICs get, because they end up in
+# text that runs as root on nodes (udev rules, CNI config) and may come from facts pods (untrusted input).
+_IFNAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
+_RDMA_DEVICE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# Characters that would end or escape a quoted value in udev rules, TOML, JSON or shell on a node.
+_NODE_TEXT_FORBIDDEN = re.compile(r"[\"'\\,\x00-\x1f\x7f]")
 _PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 _HEX4 = re.compile(r"^[0-9a-f]{4}$")
 _LABEL_KEY_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
@@ -85,6 +90,18 @@ def is_resource_prefix(value):
 
 def is_ifname(value):
     return isinstance(value, str) and value not in (".", "..") and bool(_IFNAME.match(value))
+
+
+def is_rdma_device(value):
+    return isinstance(value, str) and bool(_RDMA_DEVICE.match(value))
+
+
+def node_text(value, what):
+    """``value`` for text that a node reads as configuration; ValueError when it holds a quote, backslash, comma or
+    control character (a renderer's last line of defence: inputs are checked against stricter patterns first)."""
+    if not isinstance(value, str) or _NODE_TEXT_FORBIDDEN.search(value):
+        raise ValueError("%s %r must not contain quotes, backslashes, commas or control characters" % (what, value))
+    return value
 
 
 def normalise_pci_address(value):

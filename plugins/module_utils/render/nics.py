@@ -51,6 +51,18 @@ def normalise_facts(entries, errors):
         if device is not None and device_id is None:
             _facts_error(errors, index, "device_id", "%r is not a 4-digit hex PCI device ID" % (device,))
             ok = False
+        # Facts come from pods on the nodes: untrusted input, held to the same patterns as variables.
+        if node and isinstance(node, str) and not names.is_dns1123_subdomain(node):
+            _facts_error(errors, index, "node", "%r is not a node name" % (node,))
+            ok = False
+        netdev = entry.get("netdev")
+        if netdev not in (None, "") and not names.is_ifname(netdev):
+            _facts_error(errors, index, "netdev", "%r is not a network interface name" % (netdev,))
+            ok = False
+        rdma_device = entry.get("rdma_device")
+        if rdma_device not in (None, "") and not names.is_rdma_device(rdma_device):
+            _facts_error(errors, index, "rdma_device", "%r is not an RDMA device name like mlx5_0" % (rdma_device,))
+            ok = False
         total_vfs = entry.get("total_vfs", entry.get("sriov_totalvfs"))
         if total_vfs is not None and (isinstance(total_vfs, bool) or not str(total_vfs).isdigit()):
             _facts_error(errors, index, "total_vfs", "%r is not a count" % (total_vfs,))

@@ -9,7 +9,6 @@ __metaclass__ = type
 import copy
 
 import pytest
-import yaml
 
 from simulator.crds import load_crd_documents
 
@@ -54,7 +53,7 @@ def variants():
         cases.append(("%s-%s" % (method, fabric), base_variables(method, fabric)))
         full = base_variables(method, fabric, apply_machineconfigs=True,
                               machineconfigs=["irdma_blacklist", "persistent_names", "crio_memlock"],
-                              nic_facts=copy.deepcopy(NIC_FACTS), network_namespaces=["default", "rdma-tests"],
+                              nic_facts=copy.deepcopy(NIC_FACTS), udev_rules_from_facts=True, network_namespaces=["default", "rdma-tests"],
                               ipam_gateway="192.168.3.238", nfd_operand_image="registry.redhat.io/openshift4/ose-node-feature-discovery:v4.19",
                               gpu_rdma_mode="peermem", gpu_gdrcopy=True, sriov_disable_plugins=["mellanox"])
         if method == "sriov_legacy":

@@ -215,7 +215,8 @@ def decode(file_entry):
 
 def test_one_machineconfig_carries_everything():
     result = render(base_variables("shared_device", "infiniband", apply_machineconfigs=True, nic_facts=NIC_FACTS,
-                                   machineconfigs=["irdma_blacklist", "persistent_names", "crio_memlock"], machineconfig_pool="gpu"))
+                                   machineconfigs=["irdma_blacklist", "persistent_names", "crio_memlock"], machineconfig_pool="gpu",
+                                   udev_rules_from_facts=True))
     (mc,) = by_kind(result, "MachineConfig")
     assert result["manifests"][0]["manifest"] is mc  # applied first: one reboot before drivers load
     assert mc["metadata"] == {"name": "99-gpu-gpudirect-rdma", "labels": dict(MANAGED, **{"machineconfiguration.openshift.io/role": "gpu"})}
@@ -308,3 +309,58 @@ def test_every_manifest_carries_the_managed_by_label(method, fabric):
     """Teardown and method switches select on this label, so nothing may lack it."""
     for entry in render(base_variables(method, fabric))["manifests"]:
         assert entry["manifest"]["metadata"]["labels"] == dict(entry["manifest"]["metadata"]["labels"], **MANAGED)
+
+
+# Facts and variables are untrusted text for nodes (security issue, point 2) ---------------------------------------
+
+INJECTION = 'ens1"\nRUN+="/bin/sh -c \'touch /pwned\'"'
+
+
+def _facts_with(**override):
+    facts = copy.deepcopy(NIC_FACTS)
+    facts[0].update(override)
+    return facts
+
+
+def test_udev_rules_from_facts_need_an_explicit_opt_in():
+    variables = base_variables("shared_device", "infiniband", apply_machineconfigs=True, nic_facts=NIC_FACTS,
+                               machineconfigs=["persistent_names"])
+    result = render_all(variables)
+    assert result["manifests"] == []
+    assert any(e.startswith("gpudirect_rdma_udev_rules_from_facts: persistent_names would name") for e in result["errors"])
+
+
+@pytest.mark.parametrize("key,value", [
+    ("netdev", INJECTION), ("netdev", 'a",RUN+="x'), ("netdev", "eth 0"), ("rdma_device", 'mlx5_0"'),
+    ("node", 'worker-0"\n'),
+])
+def test_facts_with_text_that_could_escape_a_rule_are_refused_before_rendering(key, value):
+    variables = base_variables("shared_device", "infiniband", apply_machineconfigs=True, nic_selection="auto",
+                               nic_facts=_facts_with(**{key: value}), machineconfigs=["persistent_names"],
+                               udev_rules_from_facts=True)
+    del variables[P + "nic_interfaces"]
+    result = render_all(variables)
+    assert "gpudirect_rdma_nic_facts[0].%s: %r" % (key, value) in "\n".join(result["errors"]), result["errors"]
+    rendered = json.dumps([m["manifest"] for m in result["manifests"]])
+    assert "RUN+=" not in rendered and "pwned" not in rendered
+
+
+@pytest.mark.parametrize("field,value", [
+    ("udev_rules", [{"address": "b8:3f:d2:3b:51:29", "name": 'a",RUN+="x', "link_layer": "Ethernet"}]),
+    ("udev_rules", [{"address": "b8:3f:d2:3b:51:29", "name": "a,b", "link_layer": "Ethernet"}]),
+    ("macvlan_master", 'x","y{}'),
+    ("gpu_driver_repository", 'a b"c'),
+    ("gpu_driver_version", "1;rm"),
+])
+def test_variables_with_text_that_could_escape_are_refused(field, value):
+    variables = base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["persistent_names"],
+                               udev_rules=[{"address": "b8:3f:d2:3b:51:29", "name": "rdma0", "link_layer": "Ethernet"}])
+    variables[P + field] = value
+    result = render_all(variables)
+    assert result["manifests"] == [] and any(e.startswith(P + field) for e in result["errors"]), result["errors"]
+
+
+@pytest.mark.parametrize("name", ['a"b', "a\\b", "a,b", "a\nb", "a\x7fb", "a'b"])
+def test_udev_rule_writer_refuses_text_that_would_escape(name):
+    with pytest.raises(ValueError, match="must not contain quotes"):
+        machineconfigs.udev_rule("b8:3f:d2:3b:51:29", name, "roce")

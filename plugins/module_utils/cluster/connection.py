@@ -1,0 +1,53 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Where a module's bearer token may go, checked before the first request.
+
+kubernetes.core fills ``api_key`` from ``K8S_AUTH_API_KEY`` (an AWX credential sets it, with ``K8S_AUTH_HOST``) but
+takes ``host`` from the task when one is given: a variable that names another host would send the credential's
+token there. A token also never travels over plain http. Every cluster module calls ``connect()``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+
+def _normalise(url):
+    return (url or "").strip().rstrip("/").lower()
+
+
+def connection_problem(params, environ=None):
+    """One sentence saying why these connection parameters would leak the token, or None."""
+    environ = os.environ if environ is None else environ
+    env_host, env_key = environ.get("K8S_AUTH_HOST"), environ.get("K8S_AUTH_API_KEY")
+    # As kubernetes.core's client does: a parameter wins, else the K8S_AUTH_* variable.
+    host, api_key = params.get("host") or env_host, params.get("api_key") or env_key
+    if api_key and _normalise(host).startswith("http://"):
+        return ("Refusing to send a bearer token over plain http to %s: give the API server's https:// URL "
+                "(gpudirect_api_host or K8S_AUTH_HOST)." % host)
+    if env_key and api_key == env_key and host and _normalise(host) != _normalise(env_host):
+        return ("Refusing to send the token of K8S_AUTH_API_KEY (the job's credential) to %s, which is not the "
+                "credential's host (K8S_AUTH_HOST=%s): remove gpudirect_api_host, or give the host its own "
+                "gpudirect_api_key." % (host, env_host or "unset"))
+    return None
+
+
+def check_connection(module):
+    """Fail the module before any request when its connection parameters would leak the token."""
+    problem = connection_problem(module.params)
+    if problem:
+        module.fail_json(msg=problem)
+
+
+def connect(module, **client_options):
+    """The module's ClusterClient, after check_connection."""
+    # Imported here: the kubernetes.core client needs the kubernetes library, which the module reports missing.
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
+
+    check_connection(module)
+    return ClusterClient(get_api_client(module), **client_options)
