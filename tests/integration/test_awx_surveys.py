@@ -355,3 +355,21 @@ def test_awx_configure_playbook_passes_syntax_check_and_lint():
     lint = subprocess.run(["ansible-lint", "--profile", "production", "playbooks/awx_configure.yml"],
                           capture_output=True, text=True, check=False, timeout=300, cwd=ROOT)
     assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+def test_awx_configure_refuses_a_verifying_credential_without_a_ca(tmp_path):
+    """Security: AWX's injector turns verification off for a credential without a CA; refuse before creating it."""
+    base = ["ansible-playbook", "playbooks/awx_configure.yml", "-e", "awx_project_scm_url=https://git.example/x.git",
+            "-e", "awx_ee_image=quay.example/ee:1", "-e", "awx_cluster_api_host=https://api.ocp.example:6443",
+            "-e", "awx_cluster_api_token=sha256~secret"]
+    env = dict(os.environ, CONTROLLER_HOST="http://127.0.0.1:9", CONTROLLER_OAUTH_TOKEN="x", ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run(base, capture_output=True, text=True, check=False, timeout=120, cwd=ROOT, env=env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "awx_cluster_ca_cert is not set" in out, out[-3000:]
+    assert "TASK [Execution environment]" not in out, "nothing may be created in AWX"
+    # With a CA it gets past the check (and then fails only because no controller listens).
+    (tmp_path / "ca.yml").write_text("awx_cluster_ca_cert: |\n  -----BEGIN CERTIFICATE-----\n  x\n")
+    proc = subprocess.run(base + ["-e", "@%s" % (tmp_path / "ca.yml")], capture_output=True, text=True, check=False,
+                          timeout=300, cwd=ROOT, env=env)
+    assert "awx_cluster_ca_cert is not set" not in proc.stdout + proc.stderr
+    assert "TASK [Execution environment]" in proc.stdout, proc.stdout[-3000:]

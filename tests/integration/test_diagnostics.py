@@ -34,14 +34,29 @@ def failing_cluster(sim_factory):
     return sim_factory(profile="mixed-lab", faults={"operator_faults": {"csv_failure": {"gpu-operator-certified": "InstallComponentFailed"}}})
 
 
+# Every common form a credential takes in a pod or an event (security issue, point 5); none may reach a file.
+PLANTED = ("pod-env-password-4711", "planted-db-pass", "planted-arg-secret", "planted-flag-secret", "planted-url-pw",
+           "cGxhbnRlZDpiYXNpYw", "planted-event-token", "planted-bearer-abcdef")
+
+
 def plant_sensitive_pod(sim):
-    """A pod in an operator namespace whose environment carries a credential."""
+    """A pod in an operator namespace whose environment and arguments carry credentials, and an event that does."""
     client = sim.dynamic_client()
     client.resources.get(api_version="v1", kind="Pod").create(namespace=GPU_NAMESPACE, body={
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "uploader", "namespace": GPU_NAMESPACE},
         "spec": {"containers": [{"name": "main", "image": "registry.example/uploader:1",
+                                 "command": ["/bin/upload", "--password=planted-arg-secret"],
+                                 "args": ["--token", "planted-flag-secret",
+                                          "--registry=https://bob:planted-url-pw@registry.example/v2"],
                                  "env": [{"name": "REGISTRY_PASSWORD", "value": "pod-env-password-4711"},
-                                         {"name": "LOG_LEVEL", "value": "debug"}]}]}})
+                                         {"name": "DB_PASS", "value": "planted-db-pass"},
+                                         {"name": "LOG_LEVEL", "value": "debug"},
+                                         {"name": "API_KEY", "valueFrom": {"secretKeyRef": {"name": "up", "key": "k"}}}]}]}})
+    client.resources.get(api_version="v1", kind="Event").create(namespace=GPU_NAMESPACE, body={
+        "apiVersion": "v1", "kind": "Event", "metadata": {"name": "uploader.1", "namespace": GPU_NAMESPACE},
+        "involvedObject": {"kind": "Pod", "name": "uploader", "namespace": GPU_NAMESPACE}, "type": "Warning",
+        "reason": "BackOff", "message": "GET https://registry.example/v2 with Authorization: Basic cGxhbnRlZDpiYXNpYw== "
+                                        "failed; retry with token=planted-event-token or Bearer planted-bearer-abcdef"})
 
 
 def test_site_failure_leaves_diagnostics_that_explain_it(sim_factory, tmp_path):
@@ -111,10 +126,16 @@ def test_must_gather_writes_one_file_per_kind_and_namespace_with_a_fixed_number_
     assert not any("images" in n["status"] for n in nodes)
 
     pods = load(dest / GPU_NAMESPACE / "pods.yaml")["items"]
-    env = {e["name"]: e["value"] for p in pods if p["metadata"]["name"] == "uploader" for e in p["spec"]["containers"][0]["env"]}
-    assert env == {"REGISTRY_PASSWORD": "<redacted>", "LOG_LEVEL": "debug"}
+    (uploader,) = [p for p in pods if p["metadata"]["name"] == "uploader"]
+    # Pods are reduced to names, images, states and valueFrom references: no env values, no command, no args.
+    assert uploader["spec"]["containers"] == [{"name": "main", "image": "registry.example/uploader:1", "env": [
+        {"name": "API_KEY", "valueFrom": {"secretKeyRef": {"name": "up", "key": "k"}}}]}]
+    events = load(dest / GPU_NAMESPACE / "events.yaml")["items"]
+    message = [e["message"] for e in events if e["metadata"]["name"] == "uploader.1"][0]
+    assert message.startswith("GET https://registry.example/v2 with Authorization: Basic <redacted>"), message
     for name in files:
-        assert "pod-env-password-4711" not in (dest / name).read_text(), name
+        text = (dest / name).read_text()
+        assert [secret for secret in PLANTED if secret in text] == [], name
 
     summary = (dest / "summary.md").read_text()
     assert "ClusterServiceVersion nvidia-gpu-operator/gpu-operator-certified" in summary and "InstallComponentFailed" in summary

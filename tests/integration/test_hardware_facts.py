@@ -53,6 +53,19 @@ def leftovers(sim):
     return found
 
 
+def scc_grants(sim):
+    """Every object that lets someone run pods with an SCC or in the facts namespace (security issue, point 4)."""
+    client = sim.dynamic_client()
+    bindings = client.resources.get(api_version="rbac.authorization.k8s.io/v1", kind="RoleBinding").get().items
+    found = ["RoleBinding %s/%s" % (b.metadata.namespace, b.metadata.name) for b in bindings
+             if b.roleRef.name.startswith("system:openshift:scc:")]
+    found += ["Namespace %s" % n.metadata.name for n in client.resources.get(api_version="v1", kind="Namespace").get().items
+              if n.metadata.name == NAMESPACE]
+    found += ["ServiceAccount %s/%s" % (a.metadata.namespace, a.metadata.name)
+              for a in client.resources.get(api_version="v1", kind="ServiceAccount").get(namespace=NAMESPACE).items]
+    return found
+
+
 @pytest.mark.parametrize("profile", sorted(CONFIGS))
 def test_facts_match_the_profile_and_render(sim_factory, tmp_path, profile):
     sim = sim_factory(profile=profile)
@@ -84,6 +97,7 @@ def test_facts_match_the_profile_and_render(sim_factory, tmp_path, profile):
     assert "## %s" % gpu_node.name in markdown and "### GPU-NIC affinity" in markdown and "| GPU0 |" in markdown
     assert 'class="rel-' in html and "<script" not in html
     assert leftovers(sim) == []
+    assert scc_grants(sim) == [], "a facts run must not leave a standing grant"
 
 
 def test_roce_lab_gpu_nic_pairs(sim_factory, tmp_path):
@@ -113,8 +127,9 @@ def test_failures_still_remove_every_pod_and_configmap(sim_factory, tmp_path):
     data = json.loads((report_dir / "hardware-facts.json").read_text())
     assert list(data["nodes"]) == ["gpu-ib-0"] and [f["node"] for f in data["failed_nodes"]] == ["gpu-ib-1"]
     assert "gpu-ib-1: no facts" in (report_dir / "hardware-report.md").read_text()
-    assert leftovers(sim) == []
-    assert sim.count(verb="delete", since=mark) == 3  # two pods and the ConfigMap, one request each
+    assert leftovers(sim) == [] and scc_grants(sim) == []
+    # two pods, the ConfigMap, and the RoleBinding, ServiceAccount and Namespace it created: one request each
+    assert sim.count(verb="delete", since=mark) == 6
 
 
 def test_check_mode_creates_nothing(sim_factory, tmp_path):
@@ -130,6 +145,10 @@ def test_check_mode_creates_nothing(sim_factory, tmp_path):
 def test_unschedulable_pod_is_a_node_failure_and_is_deleted(sim_factory, monkeypatch):
     """A pod bound to a node that vanished stays Pending/Unschedulable: reported at once, then deleted."""
     sim = sim_factory(profile="roce-lab")
+    # A namespace that exists before the run is kept (with the scheduler's events in it); only what the run
+    # created goes.
+    sim.dynamic_client().resources.get(api_version="v1", kind="Namespace").create(body={
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
     monkeypatch.setattr(nf, "select_nodes", lambda nodes, names=None, node_selector=None: (["worker-0", "gone-node"], [], "names"))
     params = {"namespace": NAMESPACE, "name_prefix": "gpudirect-facts", "image": nf.DEFAULT_IMAGE, "service_account": "gpudirect-facts",
               "manage_rbac": True, "scc": "hostmount-anyuid", "create_namespace": True, "timeout": 60, "tolerations": None}
@@ -141,3 +160,24 @@ def test_unschedulable_pod_is_a_node_failure_and_is_deleted(sim_factory, monkeyp
     events = sim.dynamic_client().resources.get(api_version="v1", kind="Event").get(namespace=NAMESPACE).items
     assert any(e.reason == "FailedScheduling" for e in events)
     assert leftovers(sim) == []
+
+
+def test_teardown_removes_what_an_interrupted_facts_run_left(sim_factory, tmp_path):
+    """An interrupted run leaves its namespace, service account and SCC binding: teardown removes them."""
+    sim = sim_factory(profile="mixed-lab")
+    client = sim.dynamic_client()
+    labels = {"app.kubernetes.io/managed-by": "gpudirect.openshift", nf.COMPONENT_LABEL: nf.COMPONENT_VALUE}
+    client.resources.get(api_version="v1", kind="Namespace").create(body={
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE, "labels": labels}})
+    client.resources.get(api_version="v1", kind="ServiceAccount").create(namespace=NAMESPACE, body={
+        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "gpudirect-facts", "labels": labels}})
+    binding = nf.scc_role_binding(NAMESPACE, "gpudirect-facts", "hostmount-anyuid")
+    client.resources.get(api_version="rbac.authorization.k8s.io/v1", kind="RoleBinding").create(
+        namespace=NAMESPACE, body=binding)
+    assert len(scc_grants(sim)) == 3
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run(["ansible-playbook", os.path.join(ROOT, "playbooks", "teardown.yml")], env=env, cwd=ROOT,
+                          capture_output=True, text=True, check=False, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert scc_grants(sim) == []
+    assert "Namespace %s" % NAMESPACE in proc.stdout and "Nothing to delete" not in proc.stdout

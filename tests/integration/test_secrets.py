@@ -144,5 +144,6 @@ def test_redaction_of_secrets_credentials_and_kubeconfigs():
     assert out["credentials"] == {"user": REDACTED, "pass": REDACTED}
     assert out["secretName"] == "keep-me" and out["tokenSecretRef"] == {"name": "also-kept"}
     assert out["env"] == [{"name": "AWS_SECRET_ACCESS_KEY", "value": REDACTED}, {"name": "MODE", "value": "fast"}]
-    assert out["embedded"] == REDACTED and out["header"] == REDACTED
+    # A kubeconfig goes whole; in a header only the credential goes, so the message still says what happened.
+    assert out["embedded"] == REDACTED and out["header"] == "Authorization: Bearer " + REDACTED
     assert token not in out["note"] and out["note"] == "connects with %s" % REDACTED

@@ -205,10 +205,17 @@ def test_verify_passes_for_each_configuration(passing_fleet, example):
         wanted = dict((name, "1") for name in summary["pod_resources"])
         wanted["nvidia.com/gpu"] = "1"
         assert container["resources"]["requests"] == wanted == container["resources"]["limits"]
-        assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+        # Hardened (security issue, point 8): every capability dropped but IPC_LOCK, no escalation, RuntimeDefault
+        # seccomp, no service account token.
+        assert container["securityContext"] == {"capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]},
+                                                "allowPrivilegeEscalation": False}
+        assert pod["spec"]["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+        assert pod["spec"]["automountServiceAccountToken"] is False
         assert "privileged" not in json.dumps(pod["spec"])
         assert pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == summary["networks"][0]["annotation"]
-        args = next(e["value"] for e in container["env"] if e["name"] == "PERFTEST_ARGS").split()
+        # perftest's arguments are the script's positional parameters, one word each (point 10).
+        assert container["command"][:2] == ["/bin/bash", "-c"] and '"$@"' in container["command"][2]
+        args = container["command"][4:]
         assert "-R" in args and "--use_cuda=0" in args and ("--use_cuda_dmabuf" in args) == (summary["gpu_rdma_mode"] == "dmabuf")
     assert {p["spec"]["nodeSelector"]["kubernetes.io/hostname"] for p in pods} == set(GPU_NODES)
 

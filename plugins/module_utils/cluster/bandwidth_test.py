@@ -49,7 +49,8 @@ IMAGE_PULL_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "E
 # only a failure when they last longer than the grace period.
 PENDING_PROBLEMS = ("Unschedulable",) + IMAGE_PULL_REASONS + ("CreateContainerConfigError", "CreateContainerError")
 
-# The pod's command. It runs perftest with the arguments of PERFTEST_ARGS. Without RDMA_DEVICE it takes the
+# The pod's command. It runs perftest with its positional parameters (each argument one word: no splitting or
+# globbing of user-given arguments) and the server address quoted. Without RDMA_DEVICE it takes the
 # RDMA device behind the secondary interface (an SR-IOV VF has its own device, unknown before the pod runs),
 # else the first active port of the fabric's link layer, else leaves the choice to perftest.
 POD_SCRIPT = r"""dev="${RDMA_DEVICE:-}"
@@ -63,8 +64,10 @@ if [ -z "$dev" ]; then
     fi
   done
 fi
-exec "$PERFTEST_BINARY" $PERFTEST_ARGS ${dev:+-d "$dev"} -p "$PERFTEST_PORT" ${PERFTEST_SERVER_IP:-}
+exec "$PERFTEST_BINARY" "$@" ${dev:+-d "$dev"} -p "$PERFTEST_PORT" ${PERFTEST_SERVER_IP:+"$PERFTEST_SERVER_IP"}
 """
+# $0 of the script above; the perftest arguments follow it in the container's command.
+SCRIPT_NAME = "gpudirect-perftest"
 
 
 class SettingsError(ValueError):
@@ -214,7 +217,6 @@ def pod_manifest(settings, run_id, pair_index, role, node, node_hostname=None, r
         resources[settings["gpu_resource"]] = "1"
     env = [
         {"name": "PERFTEST_BINARY", "value": settings["binary"]},
-        {"name": "PERFTEST_ARGS", "value": " ".join(perftest_args(settings))},
         {"name": "PERFTEST_PORT", "value": str(settings["port"])},
         {"name": "PERFTEST_ROLE", "value": role},
         {"name": "RDMA_DEVICE", "value": rdma_device or ""},
@@ -229,14 +231,19 @@ def pod_manifest(settings, run_id, pair_index, role, node, node_hostname=None, r
         # Backstop: the kubelet stops the pod even if the controller that started it died.
         "activeDeadlineSeconds": deadline,
         "terminationGracePeriodSeconds": 5,
+        # The test talks to no API: no service account token in the pod.
+        "automountServiceAccountToken": False,
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
         "nodeSelector": {"kubernetes.io/hostname": node_hostname or node},
         "containers": [{
             "name": CONTAINER,
             "image": settings["image"],
             "imagePullPolicy": settings["image_pull_policy"],
-            "command": ["/bin/bash", "-c", POD_SCRIPT],
+            "command": ["/bin/bash", "-c", POD_SCRIPT, SCRIPT_NAME] + perftest_args(settings),
             "env": env,
-            "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
+            # IPC_LOCK (pinned memory for RDMA) is the only capability perftest needs.
+            "securityContext": {"capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]},
+                                "allowPrivilegeEscalation": False},
             "resources": {"requests": dict(resources), "limits": dict(resources)},
         }],
     }

@@ -26,14 +26,22 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 # Keys whose values are credentials wherever they appear (case-insensitive, separators ignored).
 SENSITIVE_KEY = re.compile(
     r"(token|passw(or)?d|passwd|secret|api_?key|credential|dockerconfigjson|dockercfg|kubeconfig|private_?key|"
-    r"client_?key|auth(orization)?$|bearer|cookie|\.pem$|\.key$)",
+    r"client_?key|auth(orization)?$|bearer|cookie|\.pem$|\.key$|(^|_)pass(_|$))",
     re.IGNORECASE,
 )
-# A value that is a kubeconfig, a private key or a bearer header, whatever its key is called.
+# A value that is a kubeconfig or a private key, whatever its key is called: replaced whole. (Bearer and Basic
+# credentials inside a message are replaced alone, by _AUTH_SCHEME below.)
 SENSITIVE_VALUE = re.compile(
-    r'(-----BEGIN [A-Z ]*PRIVATE KEY-----|client-key-data|\bkind"?:\s*"?Config\b[\s\S]*\bclusters"?:|'
-    r'Bearer\s+[A-Za-z0-9._~+/=-]{8,})',
+    r'(-----BEGIN [A-Z ]*PRIVATE KEY-----|client-key-data|\bkind"?:\s*"?Config\b[\s\S]*\bclusters"?:)',
 )
+# Parts of free text (messages, arguments, URLs) that carry a credential: replaced, the rest of the text kept.
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@:]+(:[^/\s@]*)?@")
+_AUTH_SCHEME = re.compile(r"(?i)\b(Basic|Bearer|Digest|Token)(\s+)[A-Za-z0-9._~+/=-]{6,}")
+_SECRET_WORD = r"[A-Za-z0-9_.-]*(?:passw(?:or)?d|passwd|pass|secret|token|api[_-]?key|credentials?|auth)"
+# key=value, key: value, --key=value (the key ends with the secret word: DB_PASS=x, --password=x, token: x)
+_SECRET_ASSIGNMENT = re.compile(r"(?i)(\b%s\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&\"']+)" % _SECRET_WORD)
+# --password value (a flag and its separate argument)
+_SECRET_FLAG = re.compile(r"(?i)(--?%s\s+)([^\s-][^\s,;]*)" % _SECRET_WORD)
 # Keys that name a Kubernetes object field whose content is meant to be visible even though the key matches.
 NOT_SENSITIVE_KEYS = frozenset(["secretName", "secretRef", "secretKeyRef", "tokenSecretRef", "serviceAccountToken",
                                 "automountServiceAccountToken", "secretResourceName", "imagePullSecrets", "authorization_mode"])
@@ -110,7 +118,10 @@ def scrub_text(text, secrets):
             text = text.replace(secret, REDACTED)
     if SENSITIVE_VALUE.search(text):
         return REDACTED
-    return text
+    text = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
+    text = _AUTH_SCHEME.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+    text = _SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + REDACTED, text)
+    return _SECRET_FLAG.sub(lambda m: m.group(1) + REDACTED, text)
 
 
 def redact(value, secrets=(), parent_key=None):
@@ -165,6 +176,33 @@ def trim_node(node):
         "metadata": dict((k, meta[k]) for k in ("name", "labels", "annotations", "creationTimestamp") if k in meta),
         "spec": dict((k, v) for k, v in (node.get("spec") or {}).items() if k in ("taints", "unschedulable", "providerID")),
         "status": dict((k, status[k]) for k in ("capacity", "allocatable", "conditions", "nodeInfo", "addresses") if k in status),
+    }
+
+
+def trim_pod(pod):
+    """What explains a pod's state and nothing that may carry a secret: names, images, states and the references
+    of env values (valueFrom), never env values, commands or arguments."""
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+
+    def container(c):
+        env = [{"name": e.get("name"), "valueFrom": e["valueFrom"]} for e in c.get("env") or [] if "valueFrom" in e]
+        return dict({"name": c.get("name"), "image": c.get("image")}, **({"env": env} if env else {}))
+
+    def state(cs):
+        return dict((k, cs[k]) for k in ("name", "image", "ready", "restartCount", "state", "lastState") if k in cs)
+
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": dict((k, meta[k]) for k in ("name", "namespace", "labels", "ownerReferences", "creationTimestamp")
+                         if k in meta),
+        "spec": dict({"containers": [container(c) for c in spec.get("containers") or []],
+                      "initContainers": [container(c) for c in spec.get("initContainers") or []]},
+                     **dict((k, spec[k]) for k in ("nodeName", "serviceAccountName") if k in spec)),
+        "status": dict((k, [state(cs) for cs in status[k]] if k.endswith("Statuses") else status[k])
+                       for k in ("phase", "reason", "message", "conditions", "containerStatuses",
+                                 "initContainerStatuses") if k in status),
     }
 
 
@@ -290,6 +328,8 @@ class DiagnosticsCollector:
                 item.setdefault("kind", request["kind"])
                 if request["kind"] == "Node":
                     item = trim_node(item)
+                elif request["kind"] == "Pod":
+                    item = trim_pod(item)
                 item = redact_object(item, self.secrets)
                 namespace = (item.get("metadata") or {}).get("namespace") if request["namespaced"] else None
                 groups.setdefault((request["kind"], request["plural"], namespace), []).append(item)

@@ -347,32 +347,50 @@ class FactsRun:
         return result
 
     def _prepare(self, resources):
+        """The namespace, service account and SCC binding the pods need. What this run creates is removed again at
+        its end (cleanup): a namespace that lets pods mount host paths must not outlive the run that needed it."""
         params = self.params
-        if self.cluster.get(resources["Namespace"], self.namespace) is None:
+        existing = self.cluster.get(resources["Namespace"], self.namespace)
+        if existing is not None and (existing.get("metadata") or {}).get("deletionTimestamp"):
+            self._wait_gone(resources["Namespace"], self.namespace)  # an earlier run's namespace still terminating
+            existing = None
+        if existing is None:
             if not params.get("create_namespace", True):
                 raise ClusterError("Namespace %s does not exist (set create_namespace to create it)" % self.namespace)
             self.cluster.create(resources["Namespace"], {"apiVersion": "v1", "kind": "Namespace", "metadata": {
-                "name": self.namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE,
+                "name": self.namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE, COMPONENT_LABEL: COMPONENT_VALUE,
                                                    # the collector pods need hostPath: keep Pod Security admission out of the way
                                                    "pod-security.kubernetes.io/enforce": "privileged",
                                                    "pod-security.kubernetes.io/audit": "privileged",
                                                    "pod-security.kubernetes.io/warn": "privileged",
                                                    "security.openshift.io/scc.podSecurityLabelSync": "false"}}})
+            self.created.append(("Namespace", self.namespace))
             self.changed = True
         account = params.get("service_account")
         if not account or not params.get("manage_rbac", True):
             return
         if self.cluster.get(resources["ServiceAccount"], account, self.namespace) is None:
             self.cluster.create(resources["ServiceAccount"], {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {
-                "name": account, "namespace": self.namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}})
+                "name": account, "namespace": self.namespace,
+                "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE, COMPONENT_LABEL: COMPONENT_VALUE}}})
+            self.created.append(("ServiceAccount", account))
             self.changed = True
         scc = params.get("scc")
-        binding_resource = self.cluster.resource("rbac.authorization.k8s.io/v1", "RoleBinding") if scc else None
-        if binding_resource is not None:
+        if scc:
+            resources["RoleBinding"] = self.cluster.resource("rbac.authorization.k8s.io/v1", "RoleBinding")
             binding = scc_role_binding(self.namespace, account, scc)
-            if self.cluster.get(binding_resource, binding["metadata"]["name"], self.namespace) is None:
-                self.cluster.create(binding_resource, binding)
+            if self.cluster.get(resources["RoleBinding"], binding["metadata"]["name"], self.namespace) is None:
+                self.cluster.create(resources["RoleBinding"], binding)
+                self.created.append(("RoleBinding", binding["metadata"]["name"]))
                 self.changed = True
+
+    def _wait_gone(self, resource, name):
+        try:
+            wait_for(self.cluster, resource, lambda state: not any(o["metadata"]["name"] == name for o in state or []),
+                     timeout=min(self.params.get("timeout") or 300, 300))
+        except WaitTimeout:
+            raise ClusterError("Namespace %s is still terminating from an earlier facts run; try again when it is gone"
+                               % name)
 
     def _create_pods(self, resources, pods):
         """Create every pod; a refused pod (e.g. 403 from SCC admission) is that node's failure."""
@@ -446,7 +464,8 @@ class FactsRun:
         return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
 
     def cleanup(self, resources):
-        """Delete this run's pods and ConfigMap: one delete per object, errors collected, never raised early."""
+        """Delete what this run created (pods, ConfigMap, and the RoleBinding, ServiceAccount and Namespace when it
+        created them), newest first: one delete per object, errors collected, never raised early."""
         errors = []
         for kind, name in reversed(self.created):
             try:
@@ -455,8 +474,8 @@ class FactsRun:
                 errors.append("%s %s/%s: %s" % (kind, self.namespace, name, api_message(exc)))
         self.created = []
         if errors:
-            raise ClusterError("Could not delete the facts pods/ConfigMap (delete them by label %s=%s): %s"
-                               % (RUN_LABEL, self.run_id, "; ".join(errors)))
+            raise ClusterError("Could not delete the facts objects (delete them by label %s=%s; teardown.yml removes "
+                               "the rest): %s" % (RUN_LABEL, self.run_id, "; ".join(errors)))
 
     def _delete_now(self, resource, name):
         path = resource.path(name=name, namespace=self.namespace)

@@ -9,7 +9,7 @@ Pods labelled app.kubernetes.io/component=gpudirect-verify are the only pods the
   pods are tried again when a node changes.
 - Networks: the NetworkAttachmentDefinition named by k8s.v1.cni.cncf.io/networks gives an address from its
   whereabouts range (exclusions honoured), written to k8s.v1.cni.cncf.io/network-status as Multus does.
-- Running: the container's env (PERFTEST_ROLE, PERFTEST_ARGS, RDMA_DEVICE, RDMA_LINK_LAYER, PERFTEST_SERVER_IP) says
+- Running: the container's command arguments and env (PERFTEST_ROLE, RDMA_DEVICE, RDMA_LINK_LAYER, PERFTEST_SERVER_IP) says
   what ib_write_bw would do. The server logs "Waiting for client to connect" until its client (found by the
   server address) finishes; both then exit 0 with perftest's header, table and footer, the bandwidth 92-97 % of the
   slower port's speed in the hardware profile (deterministic per node pair), CUDA set-up lines for --use_cuda
@@ -24,7 +24,6 @@ run), perftest_backoff_seconds (0.2, ErrImagePull to ImagePullBackOff).
 import hashlib
 import ipaddress
 import json
-import shlex
 
 from ._base import log, node_matches, now, profile_node
 
@@ -326,7 +325,9 @@ class PerftestPodController:
 
     def _describe(self, pod, env, nad_types):
         """What ib_write_bw would do in this pod: device, port, link layer, CUDA use, arguments."""
-        args = shlex.split(env.get("PERFTEST_ARGS", ""))
+        # bash -c SCRIPT NAME ARG...: perftest gets the positional parameters (the collection's pod command).
+        command = (pod["spec"]["containers"][0].get("command") or [])
+        args = list(command[4:])
         node_name = pod["spec"].get("nodeName")
         pnode = profile_node(self.rt, node_name)
         ports = [(nic, port) for nic in (pnode.nics if pnode else []) for port in nic.ports]

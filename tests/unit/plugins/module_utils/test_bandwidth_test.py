@@ -3,6 +3,7 @@ network-status, devices and link rates from facts, verdicts, and the Markdown/HT
 
 import json
 import os
+import subprocess
 from xml.etree import ElementTree
 
 import pytest
@@ -67,7 +68,10 @@ def test_pod_manifest_requests_gpu_rdma_resource_network_and_ipc_lock_only():
     container = pod["spec"]["containers"][0]
     assert container["resources"]["requests"] == {"rdma/rdma_shared_device_eth": "1", "nvidia.com/gpu": "1"}
     assert container["resources"]["limits"] == container["resources"]["requests"]
-    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    assert container["securityContext"] == {"capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]},
+                                            "allowPrivilegeEscalation": False}
+    assert pod["spec"]["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+    assert pod["spec"]["automountServiceAccountToken"] is False
     assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": "n1.example"}
     assert pod["spec"]["restartPolicy"] == "Never" and pod["spec"]["activeDeadlineSeconds"] > 0
     assert pod["metadata"]["annotations"] == {"k8s.v1.cni.cncf.io/networks": "rdmashared-net"}
@@ -174,3 +178,22 @@ def test_reports_markdown_and_self_contained_html_with_charts():
     assert 'stroke="#d62728"' in bars and "no result: wrong_gid" in bars  # threshold marks, failed pair labelled
     no_sweep = bandwidth_report.html({"pairs": pairs[1:], "summary": bt.summarize(pairs[1:], 0.8)})
     assert no_sweep.count("<svg") == 1
+
+
+def test_pod_script_passes_every_argument_as_one_word(tmp_path):
+    """The perftest wrapper really run by bash: arguments with spaces or glob characters reach perftest unchanged,
+    and the server address is one quoted word (no word splitting, no globbing)."""
+    fake = tmp_path / "ib_write_bw"
+    fake.write_text('#!/bin/sh\nfor a in "$@"; do printf "[%s]\\n" "$a"; done\n')
+    fake.chmod(0o755)
+    (tmp_path / "matches-a-glob").write_text("")
+    pod = bt.pod_manifest(settings(extra_args=["-T", "a b", "*"]), "abc123", 0, "client", "n1", None, "mlx5_1",
+                          "192.168.2.5")
+    container = pod["spec"]["containers"][0]
+    env = dict((e["name"], e["value"]) for e in container["env"])
+    env.update(PERFTEST_BINARY=str(fake), PATH=os.environ["PATH"])
+    out = subprocess.run(container["command"], env=env, cwd=str(tmp_path), capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[-8:] == ["[-T]", "[a b]", "[*]", "[-d]", "[mlx5_1]", "[-p]", "[%s]" % env["PERFTEST_PORT"],
+                        "[192.168.2.5]"], out
+    assert "[a b]" in out and "[*]" in out and "[matches-a-glob]" not in out and out[-1] == "[192.168.2.5]"
