@@ -303,7 +303,7 @@ def test_cluster_policy_with_rdma_waits_for_the_network_operator_driver(lab):
     assert cp["state"] == "notReady" and "mofed-validation" in [c for c in cp["conditions"] if c["type"] == "Ready"][0]["message"]
     lab.install("nvidia-network-operator")
     lab.create(ncp())
-    wait(lambda: state(lab, NV, "ClusterPolicy", "gpu-cluster-policy") == "ready", timeout=5,
+    wait(lambda: state(lab, NV, "ClusterPolicy", "gpu-cluster-policy") == "ready",
          what="ready after the NIC driver")
 
 

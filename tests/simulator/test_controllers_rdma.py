@@ -195,7 +195,7 @@ def test_sriov_ib_policy_and_network(lab):
                 "spec": {"resourceName": "ibnic1", "nodeSelector": {"feature.node.kubernetes.io/network-sriov.capable": "true"},
                          "numVfs": 4, "nicSelector": {"vendor": "15b3", "deviceID": "a2dc", "rootDevices": ["0000:0d:00.0"]},
                          "linkType": "ib", "isRdma": True}})
-    wait(lambda: lab.node(SRV32)["status"]["allocatable"].get("openshift.io/ibnic1") == "4", timeout=5, what="ibnic1")
+    wait(lambda: lab.node(SRV32)["status"]["allocatable"].get("openshift.io/ibnic1") == "4", what="ibnic1")
     state = lab.get(SRIOV, "SriovNetworkNodeState", SRV32, SRIOV_NS)
     ib = next(i for i in state["status"]["interfaces"] if i["name"] == "ibs2f0")
     assert ib["numVfs"] == 4 and all(v.get("guid") for v in ib["Vfs"])
@@ -251,7 +251,7 @@ def test_machine_config_rolls_the_worker_pool_one_node_at_a_time(sim_factory, tm
     assert conds["Updated"] == "False"
     target = mcp["spec"]["configuration"]["name"]
     assert target != before and target.startswith("rendered-worker-")
-    wait(lambda: pool_conditions(kube, "worker")[0]["Updated"] == "True", timeout=5, what="Updated")
+    wait(lambda: pool_conditions(kube, "worker")[0]["Updated"] == "True", what="Updated")
     watcher.stop()
     assert watcher.seen == {"worker-0", "worker-1"} and watcher.most == 1
     conds, mcp = pool_conditions(kube, "worker")
@@ -275,4 +275,22 @@ def test_paused_pool_waits(sim_factory, tmp_path):
     conds, mcp = pool_conditions(kube, "worker")
     assert conds["Updating"] == "False" and mcp["status"]["updatedMachineCount"] == 0
     kube.patch(MC, "MachineConfigPool", "worker", {"spec": {"paused": False}})
-    wait(lambda: pool_conditions(kube, "worker")[0]["Updated"] == "True", timeout=5, what="Updated after unpause")
+    wait(lambda: pool_conditions(kube, "worker")[0]["Updated"] == "True", what="Updated after unpause")
+
+
+def test_sriov_device_plugin_selects_pfs_only_by_what_the_real_plugin_reads():
+    """Conformance with sriov-network-device-plugin (pkg/resources/deviceSelectors.go, pkg/utils/utils.go): a PF
+    has no PF name and no root device, so pfNames and rootDevices never select it; pciAddresses, vendors, devices
+    and linkTypes do."""
+    from simulator.controllers.network_operator import port_matches_sriov_dp
+    from simulator.profiles import load_profile
+
+    node = next(n for n in load_profile("mixed-lab").workers if n.nics)
+    ports = {port.netdev: (nic, port) for nic in node.nics if nic.is_mellanox for port in nic.ports}
+    eth, ib = ports["ens8f0np0"], ports["ibs2f0"]
+    assert not port_matches_sriov_dp(*eth, {"vendors": ["15b3"], "pfNames": ["ens8f0np0"], "isRdma": True})
+    assert not port_matches_sriov_dp(*eth, {"vendors": ["15b3"], "rootDevices": [eth[0].pci_address]})
+    assert port_matches_sriov_dp(*eth, {"vendors": ["15b3"], "pciAddresses": [eth[0].pci_address], "isRdma": True})
+    assert not port_matches_sriov_dp(*eth, {"pciAddresses": [ib[0].pci_address]})
+    by_link = {"vendors": ["15b3"], "linkTypes": ["infiniband"], "isRdma": True}
+    assert port_matches_sriov_dp(*ib, by_link) and not port_matches_sriov_dp(*eth, by_link)

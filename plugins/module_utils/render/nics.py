@@ -251,6 +251,26 @@ def _manual_groups(values, interfaces, pci_addresses, device_ids, facts_ports, e
     return groups
 
 
+def _host_device_pci_addresses(groups, errors):
+    """Host device hands whole PFs to pods through the SR-IOV device plugin, which selects a PF by PCI address or by
+    vendor/device/driver/link type: it knows a PF name or root device only for VFs (sriov-network-device-plugin,
+    pkg/utils/utils.go GetPfName is empty for a PF, and pkg/resources/deviceSelectors.go drops devices whose PF name
+    does not match). Interface names are therefore turned into the PCI addresses that NIC facts report for them."""
+    for group in groups:
+        if not group["interfaces"]:
+            continue
+        pfs = [p for p in group["ports"] if not p["is_vf"] and p["netdev"] in group["interfaces"]]
+        missing = [name for name in group["interfaces"] if not any(p["netdev"] == name for p in pfs)]
+        if missing:
+            errors.add("nic_interfaces", "host_device cannot select a physical function by interface name (%s): the SR-IOV "
+                                         "device plugin matches PF names only for VFs. Give gpudirect_rdma_nic_pci_addresses "
+                                         "or gpudirect_rdma_nic_device_ids instead, or NIC facts (gpudirect_rdma_nic_facts, "
+                                         "or gpudirect_rdma_nic_selection: auto) that map the names to PCI addresses"
+                   % ", ".join(missing))
+            continue
+        group["pci_addresses"] = sorted(set(group["pci_addresses"]) | set(p["pci_address"] for p in pfs))
+
+
 def _check_sriov(values, groups, errors):
     num_vfs = values.get("num_vfs")
     for group in groups:
@@ -342,6 +362,8 @@ def resolve(values, provided, errors, warnings, require_facts=True):
         groups = _manual_groups(values, interfaces, pci_addresses, device_ids, selected, errors)
     if method == "sriov_legacy":
         _check_sriov(values, groups, errors)
+    if method == "host_device":
+        _host_device_pci_addresses(groups, errors)
     _check_masters(values, provided, groups, errors, warnings)
     selection["groups"] = groups
     return selection

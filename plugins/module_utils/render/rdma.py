@@ -115,13 +115,13 @@ def _shared_selectors(model, config, group):
 
 
 def _hostdev_selectors(model, config, group):
+    # PFs by PCI address or vendor/device: pfNames and rootDevices match VFs only (nics._host_device_pci_addresses),
+    # and interface names were turned into PCI addresses there. The chapter's selector is vendors + isRdma.
     selectors = {"vendors": [names.MELLANOX_VENDOR_ID]}
     if group["device_ids"]:
         selectors["devices"] = list(group["device_ids"])
-    if group["interfaces"]:
-        selectors["pfNames"] = list(group["interfaces"])
     if group["pci_addresses"]:
-        selectors["rootDevices"] = list(group["pci_addresses"])
+        selectors["pciAddresses"] = list(group["pci_addresses"])
     # Without linkTypes the selector takes every RDMA-capable Mellanox PF, the other fabric's included.
     selectors["linkTypes"] = [config.plugin_link_type]
     selectors["isRdma"] = True
@@ -242,14 +242,30 @@ def _hostdev(model, group, namespace):
     return {"networkNamespace": namespace, "resourceName": group["resource_name"], "ipam": ipam_config(model)}
 
 
-def _sriov(model, group, namespace):
-    spec = {"networkNamespace": namespace, "resourceName": group["resource_name"], "ipam": ipam_config(model)}
-    spec["vlan"] = model["vlan"] if model.get("vlan") is not None else 0
+# With the RDMA subsystem in exclusive mode (SriovNetworkPoolConfig rdmaMode) a pod sees only the RDMA devices moved
+# into its network namespace. Neither sriov-cni nor ib-sriov-cni moves the VF's RDMA device as the SR-IOV operator
+# renders them (sriov-network-operator api/v1/helper.go RenderNetAttDef adds no RDMA step), so the rdma CNI
+# (k8snetworkplumbingwg/rdma-cni) is chained after them, as the operator's metaPlugins field allows.
+RDMA_META_PLUGIN = '{"type": "rdma"}'
+
+
+def _sriov_meta_plugins(model, spec):
+    if model.get("sriov_pool_rdma_mode") == "exclusive":
+        spec["metaPlugins"] = RDMA_META_PLUGIN
     return spec
 
 
+def _sriov(model, group, namespace):
+    spec = {"networkNamespace": namespace, "resourceName": group["resource_name"], "ipam": ipam_config(model)}
+    spec["vlan"] = model["vlan"] if model.get("vlan") is not None else 0
+    return _sriov_meta_plugins(model, spec)
+
+
 def _sriov_ib(model, group, namespace):
-    return {"networkNamespace": namespace, "resourceName": group["resource_name"], "ipam": ipam_config(model)}
+    # linkState auto: the VF follows the physical port (the chapter's choice; the upstream example uses enable).
+    spec = {"networkNamespace": namespace, "resourceName": group["resource_name"], "ipam": ipam_config(model),
+            "linkState": "auto"}
+    return _sriov_meta_plugins(model, spec)
 
 
 NETWORK_BUILDERS = {

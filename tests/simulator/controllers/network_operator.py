@@ -62,16 +62,19 @@ def port_matches_shared(nic, port, selectors):
 
 
 def port_matches_sriov_dp(nic, port, selectors):
-    """sriov-network-device-plugin netDevice selectors for PFs (the host-device method)."""
-    pf_names = [str(p).split("#", maxsplit=1)[0] for p in selectors.get("pfNames") or []]
+    """sriov-network-device-plugin netDevice selectors, applied to a PF (the host-device method).
+
+    From k8snetworkplumbingwg/sriov-network-device-plugin: pkg/resources/deviceSelectors.go (vendors, devices,
+    drivers, pciAddresses, linkTypes: OR within a list, AND across) and pkg/utils/utils.go (GetPfName and the root
+    device are empty for a device that is not a VF), so pfNames and rootDevices never select a PF."""
+    if selectors.get("pfNames") or selectors.get("rootDevices"):
+        return False
     checks = (("vendors", nic.vendor_id), ("devices", nic.device_id), ("drivers", nic.driver),
-              ("rootDevices", nic.pci_address), ("linkTypes", LINK_TYPES[port.link_layer]))
+              ("pciAddresses", nic.pci_address), ("linkTypes", LINK_TYPES[port.link_layer]))
     for key, value in checks:
         wanted = _as_list(selectors.get(key))
         if wanted and value not in [str(w).lower() for w in wanted]:
             return False
-    if pf_names and port.netdev not in pf_names:
-        return False
     if selectors.get("isRdma") and not port.rdma_device:
         return False
     return True

@@ -85,11 +85,11 @@ class Kube:
         self.namespace(namespace)
         self.operator_group(namespace)
         self.subscribe(package, namespace, **kwargs)
-        wait(lambda: self.csv_phase(namespace) == "Succeeded", timeout=5, what="%s CSV Succeeded" % package)
+        wait(lambda: self.csv_phase(namespace) == "Succeeded", what="%s CSV Succeeded" % package)
         return self.list(OLM + "/v1alpha1", "ClusterServiceVersion", namespace)[0]
 
 
-def wait(fn, timeout=5.0, interval=0.02, what="condition"):
+def wait(fn, timeout=60.0, interval=0.02, what="condition"):
     """Poll fn until it returns a truthy value; return that value or fail naming what was awaited."""
     deadline = time.monotonic() + timeout
     last = None

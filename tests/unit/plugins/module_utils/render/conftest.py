@@ -29,6 +29,8 @@ NIC_FACTS = [
 ]
 
 INTERFACE = {"roce": "ens8f0np0", "infiniband": "ibs2f0"}
+# Host device selects PFs by PCI address (the SR-IOV device plugin knows PF names only for VFs).
+PCI_ADDRESS = {"roce": "0000:a0:00.0", "infiniband": "0000:0d:00.0"}
 CONFIGURATIONS = [(m, f) for m in ("shared_device", "host_device", "sriov_legacy") for f in ("roce", "infiniband")]
 
 
@@ -36,10 +38,13 @@ def base_variables(method, fabric, **extra):
     variables = {
         P + "method": method,
         P + "fabric": fabric,
-        P + "nic_interfaces": [INTERFACE.get(fabric, "ens8f0np0")],
         P + "ipam_range": "192.168.3.225/28",
         P + "ipam_exclude": ["192.168.3.229/30", "192.168.3.236/32"],
     }
+    if method == "host_device":
+        variables[P + "nic_pci_addresses"] = [PCI_ADDRESS.get(fabric, "0000:a0:00.0")]
+    else:
+        variables[P + "nic_interfaces"] = [INTERFACE.get(fabric, "ens8f0np0")]
     if method == "sriov_legacy":
         variables[P + "num_vfs"] = 8
     variables.update(dict((P + key, value) for key, value in extra.items()))
@@ -64,7 +69,8 @@ def variants():
             full.update({P + "mtu": 9000, P + "macvlan_mode": "private"})
         cases.append(("%s-%s-full" % (method, fabric), full))
         auto = base_variables(method, fabric, nic_selection="auto", nic_facts=copy.deepcopy(NIC_FACTS), nic_driver="inbox")
-        del auto[P + "nic_interfaces"]
+        auto.pop(P + "nic_interfaces", None)
+        auto.pop(P + "nic_pci_addresses", None)
         cases.append(("%s-%s-auto-inbox" % (method, fabric), auto))
     return cases
 

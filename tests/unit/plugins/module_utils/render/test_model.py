@@ -62,11 +62,11 @@ INVALID = [
      "gpudirect_rdma_mtu: 65521 is out of range for infiniband (IPoIB connected mode)"),
     ("mtu-ethernet", "shared_device", "roce", {"mtu": 9217}, "gpudirect_rdma_mtu: 9217 is out of range for roce: 576-9216"),
     ("rdma-hca-max-zero", "shared_device", "roce", {"rdma_hca_max": 0}, "gpudirect_rdma_rdma_hca_max: must be at least 1"),
-    ("empty-nic-selection", "host_device", "roce", {"nic_interfaces": []}, "gpudirect_rdma_nic_interfaces: no NIC selected"),
-    ("auto-without-facts", "host_device", "roce", {"nic_interfaces": [], "nic_selection": "auto"},
+    ("empty-nic-selection", "host_device", "roce", {"nic_pci_addresses": []}, "gpudirect_rdma_nic_interfaces: no NIC selected"),
+    ("auto-without-facts", "host_device", "roce", {"nic_pci_addresses": [], "nic_selection": "auto"},
      "gpudirect_rdma_nic_facts: required when gpudirect_rdma_nic_selection is auto"),
     ("auto-with-manual-list", "host_device", "roce", {"nic_selection": "auto", "nic_facts": NIC_FACTS},
-     "gpudirect_rdma_nic_interfaces: conflicts with gpudirect_rdma_nic_selection: auto"),
+     "gpudirect_rdma_nic_pci_addresses: conflicts with gpudirect_rdma_nic_selection: auto"),
     ("duplicate-resource-names", "host_device", "roce", {"resource_names": ["hostdev_a", "hostdev_a"], "nic_interfaces": ["ens8f0np0", "ens8f1np1"]},
      "gpudirect_rdma_resource_names: duplicate resource names: hostdev_a"),
     ("resource-name-with-dash", "host_device", "roce", {"resource_name": "host-dev"},
@@ -206,7 +206,7 @@ def test_survey_style_strings_are_coerced():
 
 def test_validate_accepts_auto_before_facts_exist():
     variables = base_variables("host_device", "roce", nic_selection="auto")
-    del variables[P + "nic_interfaces"]
+    del variables[P + "nic_pci_addresses"]
     assert validate(variables) == ([], [])
     assert errors_of(variables) == ["gpudirect_rdma_nic_facts: required when gpudirect_rdma_nic_selection is auto (collect NIC facts first)"]
 

@@ -70,7 +70,7 @@ def test_shared_roce_matches_the_chapter():
 
 
 def test_host_device_selectors_are_narrowed_to_the_fabric():
-    result = render(base_variables("host_device", "infiniband", nic_interfaces=[], nic_device_ids=["101B"]))
+    result = render(base_variables("host_device", "infiniband", nic_pci_addresses=[], nic_device_ids=["101B"]))
     (ncp,) = by_kind(result, "NicClusterPolicy")
     config = json.loads(ncp["spec"]["sriovDevicePlugin"]["config"])
     (resource,) = config["resourceList"]
@@ -149,7 +149,8 @@ def test_image_overrides_replace_only_given_fields():
 def auto_variables(method, fabric, **extra):
     extra.setdefault("nic_facts", copy.deepcopy(NIC_FACTS))
     variables = base_variables(method, fabric, nic_selection="auto", **extra)
-    del variables[P + "nic_interfaces"]
+    variables.pop(P + "nic_interfaces", None)
+    variables.pop(P + "nic_pci_addresses", None)
     return variables
 
 
@@ -158,7 +159,7 @@ def test_auto_picks_ports_of_the_fabric():
     assert shared["summary"]["nic_selection"]["groups"][0]["interfaces"] == ["ibs2f0"]
     hostdev = render(auto_variables("host_device", "roce"))
     config = json.loads(by_kind(hostdev, "NicClusterPolicy")[0]["spec"]["sriovDevicePlugin"]["config"])
-    assert config["resourceList"][0]["selectors"]["rootDevices"] == ["0000:a0:00.0"]
+    assert config["resourceList"][0]["selectors"]["pciAddresses"] == ["0000:a0:00.0"]
 
 
 def test_auto_without_matching_ports_is_an_error():
@@ -300,7 +301,7 @@ def test_switch_fabric_within_shared_device_replaces_policy_and_network():
 
 def test_same_configuration_has_nothing_stale():
     manifests = render(base_variables("host_device", "roce"))["manifests"]
-    changed = render(base_variables("host_device", "roce", nic_interfaces=["ens9f0np0"]))["manifests"]
+    changed = render(base_variables("host_device", "roce", nic_pci_addresses=["0000:a1:00.0"]))["manifests"]
     assert stale_objects(manifests, changed) == []
 
 
@@ -338,7 +339,7 @@ def test_facts_with_text_that_could_escape_a_rule_are_refused_before_rendering(k
     variables = base_variables("shared_device", "infiniband", apply_machineconfigs=True, nic_selection="auto",
                                nic_facts=_facts_with(**{key: value}), machineconfigs=["persistent_names"],
                                udev_rules_from_facts=True)
-    del variables[P + "nic_interfaces"]
+    variables.pop(P + "nic_interfaces", None)
     result = render_all(variables)
     assert "gpudirect_rdma_nic_facts[0].%s: %r" % (key, value) in "\n".join(result["errors"]), result["errors"]
     rendered = json.dumps([m["manifest"] for m in result["manifests"]])
@@ -364,3 +365,36 @@ def test_variables_with_text_that_could_escape_are_refused(field, value):
 def test_udev_rule_writer_refuses_text_that_would_escape(name):
     with pytest.raises(ValueError, match="must not contain quotes"):
         machineconfigs.udev_rule("b8:3f:d2:3b:51:29", name, "roce")
+
+
+# Host device selects PFs the way the SR-IOV device plugin can (issue: six configurations, point 1) ----------------
+
+def test_host_device_never_selects_a_pf_by_name_or_root_device():
+    """pfNames and rootDevices match VFs only; a PF is selected by PCI address (names map through facts)."""
+    by_address = render(base_variables("host_device", "roce"))
+    config = json.loads(by_kind(by_address, "NicClusterPolicy")[0]["spec"]["sriovDevicePlugin"]["config"])
+    assert config["resourceList"][0]["selectors"] == {"vendors": ["15b3"], "pciAddresses": ["0000:a0:00.0"],
+                                                      "linkTypes": ["ether"], "isRdma": True}
+    by_name_with_facts = render(base_variables("host_device", "roce", nic_pci_addresses=[], nic_interfaces=["ens8f0np0"],
+                                               nic_facts=copy.deepcopy(NIC_FACTS)))
+    config = json.loads(by_kind(by_name_with_facts, "NicClusterPolicy")[0]["spec"]["sriovDevicePlugin"]["config"])
+    selectors = config["resourceList"][0]["selectors"]
+    assert selectors["pciAddresses"] == ["0000:a0:00.0"] and "pfNames" not in selectors and "rootDevices" not in selectors
+    by_name_only = render_all(base_variables("host_device", "roce", nic_pci_addresses=[], nic_interfaces=["ens8f0np0"]))
+    assert by_name_only["manifests"] == []
+    assert by_name_only["errors"][0].startswith(
+        "gpudirect_rdma_nic_interfaces: host_device cannot select a physical function by interface name (ens8f0np0)")
+
+
+@pytest.mark.parametrize("fabric,kind", [("infiniband", "SriovIBNetwork"), ("roce", "SriovNetwork")])
+def test_sriov_networks_chain_the_rdma_cni_under_exclusive_rdma_mode(fabric, kind):
+    """Exclusive RDMA mode hides every RDMA device the CNI chain does not move into the pod: rdma CNI is chained."""
+    exclusive = render(base_variables("sriov_legacy", fabric, sriov_pool_rdma_mode="exclusive"))
+    (network,) = by_kind(exclusive, kind)
+    assert json.loads(network["spec"]["metaPlugins"]) == {"type": "rdma"}
+    (pool,) = by_kind(exclusive, "SriovNetworkPoolConfig")
+    assert pool["spec"]["rdmaMode"] == "exclusive"
+    shared = render(base_variables("sriov_legacy", fabric, sriov_pool_rdma_mode="shared"))
+    assert "metaPlugins" not in by_kind(shared, kind)[0]["spec"]
+    if kind == "SriovIBNetwork":
+        assert network["spec"]["linkState"] == "auto"
