@@ -102,8 +102,11 @@ def test_configuration_interfaces_exist_in_the_scenario_profile():
     for scenario in CONFIGURATIONS:
         profile = load(os.path.join(PROFILES, extra_var(scenario, "molecule_simulator_profile") + ".yaml"))
         netdevs = json.dumps(profile)
-        for interface in load(extra_vars_file(scenario))["gpudirect_rdma_nic_interfaces"]:
-            assert '"%s"' % interface in netdevs, (scenario, interface)
+        variables = load(extra_vars_file(scenario))
+        ports = variables.get("gpudirect_rdma_nic_interfaces", []) + variables.get("gpudirect_rdma_nic_pci_addresses", [])
+        assert ports, scenario
+        for port in ports:  # interface names, or PCI addresses (host device)
+            assert '"%s"' % port in netdevs, (scenario, port)
 
 
 def test_operators_scenario_converges_the_operators_tag_only():

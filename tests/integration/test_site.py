@@ -9,7 +9,9 @@ from site_support import CONFIGURATIONS, allocatable, example, objects, run_play
 
 MANAGED = "app.kubernetes.io/managed-by"
 # What gather_node_hardware writes on every run: its pods and the ConfigMap holding the collector script.
-FACTS_POD_KINDS = {"pods", "configmaps"}
+# What a facts run writes and deletes again: its pods and ConfigMap, and the namespace, service account and SCC
+# RoleBinding it created (per run, so that no grant to use an SCC stands between runs).
+FACTS_POD_KINDS = {"pods", "configmaps", "namespaces", "serviceaccounts", "rolebindings"}
 NETWORK_KINDS = (
     ("mellanox.com/v1alpha1", "MacvlanNetwork"), ("mellanox.com/v1alpha1", "IPoIBNetwork"),
     ("mellanox.com/v1alpha1", "HostDeviceNetwork"), ("sriovnetwork.openshift.io/v1", "SriovNetwork"),
