@@ -41,9 +41,10 @@ options:
     type: str
     choices: [roce, infiniband]
   namespace:
-    description: Namespace of the test pods; the network must have its NetworkAttachmentDefinition there.
+    description:
+      - Namespace of the test pods; the network must have its NetworkAttachmentDefinition there.
+      - Default the namespace of the configuration's first network (C(default) without a configuration).
     type: str
-    default: default
   network:
     description: Value of the pods' C(k8s.v1.cni.cncf.io/networks) annotation; default the configuration's first network in O(namespace).
     type: str
@@ -287,7 +288,7 @@ def argument_spec():
         configuration=dict(type="dict", default={}),
         method=dict(type="str", choices=["shared_device", "host_device", "sriov_legacy"]),
         fabric=dict(type="str", choices=["roce", "infiniband"]),
-        namespace=dict(type="str", default="default"),
+        namespace=dict(type="str"),
         network=dict(type="str"),
         resources=dict(type="dict"),
         gpu_resource=dict(type="str", default="nvidia.com/gpu"),

@@ -94,14 +94,19 @@ def settings_from(params):
         errors.append("method must be shared_device, host_device or sriov_legacy (from configuration.method), got %r" % (method,))
     if fabric not in LINK_LAYERS:
         errors.append("fabric must be roce or infiniband (from configuration.fabric), got %r" % (fabric,))
-    namespace = params.get("namespace") or "default"
     network = params.get("network")
+    networks = configuration.get("networks") or []
+    # Multus finds a network's NetworkAttachmentDefinition in the pod's namespace: by default the pods run where
+    # the configuration's first network lives (gpudirect_rdma_network_namespaces), not in "default".
+    namespace = params.get("namespace") or (networks[0].get("namespace") if networks and not network else None) or "default"
     if not network:
-        networks = configuration.get("networks") or []
-        in_namespace = [n for n in networks if n.get("namespace") == namespace] or networks
+        in_namespace = [n for n in networks if n.get("namespace") == namespace]
         if in_namespace:
             network = in_namespace[0].get("annotation") or in_namespace[0].get("name")
-    if not network:
+        elif networks:
+            errors.append("no network of the configuration is in namespace %s (they are in %s): leave namespace empty, "
+                          "or give network" % (namespace, ", ".join(sorted(set(str(n.get("namespace")) for n in networks)))))
+    if not network and not networks:
         errors.append("no secondary network: give network, or a configuration (plan summary) with networks")
     resources = dict(params.get("resources") or configuration.get("pod_resources") or {})
     if not resources:

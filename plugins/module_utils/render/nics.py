@@ -262,11 +262,11 @@ def _host_device_pci_addresses(groups, errors):
         pfs = [p for p in group["ports"] if not p["is_vf"] and p["netdev"] in group["interfaces"]]
         missing = [name for name in group["interfaces"] if not any(p["netdev"] == name for p in pfs)]
         if missing:
-            errors.add("nic_interfaces", "host_device cannot select a physical function by interface name (%s): the SR-IOV "
-                                         "device plugin matches PF names only for VFs. Give gpudirect_rdma_nic_pci_addresses "
-                                         "or gpudirect_rdma_nic_device_ids instead, or NIC facts (gpudirect_rdma_nic_facts, "
-                                         "or gpudirect_rdma_nic_selection: auto) that map the names to PCI addresses"
-                   % ", ".join(missing))
+            message = ("host_device cannot select a physical function by interface name (%s): the SR-IOV device plugin "
+                       "matches PF names only for VFs. Give gpudirect_rdma_nic_pci_addresses or gpudirect_rdma_nic_device_ids "
+                       "instead, or NIC facts (gpudirect_rdma_nic_facts, or gpudirect_rdma_nic_selection: auto) that map the "
+                       "names to PCI addresses" % ", ".join(missing))
+            errors.add("nic_interfaces", message)
             continue
         group["pci_addresses"] = sorted(set(group["pci_addresses"]) | set(p["pci_address"] for p in pfs))
 

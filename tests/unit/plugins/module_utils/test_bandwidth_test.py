@@ -197,3 +197,13 @@ def test_pod_script_passes_every_argument_as_one_word(tmp_path):
     assert out[-8:] == ["[-T]", "[a b]", "[*]", "[-d]", "[mlx5_1]", "[-p]", "[%s]" % env["PERFTEST_PORT"],
                         "[192.168.2.5]"], out
     assert "[a b]" in out and "[*]" in out and "[matches-a-glob]" not in out and out[-1] == "[192.168.2.5]"
+
+
+def test_pods_run_where_the_network_is():
+    """With gpudirect_rdma_network_namespaces [ml] the NAD is in ml: the pods go there, not to default."""
+    variables = dict(SHARED_ROCE, gpudirect_rdma_network_namespaces=["ml"])
+    s = settings(variables)
+    assert s["namespace"] == "ml" and s["network"] == "rdmashared-net"
+    with pytest.raises(bt.SettingsError, match="no network of the configuration is in namespace default .they are in ml"):
+        settings(variables, namespace="default")
+    assert settings(variables, namespace="default", network="ml/rdmashared-net")["namespace"] == "default"
