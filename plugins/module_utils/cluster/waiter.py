@@ -151,6 +151,10 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
                     resource_version = new_rv
                 failures[0] = 0
                 if event_type == "BOOKMARK":
+                    # Bookmarks keep the socket busy, so the read timeout never wakes us: check the wake time here,
+                    # or a grace period would end only when the watch happens to go quiet.
+                    if clock() >= wake:
+                        break
                     continue
                 counters["events"] += 1
                 obj.setdefault("apiVersion", resource.group_version)
