@@ -5,10 +5,11 @@ import yaml
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 
+from simulator.controllers.seed import node_pool
+from simulator.controllers.testing import wait
 from site_support import CONFIGURATIONS, allocatable, example, objects, run_playbook
 
 MANAGED = "app.kubernetes.io/managed-by"
-# What gather_node_hardware writes on every run: its pods and the ConfigMap holding the collector script.
 # What a facts run writes and deletes again: its pods and ConfigMap, and the namespace, service account and SCC
 # RoleBinding it created (per run, so that no grant to use an SCC stands between runs).
 FACTS_POD_KINDS = {"pods", "configmaps", "namespaces", "serviceaccounts", "rolebindings"}
@@ -112,3 +113,45 @@ def test_nic_selection_auto_takes_interfaces_from_the_nodes_facts(sim_factory):
     written = {r["plural"] for r in sim.request_log[-again.requests:]
                if r["verb"] in ("create", "update", "patch", "delete") and not r.get("dry_run")}
     assert written and written <= FACTS_POD_KINDS, written
+
+
+def pool_rolled_out(sim, pool, machineconfigs, without=()):
+    """The pool renders ``machineconfigs`` (and none of ``without``) and every one of its nodes runs that rendered
+    config."""
+    mcp = objects(sim, "machineconfiguration.openshift.io/v1", "MachineConfigPool")
+    (mcp,) = [p for p in mcp if p["metadata"]["name"] == pool]
+    status = mcp.get("status") or {}
+    sources = {s["name"] for s in (status.get("configuration") or {}).get("source") or []}
+    rendered = (status.get("configuration") or {}).get("name")
+    nodes = [n for n in objects(sim, "v1", "Node") if node_pool(n["metadata"].get("labels") or {}) == pool]
+    current = {(n["metadata"].get("annotations") or {}).get("machineconfiguration.openshift.io/currentConfig") for n in nodes}
+    return (set(machineconfigs) <= sources and not sources & set(without) and current == {rendered}
+            and status.get("updatedMachineCount") == len(nodes))
+
+
+def test_machineconfig_wait_is_not_satisfied_by_the_pools_stale_status(sim_factory):
+    """Right after a MachineConfig is applied the pool still reports its old rendered config as Updated (the
+    render controller waits about 5 s). The simulator's render hold keeps the pool in that state: site.yml must
+    not take it for done (it times out naming the pool), and once the pool renders, a run ends only when every node
+    runs the rendered config; teardown likewise waits for the configuration without the MachineConfigs."""
+    sim = sim_factory(profile="mixed-lab", faults={"operator_faults": {"mco_render_hold": ["worker"]}})
+    machineconfigs = [e["manifest"]["metadata"]["name"] for e in plan_for("shared_device/infiniband")["manifests"]
+                      if e["phase"] == "machineconfig"]
+    assert machineconfigs
+    held = run_playbook(sim, "-e", "@" + example("shared_device/infiniband"), "-e", "rdma_machineconfig_timeout=5")
+    assert held.rc != 0, "the wait took the pool's stale Updated status for the new configuration"
+    assert "MachineConfigPool worker updated" in held.output, held.output[-4000:]
+    assert not pool_rolled_out(sim, "worker", machineconfigs)
+
+    sim.faults.update({"operator_faults": {"mco_render_hold": []}})
+    run = run_playbook(sim, "-e", "@" + example("shared_device/infiniband"))
+    assert run.rc == 0, run.output[-4000:]
+    assert pool_rolled_out(sim, "worker", machineconfigs), "site.yml returned before the pool rolled out"
+
+    sim.faults.update({"operator_faults": {"mco_render_hold": ["worker"]}})
+    down = run_playbook(sim, "-e", "teardown_machineconfigs=true", "-e", "teardown_machineconfig_timeout=5",
+                        playbook="playbooks/teardown.yml")
+    assert down.rc != 0, "teardown took the pool's stale Updated status for the configuration without them"
+    assert "MachineConfigPool" in down.output and "worker" in down.output, down.output[-4000:]
+    sim.faults.update({"operator_faults": {"mco_render_hold": []}})
+    wait(lambda: pool_rolled_out(sim, "worker", [], without=machineconfigs), what="the pool rendered without them")

@@ -294,3 +294,18 @@ def test_sriov_device_plugin_selects_pfs_only_by_what_the_real_plugin_reads():
     assert not port_matches_sriov_dp(*eth, {"pciAddresses": [ib[0].pci_address]})
     by_link = {"vendors": ["15b3"], "linkTypes": ["infiniband"], "isRdma": True}
     assert port_matches_sriov_dp(*ib, by_link) and not port_matches_sriov_dp(*eth, by_link)
+
+
+def test_render_delay_keeps_the_pool_on_its_old_rendered_config(sim_factory, tmp_path):
+    """Conformance with openshift/machine-config-operator pkg/controller/render/render_controller.go (renderDelay):
+    a changed MachineConfig set is rendered only after a pause, and until then the pool still reports its old
+    rendered config with Updated=True and every machine updated, which is why waits must name the MachineConfig."""
+    kube = Kube(sim_factory(profile="roce-lab", config={"mco_render_delay_seconds": 30}), str(tmp_path / "d.json"))
+    conds, before = pool_conditions(kube, "worker")
+    kube.create(CRIO_MEMLOCK)
+    conds, after = pool_conditions(kube, "worker")
+    assert conds["Updated"] == "True" and conds["Updating"] == "False"
+    assert after["spec"]["configuration"]["name"] == before["spec"]["configuration"]["name"]
+    assert after["status"]["configuration"] == before["status"]["configuration"]
+    assert "02-worker-container-runtime" not in [s["name"] for s in after["status"]["configuration"]["source"]]
+    assert after["status"]["updatedMachineCount"] == after["status"]["machineCount"]

@@ -39,7 +39,7 @@ class Controllers:
         """Every simulated operator reconciles once (after its faults changed)."""
         self.olm.resync()
         for op in self.operators:
-            if getattr(op, "package", "") and hasattr(op, "resync"):
+            if hasattr(op, "resync"):
                 op.resync()
 
     def dispatch(self, etype, rtype, obj):

@@ -20,6 +20,9 @@ DEFAULT_CONFIG = {
     "sriov_sync_seconds": 0.1,  # SriovNetworkNodeState InProgress -> Succeeded
     "sriov_reboot_seconds": 0.2,  # extra time a node is drained/NotReady when a policy adds Mellanox VFs
     "mco_node_update_seconds": 0.1,  # one node's drain + reboot during a MachineConfigPool rollout
+    # The render controller waits before rendering a changed MachineConfig set (5 s upstream), and until then the
+    # pool reports the old rendered config as Updated. Scaled so that it still outlasts a client's apply-then-read.
+    "mco_render_delay_seconds": 0.3,
     "nic_policy_ready_seconds": 0.2,  # NicClusterPolicy notReady -> ready (driver load)
     "gpu_policy_ready_seconds": 0.2,  # ClusterPolicy notReady -> ready
     # "csv_succeeded": operator-owned kinds appear when the CSV succeeds; "installplan_complete": when the

@@ -5,6 +5,10 @@ A pool renders its MachineConfigs (label machineconfiguration.openshift.io/role=
 desiredConfig set, state Working, cordoned and NotReady for `mco_node_update_seconds`, then currentConfig
 = desiredConfig, state Done. While nodes update the pool is Updating=True/Updated=False; a paused pool
 renders but does not roll. Deleting the MachineConfig rolls the nodes back.
+
+Rendering a changed set of MachineConfigs waits `mco_render_delay_seconds` first, as the render controller does
+(openshift/machine-config-operator, pkg/controller/render/render_controller.go: renderDelay, 5 s, "to avoid churn"):
+until then the pool keeps its old spec and status, so a pool that was Updated still says so.
 """
 
 import hashlib
@@ -24,6 +28,10 @@ class MachineConfigController:
     def __init__(self, rt):
         self.rt = rt
         self.updating = {}  # pool -> (node name, start)
+        self.pending = {}  # pool -> (rendered name waiting for the render delay, since)
+
+    def resync(self):
+        self.rt.enqueue(("mco",), self.reconcile)
 
     def on_event(self, etype, rtype, obj):
         if rtype.group == GROUP:
@@ -52,7 +60,19 @@ class MachineConfigController:
         target = self.rendered(pool, configs)
         sources = [{"apiVersion": GROUP + "/v1", "kind": "MachineConfig", "name": n.format(pool=pool)} for n in BASE_SOURCES]
         sources += [{"apiVersion": GROUP + "/v1", "kind": "MachineConfig", "name": c["metadata"]["name"]} for c in configs]
-        if ((mcp.get("spec") or {}).get("configuration") or {}).get("name") != target:
+        current = ((mcp.get("spec") or {}).get("configuration") or {}).get("name")
+        if current and current != target and pool in (self.rt.operator_faults().get("mco_render_hold") or ()):
+            return  # test control: the render controller has not got to this pool yet (a longer render delay)
+        if current and current != target:
+            pending = self.pending.get(pool)
+            if pending is None or pending[0] != target:
+                pending = self.pending[pool] = (target, time.monotonic())
+            left = self.rt.cfg("mco_render_delay_seconds") - (time.monotonic() - pending[1])
+            if left > 0:
+                self.rt.enqueue(("mco",), self.reconcile, left + 0.001)
+                return
+        self.pending.pop(pool, None)
+        if current != target:
             def set_target(obj):
                 obj.setdefault("spec", {})["configuration"] = {"name": target, "source": sources}
             mcp = self.rt.mutate(GROUP, "machineconfigpools", None, pool, set_target)
