@@ -35,9 +35,14 @@ TRANSIENT = [
 ]
 
 
-def run_site(sim, *extra):
+def site_command(sim, *extra):
+    """(command, environment) of site.yml with configuration 1 against ``sim``."""
     env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-    cmd = ["ansible-playbook", SITE, "-e", "@" + EXAMPLE] + list(extra)
+    return ["ansible-playbook", SITE, "-e", "@" + EXAMPLE] + list(extra), env
+
+
+def run_site(sim, *extra):
+    cmd, env = site_command(sim, *extra)
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=600)
 
 
@@ -50,8 +55,7 @@ def run_site_holding_resolution(sim, namespaces, *extra):
     held = set(namespaces)
     sim.faults.update({"operator_faults": {"olm_resolution_hold": sorted(held)}})
     mark = sim.mark()
-    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-    cmd = ["ansible-playbook", SITE, "-e", "@" + EXAMPLE] + list(extra)
+    cmd, env = site_command(sim, *extra)
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 600
