@@ -11,8 +11,8 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import ssa
-from .builtins import CRD_TYPE
+from . import rbac, scc, ssa
+from .builtins import CRD_TYPE, INITIAL_NAMESPACES
 from .errors import ApiError, bad_request, conflict, not_found, resource_ref
 from .patching import json_patch, merge_patch, strategic_merge_patch
 from .requestlog import WRITE_VERBS
@@ -33,6 +33,7 @@ TRUE = ("1", "true", "True", "TRUE")
 INFO = web.RequestKey("info", object)
 LOG_ENTRY = web.RequestKey("log_entry", dict)
 LOGGED = web.RequestKey("logged", bool)
+USER = web.RequestKey("user", object)
 STATUS_RESET_ON_CREATE_KEEP = {("", "nodes")}
 
 
@@ -117,6 +118,8 @@ class ApiServer:
         self.watch_queues = set()
         self.shutting_down = False
         self.crd_created = {}
+        self.authorizer = rbac.Authorizer(sim.store)
+        self.namespace_index = len(INITIAL_NAMESPACES)
 
     # ------------------------------------------------------------------ app
     def make_app(self):
@@ -143,9 +146,13 @@ class ApiServer:
         }
         request[LOG_ENTRY] = entry
         try:
-            if not self._authorized(request):
+            user = self._authenticate(request)
+            if user is None:
                 raise ApiError(401, "Unauthorized", "Unauthorized")
+            request[USER] = user
+            entry["user"] = user.name
             if not request.path.startswith("/_sim/"):
+                self._authorize(user, info)
                 await self._inject_fault(request, info)
             response = await handler(request)
         except ConnectionResetFault:
@@ -170,10 +177,71 @@ class ApiServer:
             entry["latency_ms"] = round((time.perf_counter() - start) * 1000.0, 3)
         return response
 
-    def _authorized(self, request):
+    def _authenticate(self, request):
+        """The user of the request's bearer token; anonymous for the health and version endpoints; else None."""
         if request.path in ("/version", "/healthz", "/readyz", "/livez") or request.path.startswith("/version/"):
-            return True
-        return request.headers.get("Authorization", "") == "Bearer " + self.sim.token
+            return rbac.User("system:anonymous", ("system:unauthenticated",))
+        header = request.headers.get("Authorization", "")
+        if not header.startswith("Bearer "):
+            return None
+        return self.sim.users.get(header[len("Bearer "):])
+
+    def _authorize(self, user, info):
+        """RBAC for resource requests (discovery stays open: system:discovery is bound to every authenticated user)."""
+        if not info.is_resource or user.privileged:
+            return
+        verb = info.verb
+        if self.authorizer.allowed(user, verb, info.group or "", info.plural, info.subresource, info.namespace, info.name):
+            return
+        reason = rbac.forbidden_reason(user, verb, info.group or "", info.plural, info.subresource, info.namespace)
+        raise ApiError(403, "Forbidden", rbac.forbidden_message(info.group or "", info.plural, info.name, reason),
+                       details={"name": info.name or "", "group": info.group or "", "kind": info.plural})
+
+    def admit(self, request, rtype, info, obj, creating):
+        """Admission of a create or update, after validation and before the store (RBAC escalation, SCC, namespace)."""
+        user = request.get(USER) or rbac.admin_user()
+        key = rtype.key
+        if key == ("", "namespaces") and creating:
+            annotations = obj.setdefault("metadata", {}).setdefault("annotations", {}) or {}
+            obj["metadata"]["annotations"] = annotations
+            for name, value in scc.namespace_annotations(self._next_namespace_index()).items():
+                annotations.setdefault(name, value)
+        elif key in (("rbac.authorization.k8s.io", "rolebindings"), ("rbac.authorization.k8s.io", "clusterrolebindings")):
+            reason = self.authorizer.check_binding(user, obj, info.namespace)
+            if reason:
+                raise ApiError(403, "Forbidden", rbac.forbidden_message(rtype.group, rtype.plural, obj["metadata"].get("name"), reason))
+        elif key in (("rbac.authorization.k8s.io", "roles"), ("rbac.authorization.k8s.io", "clusterroles")):
+            reason = self.authorizer.check_role(user, obj, info.namespace, rtype.plural)
+            if reason:
+                raise ApiError(403, "Forbidden", rbac.forbidden_message(rtype.group, rtype.plural, obj["metadata"].get("name"), reason))
+        elif key == ("", "pods") and creating:
+            return self._admit_pod(user, rtype, info, obj)
+        return obj
+
+    def _next_namespace_index(self):
+        self.namespace_index += 1
+        return self.namespace_index
+
+    def _admit_pod(self, user, rtype, info, pod):
+        namespace = info.namespace
+        ns = self.store.try_get(self.store.find_type("", "v1", "namespaces"), None, namespace)
+        account = (pod.get("spec") or {}).get("serviceAccountName") or "default"
+        account_user = rbac.service_account_user(namespace, account)
+        sccs, _rv = self.store.list(self.store.find_type(scc.SCC_GROUP, "v1", scc.SCC_PLURAL), None, None, None)
+
+        def usable(constraint):
+            for who in (user, account_user):
+                if who.name in (constraint.get("users") or []) or set(who.groups) & set(constraint.get("groups") or []):
+                    return True
+                if self.authorizer.allowed(who, "use", scc.SCC_GROUP, scc.SCC_PLURAL, None, namespace,
+                                           constraint["metadata"]["name"]):
+                    return True
+            return False
+
+        admitted, refusal = scc.admit(sccs, pod, ns, usable)
+        if refusal:
+            raise ApiError(403, "Forbidden", rbac.forbidden_message("", "pods", pod["metadata"].get("name"), refusal))
+        return admitted
 
     async def _inject_fault(self, request, info):
         req = {"verb": info.verb, "group": info.group, "plural": info.plural, "namespace": info.namespace,
@@ -455,6 +523,7 @@ class ApiServer:
             body["status"] = {"phase": "Pending"}
         warnings = validate_object(rtype, body, request.query.get("fieldValidation"))
         body["metadata"].pop("managedFields", None)
+        body = self.admit(request, rtype, info, body, creating=True)
         ssa.record_update(rtype, None, body, self._field_manager(request))
         obj = self.store.create(rtype, body, dry_run=dry_run)
         return _json(obj, 201, self._warning_headers(warnings))
@@ -480,6 +549,7 @@ class ApiServer:
             body.pop("status", None)
             if "status" in current:
                 body["status"] = copy.deepcopy(current["status"])
+        body = self.admit(request, rtype, info, body, creating=False)
         ssa.record_update(rtype, current, body, manager)
         obj = self.store.update(rtype, body, dry_run=dry_run)
         return _json(obj, 200, self._warning_headers(warnings))
@@ -535,6 +605,9 @@ class ApiServer:
                 if rtype.namespaced:
                     new["metadata"]["namespace"] = info.namespace
                 warnings = validate_object(rtype, new, q.get("fieldValidation"))
+                # An apply that creates is authorized as a create as well (handlers/patch.go, createAuthorizerAttributes).
+                self._authorize(request.get(USER) or rbac.admin_user(), _as_create(info))
+                new = self.admit(request, rtype, info, new, creating=True)
                 obj = self.store.create(rtype, new, dry_run=dry_run)
                 return _json(obj, 201, self._warning_headers(warnings))
         else:
@@ -571,6 +644,7 @@ class ApiServer:
                 raise _RetryPatch()
             if not rv:
                 new["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            new = self.admit(request, rtype, info, new, creating=False)
             if rtype.has_status:
                 new.pop("status", None)
                 if "status" in current:
@@ -715,6 +789,14 @@ class ConnectionResetFault(Exception):
 
 class _RetryPatch(Exception):
     """The object changed between read and write of a patch without a precondition: retry like the apiserver."""
+
+
+def _as_create(info):
+    created = RequestInfo()
+    for slot in RequestInfo.__slots__:
+        setattr(created, slot, getattr(info, slot))
+    created.verb, created.name = "create", None
+    return created
 
 
 def _version_priority(version):

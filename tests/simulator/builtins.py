@@ -1,4 +1,9 @@
-"""Built-in kinds the simulated server registers itself (core, apps, rbac, apiextensions)."""
+"""Built-in kinds the simulated server registers itself (core, apps, rbac, apiextensions, security) and the objects
+every OpenShift cluster starts with (namespaces, stock SCCs and the RBAC that grants their use)."""
+
+import os
+
+import yaml
 
 from .store import ResourceType
 
@@ -30,7 +35,11 @@ BUILTIN_TYPES = (
     _t("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False, "clusterrolebinding"),
     _t("rbac.authorization.k8s.io", "v1", "Role", "roles", True, "role"),
     _t("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True, "rolebinding"),
+    # A CRD in OpenShift (openshift/api security/v1), present from the first boot.
+    _t("security.openshift.io", "v1", "SecurityContextConstraints", "securitycontextconstraints", False,
+       "securitycontextconstraints", ("scc",)),
 )
+STOCK_SCC_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "sccs", "stock.yaml")
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "openshift-marketplace")
 
@@ -38,9 +47,19 @@ CRD_TYPE = BUILTIN_TYPES[10]
 
 
 def register_builtins(store):
+    from .scc import namespace_annotations
+
     for rtype in BUILTIN_TYPES:
         store.register(rtype)
     ns_type = BUILTIN_TYPES[0]
-    for name in INITIAL_NAMESPACES:
+    for index, name in enumerate(INITIAL_NAMESPACES):
         if store.try_get(ns_type, None, name) is None:
-            store.create(ns_type, {"metadata": {"name": name}})
+            store.create(ns_type, {"metadata": {"name": name, "annotations": namespace_annotations(index)}})
+    by_kind = {(t.api_version, t.kind): t for t in BUILTIN_TYPES}
+    with open(STOCK_SCC_FILE, encoding="utf-8") as handle:
+        for doc in yaml.safe_load_all(handle):
+            if not doc:
+                continue
+            rtype = by_kind[(doc["apiVersion"], doc["kind"])]
+            if store.try_get(rtype, None, doc["metadata"]["name"]) is None:
+                store.create(rtype, doc)

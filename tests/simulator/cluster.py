@@ -16,6 +16,7 @@ import uuid
 import yaml
 from aiohttp import web
 
+from . import rbac
 from .app import ApiServer
 from .builtins import register_builtins
 from .crds import default_crd_dir, load_crds
@@ -59,6 +60,8 @@ class SimulatedCluster:
         self.pod_logs = {}
         self.requests = RequestLog()
         self.token = token or secrets.token_urlsafe(24)
+        # bearer token -> user; the kubeconfig's token is a cluster administrator (system:masters)
+        self.users = {self.token: rbac.admin_user()}
         self.crd_dir = crd_dir if crd_dir is not None else default_crd_dir()
         self.crd_refs = dict(crd_refs or {})  # {source: ref}: which version of an operator's CRDs to serve
         self.crds = {}
@@ -82,6 +85,12 @@ class SimulatedCluster:
         self._server = None
         self._started = False
         self.scheduled_errors = []
+
+    def service_account_token(self, namespace, name):
+        """A bearer token that authenticates as service account ``namespace/name`` (RBAC applies to it)."""
+        token = secrets.token_urlsafe(24)
+        self.users[token] = rbac.service_account_user(namespace, name)
+        return token
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self):
