@@ -49,6 +49,13 @@ options:
     description: Only objects matching this selector are pruned.
     type: str
     default: app.kubernetes.io/managed-by=gpudirect.openshift
+  prune_namespaces:
+    description:
+      - Namespaces in which namespaced O(prune_kinds) are looked for. Empty looks in all namespaces, which needs
+        a cluster-wide C(list) right; naming them lets an identity whose rights are Roles in those namespaces prune.
+    type: list
+    elements: str
+    default: []
   waits:
     description:
       - Readiness conditions to wait for after a successful O(state=present), one after the other, each with the
@@ -195,6 +202,7 @@ def argument_spec():
         state=dict(type="str", choices=["present", "absent", "pruned"], default="present"),
         prune_kinds=dict(type="list", elements="str", default=[]),
         prune_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
+        prune_namespaces=dict(type="list", elements="str", default=[]),
         waits=dict(type="list", elements="dict", default=[], options=copy.deepcopy(WAIT_OPTIONS)),
     )
     return spec
@@ -221,7 +229,7 @@ def main():
         cluster = connect(module, check_mode=module.check_mode)
         applier = ManifestApplier(cluster)
         if params["state"] in ("present", "pruned") and prune_kinds:
-            applier.prune(params["manifests"], prune_kinds, params["prune_label_selector"])
+            applier.prune(params["manifests"], prune_kinds, params["prune_label_selector"], params["prune_namespaces"] or None)
         if params["state"] == "present":
             for manifest in params["manifests"]:
                 current = manifest

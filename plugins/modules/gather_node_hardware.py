@@ -21,8 +21,10 @@ description:
     only needs an image with C(python3) (O(image)); nothing is built.
   - Each pod mounts the host's C(/sys) and C(/proc) read-only (hostPath) at C(/host/sys) and C(/host/proc). It is not
     privileged, uses no host namespaces, drops every capability and has a read-only root filesystem. hostPath volumes
-    need a SecurityContextConstraints that allows them; by default the module creates the service account
-    O(service_account) and binds it to the C(hostmount-anyuid) SCC in O(namespace).
+    need a SecurityContextConstraints that allows them. By default an administrator has prepared O(namespace),
+    O(service_account) and a minimal SCC it may use once (C(deploy/rbac/workloads.yml)), and the module creates
+    nothing but the pods and a ConfigMap; with O(manage_rbac) it creates the service account and a RoleBinding to
+    O(scc) itself and deletes them at the end of the run.
   - Waits with one watch on all pods, reads each pod log, and always deletes the pods and the ConfigMap, also when a
     pod fails, times out or the module is interrupted by an error.
   - Also returns the NIC ports and GPU-NIC relations in the shapes the C(gpudirect_rdma_nic_facts) and
@@ -51,21 +53,28 @@ options:
     type: str
     default: gpudirect-facts
   create_namespace:
-    description: Create O(namespace) when it is missing. When V(false) a missing namespace is an error.
+    description:
+      - Create O(namespace) when it is missing (and delete it at the end of the run). When V(false) a missing
+        namespace is an error that names C(deploy/rbac/workloads.yml).
     type: bool
-    default: true
+    default: false
   service_account:
     description: Service account of the pods. Empty means the namespace's C(default) account.
     type: str
     default: gpudirect-facts
   manage_rbac:
     description:
-      - Create O(service_account) and a RoleBinding to the ClusterRole C(system:openshift:scc:<scc>) when missing.
-      - Set to V(false) when an administrator provides an account that may use an SCC allowing hostPath volumes.
+      - Create O(service_account) and a RoleBinding to the ClusterRole C(system:openshift:scc:<scc>) when missing,
+        and delete them at the end of the run. Binding an SCC needs the right to use it (in practice a cluster
+        administrator): RBAC refuses the RoleBinding otherwise.
+      - V(false) (the default) expects O(service_account) to exist and to be allowed an SCC with hostPath volumes,
+        as C(deploy/rbac/workloads.yml) sets up; a missing account is an error before any pod is created.
     type: bool
-    default: true
+    default: false
   scc:
-    description: SCC the service account is allowed to use (O(manage_rbac)). It must allow hostPath volumes.
+    description:
+      - SCC bound to the service account with O(manage_rbac). It must allow hostPath volumes and must not force a
+        seccomp profile the SCC does not list (C(hostmount-anyuid) lists none, so the pods set none).
     type: str
     default: hostmount-anyuid
   image:
@@ -121,8 +130,9 @@ requirements:
 notes:
   - The pods are temporary, so the module reports C(changed) only when it created the namespace, the service
     account or the RoleBinding.
-  - The user running the module needs to create pods, ConfigMaps, service accounts and role bindings in
-    O(namespace) (and namespaces when O(create_namespace)), and to read pod logs.
+  - The user running the module needs to list nodes, get the service account, create and delete pods and
+    ConfigMaps in O(namespace) and read their logs (the Role in C(deploy/rbac/clusterrole.yml)); with
+    O(manage_rbac) or O(create_namespace) also to create those objects.
 seealso:
   - module: gpudirect.openshift.gpu_nic_facts
   - module: gpudirect.openshift.cluster_info
@@ -207,9 +217,9 @@ def argument_spec():
         node_selector=dict(type="dict"),
         label_selectors=dict(type="list", elements="str", default=[]),
         namespace=dict(type="str", default="gpudirect-facts"),
-        create_namespace=dict(type="bool", default=True),
+        create_namespace=dict(type="bool", default=False),
         service_account=dict(type="str", default="gpudirect-facts"),
-        manage_rbac=dict(type="bool", default=True),
+        manage_rbac=dict(type="bool", default=False),
         scc=dict(type="str", default="hostmount-anyuid"),
         image=dict(type="str", default=DEFAULT_IMAGE),
         image_pull_policy=dict(type="str", default="IfNotPresent", choices=["Always", "IfNotPresent", "Never"]),

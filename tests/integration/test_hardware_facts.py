@@ -53,17 +53,25 @@ def leftovers(sim):
     return found
 
 
-def scc_grants(sim):
-    """Every object that lets someone run pods with an SCC or in the facts namespace (security issue, point 4)."""
+MANAGED = "app.kubernetes.io/managed-by=gpudirect.openshift"
+# What deploy/rbac/workloads.yml (applied by the simulator as the administrator would) puts in the facts namespace.
+PROVISIONED = ["Namespace gpudirect-facts", "RoleBinding gpudirect-facts/gpudirect-facts-scc", "ServiceAccount gpudirect-facts/gpudirect-facts"]
+
+
+def scc_grants(sim, created_by_collection=True):
+    """Objects that let someone run pods with an SCC or in the facts namespace (security issue, point 4): those the
+    collection created (its label), or every one."""
     client = sim.dynamic_client()
-    bindings = client.resources.get(api_version="rbac.authorization.k8s.io/v1", kind="RoleBinding").get().items
+    selector = MANAGED if created_by_collection else None
+    bindings = client.resources.get(api_version="rbac.authorization.k8s.io/v1", kind="RoleBinding").get(label_selector=selector).items
     found = ["RoleBinding %s/%s" % (b.metadata.namespace, b.metadata.name) for b in bindings
-             if b.roleRef.name.startswith("system:openshift:scc:")]
-    found += ["Namespace %s" % n.metadata.name for n in client.resources.get(api_version="v1", kind="Namespace").get().items
+             if "scc" in b.roleRef.name and b.metadata.namespace == NAMESPACE]
+    found += ["Namespace %s" % n.metadata.name
+              for n in client.resources.get(api_version="v1", kind="Namespace").get(label_selector=selector).items
               if n.metadata.name == NAMESPACE]
     found += ["ServiceAccount %s/%s" % (a.metadata.namespace, a.metadata.name)
-              for a in client.resources.get(api_version="v1", kind="ServiceAccount").get(namespace=NAMESPACE).items]
-    return found
+              for a in client.resources.get(api_version="v1", kind="ServiceAccount").get(namespace=NAMESPACE, label_selector=selector).items]
+    return sorted(found)
 
 
 @pytest.mark.parametrize("profile", sorted(CONFIGS))
@@ -98,6 +106,9 @@ def test_facts_match_the_profile_and_render(sim_factory, tmp_path, profile):
     assert 'class="rel-' in html and "<script" not in html
     assert leftovers(sim) == []
     assert scc_grants(sim) == [], "a facts run must not leave a standing grant"
+    assert scc_grants(sim, created_by_collection=False) == PROVISIONED  # the administrator's, untouched
+    facts_pods = [r for r in sim.request_log if r["verb"] == "create" and r["plural"] == "pods"]
+    assert facts_pods and all(r["code"] == 201 for r in facts_pods)
 
 
 def test_roce_lab_gpu_nic_pairs(sim_factory, tmp_path):
@@ -128,8 +139,8 @@ def test_failures_still_remove_every_pod_and_configmap(sim_factory, tmp_path):
     assert list(data["nodes"]) == ["gpu-ib-0"] and [f["node"] for f in data["failed_nodes"]] == ["gpu-ib-1"]
     assert "gpu-ib-1: no facts" in (report_dir / "hardware-report.md").read_text()
     assert leftovers(sim) == [] and scc_grants(sim) == []
-    # two pods, the ConfigMap, and the RoleBinding, ServiceAccount and Namespace it created: one request each
-    assert sim.count(verb="delete", since=mark) == 6
+    # two pods and the ConfigMap, one request each (the namespace and account are the administrator's)
+    assert sim.count(verb="delete", since=mark) == 3
 
 
 def test_check_mode_creates_nothing(sim_factory, tmp_path):
@@ -144,11 +155,9 @@ def test_check_mode_creates_nothing(sim_factory, tmp_path):
 
 def test_unschedulable_pod_is_a_node_failure_and_is_deleted(sim_factory, monkeypatch):
     """A pod bound to a node that vanished stays Pending/Unschedulable: reported at once, then deleted."""
+    # A namespace that exists before the run (deploy/rbac/workloads.yml) is kept, with the scheduler's events in
+    # it; only what the run created goes.
     sim = sim_factory(profile="roce-lab")
-    # A namespace that exists before the run is kept (with the scheduler's events in it); only what the run
-    # created goes.
-    sim.dynamic_client().resources.get(api_version="v1", kind="Namespace").create(body={
-        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
     monkeypatch.setattr(nf, "select_nodes", lambda nodes, names=None, node_selector=None: (["worker-0", "gone-node"], [], "names"))
     params = {"namespace": NAMESPACE, "name_prefix": "gpudirect-facts", "image": nf.DEFAULT_IMAGE, "service_account": "gpudirect-facts",
               "manage_rbac": True, "scc": "hostmount-anyuid", "create_namespace": True, "timeout": 60, "tolerations": None}
@@ -163,8 +172,9 @@ def test_unschedulable_pod_is_a_node_failure_and_is_deleted(sim_factory, monkeyp
 
 
 def test_teardown_removes_what_an_interrupted_facts_run_left(sim_factory, tmp_path):
-    """An interrupted run leaves its namespace, service account and SCC binding: teardown removes them."""
-    sim = sim_factory(profile="mixed-lab")
+    """An interrupted run with per-run RBAC leaves its namespace, service account and SCC binding: teardown removes
+    them (a bare cluster: nothing prepared by an administrator)."""
+    sim = sim_factory(profile="mixed-lab", admin_manifests=[])
     client = sim.dynamic_client()
     labels = {"app.kubernetes.io/managed-by": "gpudirect.openshift", nf.COMPONENT_LABEL: nf.COMPONENT_VALUE}
     client.resources.get(api_version="v1", kind="Namespace").create(body={
@@ -181,3 +191,23 @@ def test_teardown_removes_what_an_interrupted_facts_run_left(sim_factory, tmp_pa
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert scc_grants(sim) == []
     assert "Namespace %s" % NAMESPACE in proc.stdout and "Nothing to delete" not in proc.stdout
+
+
+def test_a_cluster_not_prepared_for_facts_fails_before_any_write_naming_the_fix(sim_factory, tmp_path):
+    sim = sim_factory(profile="roce-lab", admin_manifests=[])
+    mark = sim.mark()
+    proc, _report_dir = run_facts(sim, tmp_path)
+    assert proc.returncode != 0
+    assert "Namespace gpudirect-facts does not exist" in proc.stdout and "oc apply -f deploy/rbac/workloads.yml" in proc.stdout
+    assert sim.count(writes_only=True, since=mark) == 0
+
+
+def test_per_run_rbac_creates_and_removes_its_grant(sim_factory, tmp_path):
+    """hardware_facts_manage_rbac: the namespace, account and SCC binding exist only during the run."""
+    sim = sim_factory(profile="roce-lab", admin_manifests=[])
+    proc, _report_dir = run_facts(sim, tmp_path, {"hardware_facts_manage_rbac": True, "hardware_facts_create_namespace": True,
+                                                  "hardware_facts_node_names": ["worker-0"]})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    created = {r["plural"] for r in sim.request_log if r["verb"] == "create" and r["code"] == 201}
+    assert {"namespaces", "serviceaccounts", "rolebindings", "pods"} <= created
+    assert scc_grants(sim, created_by_collection=False) == [] and leftovers(sim) == []

@@ -1,19 +1,26 @@
-"""deploy/rbac/clusterrole.yml is what the collection really uses, and enough for it.
+"""deploy/rbac is what the collection really uses, enough for it, and no more.
 
-1. Regenerating it from the simulator's request log (hack/gen_clusterrole.py) gives the committed file, so a change
-   that uses a new verb or resource fails here until the role is regenerated.
-2. With the simulator enforcing the committed role (403 Forbidden for anything else), site.yml, must_gather.yml and
-   teardown.yml pass without a single refused request; without one permission, site.yml fails with the API
+1. Regenerating deploy/rbac/clusterrole.yml from the simulator's request log (hack/gen_clusterrole.py) gives the
+   committed file, so a change that uses a new verb, resource or namespace fails here until it is regenerated.
+2. With deploy/rbac/workloads.yml and clusterrole.yml applied as an administrator would, every playbook of the
+   scenario (site.yml twice and in check mode, facts.yml, verify.yml, must_gather.yml, teardown.yml) passes with the
+   gpudirect-automation service account's token, under the simulator's RBAC, escalation checks and SCC admission,
+   without a single refused request.
+3. That identity cannot create a pod in kube-system, read pod logs outside the collection's namespaces, read Secrets,
+   grant itself an SCC or run a pod that mounts host paths; without one permission, site.yml fails with the API
    server's Forbidden message.
 """
 
-import copy
 import importlib.util
+import io
 import os
 import subprocess
 
+import requests
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "playbooks", "vars", "examples", "1-shared-device-roce.yml")
+ACCOUNT = ("gpudirect-automation", "gpudirect-automation")
 
 
 def generator():
@@ -23,73 +30,106 @@ def generator():
     return module
 
 
-def run_playbook(sim, playbook, *args):
-    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1")
-    return subprocess.run(["ansible-playbook", os.path.join(ROOT, "playbooks", playbook)] + list(args), cwd=ROOT, env=env,
-                          capture_output=True, text=True, check=False, timeout=600)
+def provision(sim, gen):
+    """What a cluster administrator does once (workloads.yml is applied by the simulator itself by default)."""
+    sim._server.apply_as_admin(gen.OUTPUT)  # pylint: disable=protected-access
+    return sim.service_account_token(*ACCOUNT)
 
 
 def refused(sim, since=0):
-    return [(e["verb"], e["group"], e["plural"], e["subresource"]) for e in sim.requests.entries(since) if e["code"] == 403]
+    return [(e["verb"], e["group"], e["plural"], e["subresource"], e["namespace"]) for e in sim.requests.entries(since)
+            if e["code"] == 403]
 
 
-def test_committed_clusterrole_is_what_the_playbooks_use():
+def test_committed_roles_are_what_the_playbooks_use():
     gen = generator()
     with open(gen.OUTPUT, encoding="utf-8") as handle:
         committed = handle.read()
-    generated = gen.generate()
+    generated = gen.generate(log=io.StringIO())
     assert generated == committed, "deploy/rbac/clusterrole.yml is out of date: run `python hack/gen_clusterrole.py`"
-    rules = gen.load_rules()
-    verbs = {(g, r): set(rule["verbs"]) for rule in rules for g in rule["apiGroups"] for r in rule["resources"]}
-    # Spot checks of what the role must and must not hold.
-    assert {"create", "delete"} <= verbs[("operators.coreos.com", "subscriptions")]
-    assert "update" in verbs[("operators.coreos.com", "installplans")]
-    assert {"create", "patch", "delete", "list", "watch"} <= verbs[("mellanox.com", "nicclusterpolicies")]
-    assert all(r != "secrets" for (_g, r) in verbs), "nothing in the collection may read Secrets"
-    assert all("*" not in rule["verbs"] and "*" not in rule["resources"] and "*" not in rule["apiGroups"] for rule in rules)
+    items = gen.load_documents()
+    cluster_rules = gen.load_rules()
+    assert all("*" not in r["verbs"] and "*" not in r["resources"] and "*" not in r["apiGroups"] for r in cluster_rules)
+    # Nothing that reads workloads is cluster-wide; changing or deleting cluster-scoped objects is by name only.
+    for rule in cluster_rules:
+        assert not set(rule["resources"]) & {"pods", "pods/log", "configmaps", "secrets", "serviceaccounts", "rolebindings", "events"}, rule
+        if set(rule["verbs"]) & {"get", "update", "patch", "delete"}:
+            assert rule.get("resourceNames"), rule
+    roles = dict((i["metadata"]["namespace"], i["rules"]) for i in items if i["kind"] == "Role")
+    assert "kube-system" not in roles and {"default", "gpudirect-facts", "openshift-marketplace", "nvidia-network-operator"} <= set(roles)
+    assert all(r["resources"] != ["secrets"] for rules in roles.values() for r in rules)
 
 
-def test_site_must_gather_and_teardown_pass_under_the_generated_role(sim_factory, tmp_path):
+def test_every_playbook_runs_under_the_generated_roles():
     gen = generator()
-    rules = gen.load_rules()
+    holder = {}
+
+    def setup(sim):
+        holder["sim"] = sim
+        holder["token"] = provision(sim, gen)
+        holder["mark"] = sim.mark()
+        return holder["token"]
+
+    entries, _types, _crds = gen.run_scenario(log=io.StringIO(), setup=setup)
+    sim = holder["sim"]
+    ran = entries[holder["mark"]:] if isinstance(holder["mark"], int) else entries
+    assert [e for e in ran if e["code"] == 403] == []
+    assert sum(1 for e in ran if e.get("user") == "system:serviceaccount:gpudirect-automation:gpudirect-automation") > 200
+    assert any(e["verb"] == "create" and e["plural"] == "pods" and e["namespace"] == "gpudirect-facts" and e["code"] == 201
+               for e in ran), "facts pods ran under the SCC deploy/rbac/workloads.yml provides"
+
+
+def test_the_automation_identity_cannot_reach_beyond_its_namespaces(sim_factory):
+    gen = generator()
     sim = sim_factory(profile="mixed-lab")
-    gen.enforce(sim, rules)
-    # The enforcement is real: something outside the role is refused with the API server's body.
-    from kubernetes.dynamic.exceptions import ForbiddenError
+    token = provision(sim, gen)
+    session = requests.Session()
+    session.headers["Authorization"] = "Bearer " + token
 
-    client = sim.dynamic_client()
-    secrets = client.resources.get(api_version="v1", kind="Secret")
-    try:
-        secrets.get(namespace="default")
-        denied = None
-    except ForbiddenError as exc:
-        denied = exc
-    assert denied is not None, "listing secrets must be forbidden under the generated role"
-    body = denied.body.decode() if isinstance(denied.body, bytes) else str(denied.body)
-    assert '"reason":"Forbidden"' in body.replace(" ", "") and "cannot list resource" in body
-    mark = sim.mark()
+    def post(path, body):
+        return session.post(sim.url + path, json=body, timeout=10)
 
-    proc = run_playbook(sim, "site.yml", "-e", "@" + EXAMPLE)
-    assert proc.returncode == 0, proc.stdout[-4000:]
-    proc = run_playbook(sim, "must_gather.yml", "-e", "diagnostics_dest=%s" % (tmp_path / "gather"))
-    assert proc.returncode == 0, proc.stdout[-4000:]
-    assert "forbidden" not in (tmp_path / "gather" / "summary.md").read_text()
-    proc = run_playbook(sim, "teardown.yml", "-e", "teardown_remove_namespaces=true")
-    assert proc.returncode == 0, proc.stdout[-4000:]
-    assert refused(sim, mark) == []
-    assert sim.count(writes_only=True, since=mark) > 20
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"},
+           "spec": {"containers": [{"name": "c", "image": "registry.example/x:1"}]}}
+    assert post("/api/v1/namespaces/kube-system/pods", pod).status_code == 403
+    admin = requests.Session()
+    admin.headers["Authorization"] = "Bearer " + sim.token
+    assert admin.post(sim.url + "/api/v1/namespaces/kube-system/pods", json=dict(pod, metadata={"name": "etcd-x"}), timeout=10).status_code == 201
+    for namespace in ("kube-system", "openshift-marketplace"):
+        resp = session.get(sim.url + "/api/v1/namespaces/%s/pods/etcd-x/log" % namespace, timeout=10)
+        assert resp.status_code == 403, (namespace, resp.text)
+        assert 'cannot get resource "pods/log"' in resp.json()["message"]
+    assert session.get(sim.url + "/api/v1/namespaces/default/secrets", timeout=10).status_code == 403
+    assert session.get(sim.url + "/api/v1/pods", timeout=10).status_code == 403
+    # No self-service SCC: no RoleBinding create anywhere, and a hostPath pod where it may create pods is refused.
+    binding = {"metadata": {"name": "mine"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                                        "name": "system:openshift:scc:privileged"},
+               "subjects": [{"kind": "ServiceAccount", "namespace": ACCOUNT[0], "name": ACCOUNT[1]}]}
+    assert post("/apis/rbac.authorization.k8s.io/v1/namespaces/gpudirect-facts/rolebindings", binding).status_code == 403
+    host = dict(pod, spec=dict(pod["spec"], volumes=[{"name": "root", "hostPath": {"path": "/"}}]))
+    resp = post("/api/v1/namespaces/default/pods", host)
+    assert resp.status_code == 403 and "hostPath volumes are not allowed to be used" in resp.json()["message"]
+    # Cluster-scoped objects it did not create: not even readable by name.
+    assert session.get(sim.url + "/apis/machineconfiguration.openshift.io/v1/machineconfigs/00-master", timeout=10).status_code == 403
 
 
 def test_a_missing_permission_fails_with_forbidden(sim_factory):
     gen = generator()
-    rules = copy.deepcopy(gen.load_rules())
-    for rule in rules:
-        if rule["apiGroups"] == ["mellanox.com"] and "nicclusterpolicies" in rule["resources"]:
-            rule["verbs"] = [v for v in rule["verbs"] if v != "create"]
     sim = sim_factory(profile="mixed-lab")
-    gen.enforce(sim, rules)
-    proc = run_playbook(sim, "site.yml", "-e", "@" + EXAMPLE, "--tags", "nvidia_network_operator")
+    token = provision(sim, gen)
+    rtype = sim.store.find_type("rbac.authorization.k8s.io", "v1", "clusterroles")
+    role = sim.store.get(rtype, None, gen.ROLE_NAME)
+    for rule in role["rules"]:
+        if "nicclusterpolicies" in rule["resources"] and "create" in rule["verbs"]:
+            rule["verbs"] = [v for v in rule["verbs"] if v != "create"]
+    sim.store.update(rtype, role)
+    kubeconfig = sim.write_kubeconfig(os.path.join(os.path.dirname(sim.kubeconfig), "automation"), token=token)
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=kubeconfig, ANSIBLE_NOCOLOR="1")
+    mark = sim.mark()
+    proc = subprocess.run(["ansible-playbook", os.path.join(ROOT, "playbooks", "site.yml"), "-e", "@" + EXAMPLE,
+                           "--tags", "nvidia_network_operator"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          check=False, timeout=600)
     assert proc.returncode != 0
     assert 'cannot create resource \\"nicclusterpolicies\\" in API group \\"mellanox.com\\"' in proc.stdout or \
         'cannot create resource "nicclusterpolicies" in API group "mellanox.com"' in proc.stdout, proc.stdout[-4000:]
-    assert refused(sim) == [("create", "mellanox.com", "nicclusterpolicies", None)]
+    assert refused(sim, mark) == [("create", "mellanox.com", "nicclusterpolicies", None, None)]

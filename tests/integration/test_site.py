@@ -10,9 +10,9 @@ from simulator.controllers.testing import wait
 from site_support import CONFIGURATIONS, allocatable, example, objects, run_playbook
 
 MANAGED = "app.kubernetes.io/managed-by"
-# What a facts run writes and deletes again: its pods and ConfigMap, and the namespace, service account and SCC
-# RoleBinding it created (per run, so that no grant to use an SCC stands between runs).
-FACTS_POD_KINDS = {"pods", "configmaps", "namespaces", "serviceaccounts", "rolebindings"}
+# What a facts run writes and deletes again: its pods and ConfigMap (the namespace, service account and SCC come
+# from deploy/rbac/workloads.yml, applied once by an administrator).
+FACTS_POD_KINDS = {"pods", "configmaps"}
 NETWORK_KINDS = (
     ("mellanox.com/v1alpha1", "MacvlanNetwork"), ("mellanox.com/v1alpha1", "IPoIBNetwork"),
     ("mellanox.com/v1alpha1", "HostDeviceNetwork"), ("sriovnetwork.openshift.io/v1", "SriovNetwork"),

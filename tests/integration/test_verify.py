@@ -207,9 +207,14 @@ def test_verify_passes_for_each_configuration(passing_fleet, example):
         assert container["resources"]["requests"] == wanted == container["resources"]["limits"]
         # Hardened (security issue, point 8): every capability dropped but IPC_LOCK, no escalation, RuntimeDefault
         # seccomp, no service account token.
-        assert container["securityContext"] == {"capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]},
-                                                "allowPrivilegeEscalation": False}
+        # SCC admission adds a UID from the namespace's range (and runAsNonRoot) to what the module sent.
+        sent = dict((k, v) for k, v in container["securityContext"].items() if k not in ("runAsUser", "runAsNonRoot"))
+        assert sent == {"capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]}, "allowPrivilegeEscalation": False}
+        assert container["securityContext"]["runAsUser"] >= 1000000000
         assert pod["spec"]["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+        # Admitted by the SCC deploy/rbac/workloads.yml provides for gpudirect-verify, not by a broader one.
+        assert pod["spec"]["serviceAccountName"] == "gpudirect-verify"
+        assert pod["metadata"]["annotations"]["openshift.io/scc"] == "gpudirect-verify"
         assert pod["spec"]["automountServiceAccountToken"] is False
         assert "privileged" not in json.dumps(pod["spec"])
         assert pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == summary["networks"][0]["annotation"]

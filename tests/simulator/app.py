@@ -218,6 +218,22 @@ class ApiServer:
             return self._admit_pod(user, rtype, info, obj)
         return obj
 
+    def apply_as_admin(self, path):
+        """Create the objects of a YAML file (a List or documents) as the cluster administrator, before serving."""
+        with open(path, encoding="utf-8") as handle:
+            docs = [d for d in yaml.safe_load_all(handle) if d]
+        items = [i for d in docs for i in (d.get("items") if d.get("kind") == "List" else [d])]
+        for item in items:
+            rtype = self.store.find_kind(item["apiVersion"], item["kind"])
+            obj = copy.deepcopy(item)
+            if rtype.key == ("", "namespaces"):
+                annotations = obj["metadata"].setdefault("annotations", {})
+                for name, value in scc.namespace_annotations(self._next_namespace_index()).items():
+                    annotations.setdefault(name, value)
+            if self.store.try_get(rtype, obj["metadata"].get("namespace") if rtype.namespaced else None,
+                                  obj["metadata"]["name"]) is None:
+                self.store.create(rtype, obj)
+
     def _next_namespace_index(self):
         self.namespace_index += 1
         return self.namespace_index
@@ -526,6 +542,7 @@ class ApiServer:
         body = self.admit(request, rtype, info, body, creating=True)
         ssa.record_update(rtype, None, body, self._field_manager(request))
         obj = self.store.create(rtype, body, dry_run=dry_run)
+        request[LOG_ENTRY]["created_name"] = obj["metadata"]["name"]  # generateName resolved: for the RBAC generator
         return _json(obj, 201, self._warning_headers(warnings))
 
     async def update(self, request, rtype, info, dry_run):
@@ -609,6 +626,7 @@ class ApiServer:
                 self._authorize(request.get(USER) or rbac.admin_user(), _as_create(info))
                 new = self.admit(request, rtype, info, new, creating=True)
                 obj = self.store.create(rtype, new, dry_run=dry_run)
+                request[LOG_ENTRY]["created_name"] = obj["metadata"]["name"]
                 return _json(obj, 201, self._warning_headers(warnings))
         else:
             if current is None:

@@ -29,7 +29,8 @@ def serve(args):
 
     cluster = SimulatedCluster(profile=args.profile, crd_dir=args.crd_dir, token=args.token, faults=args.faults,
                                config=_parse_set(args.set), port=args.port, host=args.host,
-                               controllers=not args.no_controllers, tls=args.tls)
+                               controllers=not args.no_controllers, tls=args.tls,
+                               admin_manifests=[] if args.bare else None)
     stop = threading.Event()
 
     def on_signal(_signum, _frame):
@@ -118,6 +119,8 @@ def main(argv=None):
     p.add_argument("--tls", action="store_true", help="serve https with a self-signed certificate (kubectl and oc "
                    "send bearer tokens only over TLS)")
     p.add_argument("--no-controllers", action="store_true", help="API server only, no simulated operators")
+    p.add_argument("--bare", action="store_true",
+                   help="skip what an administrator applies first (deploy/rbac/workloads.yml: facts and verify SCCs)")
     p.add_argument("--log-level", default="INFO")
     p.set_defaults(func=serve)
     s = sub.add_parser("stop", help="stop a server started with --pid-file")

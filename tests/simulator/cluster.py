@@ -50,9 +50,15 @@ class ScheduledCall:
             self._loop.call_soon_threadsafe(self._handle.cancel)
 
 
+def default_admin_manifests():
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "deploy", "rbac",
+                        "workloads.yml")
+    return [path] if os.path.exists(path) else []
+
+
 class SimulatedCluster:
     def __init__(self, profile="roce-lab", crd_dir=None, token=None, faults=None, config=None, port=0,
-                 host="127.0.0.1", history_limit=10000, controllers=True, tls=False, crd_refs=None):
+                 host="127.0.0.1", history_limit=10000, controllers=True, tls=False, crd_refs=None, admin_manifests=None):
         self.store = Store(history_limit=history_limit)
         self.faults = FaultInjector.from_spec(faults)
         self.config = dict(DEFAULT_CONFIG)
@@ -85,6 +91,9 @@ class SimulatedCluster:
         self._server = None
         self._started = False
         self.scheduled_errors = []
+        # What a cluster administrator applied before the collection runs (None: the repository's
+        # deploy/rbac/workloads.yml, as docs/least-privilege.md asks; []: a bare cluster).
+        self.admin_manifests = default_admin_manifests() if admin_manifests is None else list(admin_manifests)
 
     def service_account_token(self, namespace, name):
         """A bearer token that authenticates as service account ``namespace/name`` (RBAC applies to it)."""
@@ -107,6 +116,8 @@ class SimulatedCluster:
         register_builtins(self.store)
         self.profile = self._load_profile(self.profile_spec)
         self._server = ApiServer(self)
+        for path in self.admin_manifests:
+            self._server.apply_as_admin(path)
         self._tmpdir = tempfile.mkdtemp(prefix="simulated-cluster-")
         self._ssl = None
         if self.tls:
@@ -297,11 +308,11 @@ class SimulatedCluster:
         return asyncio.run_coroutine_threadsafe(runner(), self._loop).result(timeout)
 
     # ------------------------------------------------------------------ kubeconfig
-    def kubeconfig_dict(self):
+    def kubeconfig_dict(self, token=None):
         return {
             "apiVersion": "v1", "kind": "Config", "preferences": {},
             "clusters": [{"name": "simulated", "cluster": self._cluster_entry()}],
-            "users": [{"name": "simulated-admin", "user": {"token": self.token}}],
+            "users": [{"name": "simulated-admin", "user": {"token": token or self.token}}],
             "contexts": [{"name": "simulated", "context": {"cluster": "simulated", "user": "simulated-admin",
                                                            "namespace": "default"}}],
             "current-context": "simulated",
@@ -317,12 +328,13 @@ class SimulatedCluster:
             entry["certificate-authority-data"] = base64.b64encode(serving_cert()[0]).decode()
         return entry
 
-    def write_kubeconfig(self, path):
+    def write_kubeconfig(self, path, token=None):
+        """A kubeconfig for this server: the administrator's token, or ``token`` (service_account_token)."""
         directory = os.path.dirname(os.path.abspath(path))
         os.makedirs(directory, exist_ok=True)
         tmp = path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
-            yaml.safe_dump(self.kubeconfig_dict(), fh, sort_keys=False)
+            yaml.safe_dump(self.kubeconfig_dict(token), fh, sort_keys=False)
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
         return path

@@ -156,14 +156,18 @@ class ManifestApplier:
         after = self.cluster.merge_patch(resource, meta["name"], namespace, patch)
         self._record("patched", desired, existing, after or dict_merge(existing, patch))
 
-    def prune(self, keep, kinds, label_selector):
-        """Delete labelled objects of ``kinds`` that are not in ``keep``, last kind first."""
+    def prune(self, keep, kinds, label_selector, namespaces=None):
+        """Delete labelled objects of ``kinds`` that are not in ``keep``, last kind first. With ``namespaces``,
+        namespaced kinds are listed in those namespaces only (what a Role-scoped identity may list)."""
         wanted = set(identity(m) for m in keep)
         for api_version, kind in reversed(kinds):
             resource = self.cluster.resource(api_version, kind)
             if resource is None:
                 continue  # not served: nothing of it can exist
-            for (namespace, name), obj in sorted(self._existing(resource, None, label_selector).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
+            found = {}
+            for scope in (namespaces or [None]) if resource.namespaced else [None]:
+                found.update(self._existing(resource, scope, label_selector))
+            for (namespace, name), obj in sorted(found.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
                 obj.setdefault("apiVersion", api_version)
                 obj.setdefault("kind", kind)
                 if (api_version, kind, namespace, name) in wanted:

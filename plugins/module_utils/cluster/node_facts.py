@@ -356,7 +356,10 @@ class FactsRun:
             existing = None
         if existing is None:
             if not params.get("create_namespace", True):
-                raise ClusterError("Namespace %s does not exist (set create_namespace to create it)" % self.namespace)
+                raise ClusterError("Namespace %s does not exist. A cluster administrator creates it, its service account "
+                                   "and the SCC the collector pods need once: oc apply -f deploy/rbac/workloads.yml "
+                                   "(or set hardware_facts_create_namespace and hardware_facts_manage_rbac to create "
+                                   "them per run)" % self.namespace)
             self.cluster.create(resources["Namespace"], {"apiVersion": "v1", "kind": "Namespace", "metadata": {
                 "name": self.namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE, COMPONENT_LABEL: COMPONENT_VALUE,
                                                    # the collector pods need hostPath: keep Pod Security admission out of the way
@@ -367,7 +370,14 @@ class FactsRun:
             self.created.append(("Namespace", self.namespace))
             self.changed = True
         account = params.get("service_account")
-        if not account or not params.get("manage_rbac", True):
+        if not account:
+            return
+        if not params.get("manage_rbac", True):
+            # Prepared by an administrator: a missing account would only show as pods refused one by one.
+            if self.cluster.get(resources["ServiceAccount"], account, self.namespace) is None:
+                raise ClusterError("Service account %s/%s does not exist. A cluster administrator creates it once: oc apply "
+                                   "-f deploy/rbac/workloads.yml (or set hardware_facts_manage_rbac to create it and its "
+                                   "SCC RoleBinding per run)" % (self.namespace, account))
             return
         if self.cluster.get(resources["ServiceAccount"], account, self.namespace) is None:
             self.cluster.create(resources["ServiceAccount"], {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {
@@ -405,8 +415,8 @@ class FactsRun:
                     raise
                 hint = ""
                 if api_status(exc) == 403:
-                    hint = (" (the service account needs an SCC that allows hostPath volumes, e.g. hostmount-anyuid; "
-                            "see the scc and service_account options)")
+                    hint = (" (the service account needs an SCC that allows read-only hostPath volumes: apply "
+                            "deploy/rbac/workloads.yml once, or see the scc and manage_rbac options)")
                 outcomes[name] = "pod rejected: %s%s" % (api_message(exc), hint)
         return outcomes
 

@@ -125,6 +125,7 @@ FIELDS = {
     "machineconfig_pool": Field("str", "worker"),
     "machineconfig_role": Field("str", lambda values: values.get("machineconfig_pool")),
     "machineconfig_name": Field("str", lambda values: "99-%s-gpudirect-rdma" % values.get("machineconfig_role")),
+    "machineconfig_allow_control_plane": Field("bool", False),
     "ignition_version": Field("str", "3.2.0"),
 }
 
@@ -523,6 +524,10 @@ def _check_images(values, provided, errors):
         errors.add("nfd_operand_image", "%r is not a valid image reference" % values["nfd_operand_image"])
 
 
+# MachineConfigPools of control-plane nodes (machine-config-operator: master, and arbiter on two-node clusters).
+CONTROL_PLANE_POOLS = ("master", "control-plane", "arbiter")
+
+
 def _check_machineconfigs(values, provided, errors):
     wanted = values["machineconfigs"]
     for item in wanted:
@@ -537,6 +542,13 @@ def _check_machineconfigs(values, provided, errors):
                                      "and list persistent_names in gpudirect_rdma_machineconfigs")
     elif not wanted:
         errors.add("machineconfigs", "gpudirect_rdma_apply_machineconfigs is true but nothing is listed (%s)" % ", ".join(MACHINECONFIG_ITEMS))
+    if values["apply_machineconfigs"] and wanted and not values["machineconfig_allow_control_plane"]:
+        for field in ("machineconfig_pool", "machineconfig_role"):
+            if values[field] in CONTROL_PLANE_POOLS:
+                errors.add(field, "%r is the control-plane pool: its MachineConfigs reboot the control-plane nodes and apply to "
+                                  "every control-plane container; use the pool of your GPU nodes, or set "
+                                  "gpudirect_rdma_machineconfig_allow_control_plane: true (compact clusters)" % values[field])
+                break
     if values["udev_rules"] and "persistent_names" not in wanted and values["apply_machineconfigs"]:
         errors.add("udev_rules", "given but persistent_names is not listed in gpudirect_rdma_machineconfigs")
     if not re.match(r"^3\.[0-9]+\.[0-9]+$", values["ignition_version"] or ""):

@@ -220,3 +220,15 @@ def test_ipv6_range_and_gateway():
     assert errors_of(variables) == []
     variables[P + "ipam_gateway"] = "192.168.3.1"
     assert errors_of(variables) == ["gpudirect_rdma_ipam_gateway: 192.168.3.1 is outside gpudirect_rdma_ipam_range fd00:10::/64"]
+
+
+@pytest.mark.parametrize("pool", ["master", "arbiter"])
+def test_machineconfigs_for_the_control_plane_pool_are_refused_unless_allowed(pool):
+    variables = base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["crio_memlock"],
+                               machineconfig_pool=pool)
+    errors = render_all(variables)["errors"]
+    assert any(e.startswith("gpudirect_rdma_machineconfig_pool: %r is the control-plane pool" % pool) for e in errors), errors
+    allowed = dict(variables, gpudirect_rdma_machineconfig_allow_control_plane=True)
+    result = render_all(allowed)
+    assert result["errors"] == []
+    assert any(m["manifest"]["metadata"]["name"] == "99-%s-gpudirect-rdma" % pool for m in result["manifests"])
