@@ -66,7 +66,7 @@ options:
     description:
       - Create O(service_account) and a RoleBinding to the ClusterRole C(system:openshift:scc:<scc>) when missing,
         and delete them at the end of the run. Binding an SCC needs the right to use it (in practice a cluster
-        administrator): RBAC refuses the RoleBinding otherwise.
+        administrator), or RBAC refuses the RoleBinding.
       - V(false) (the default) expects O(service_account) to exist and to be allowed an SCC with hostPath volumes,
         as C(deploy/rbac/workloads.yml) sets up; a missing account is an error before any pod is created.
     type: bool

@@ -102,8 +102,8 @@ def test_the_automation_identity_cannot_reach_beyond_its_namespaces(sim_factory)
     assert session.get(sim.url + "/api/v1/namespaces/default/secrets", timeout=10).status_code == 403
     assert session.get(sim.url + "/api/v1/pods", timeout=10).status_code == 403
     # No self-service SCC: no RoleBinding create anywhere, and a hostPath pod where it may create pods is refused.
-    binding = {"metadata": {"name": "mine"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                                        "name": "system:openshift:scc:privileged"},
+    role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:openshift:scc:privileged"}
+    binding = {"metadata": {"name": "mine"}, "roleRef": role_ref,
                "subjects": [{"kind": "ServiceAccount", "namespace": ACCOUNT[0], "name": ACCOUNT[1]}]}
     assert post("/apis/rbac.authorization.k8s.io/v1/namespaces/gpudirect-facts/rolebindings", binding).status_code == 403
     host = dict(pod, spec=dict(pod["spec"], volumes=[{"name": "root", "hostPath": {"path": "/"}}]))

@@ -57,9 +57,7 @@ def register_builtins(store):
             store.create(ns_type, {"metadata": {"name": name, "annotations": namespace_annotations(index)}})
     by_kind = {(t.api_version, t.kind): t for t in BUILTIN_TYPES}
     with open(STOCK_SCC_FILE, encoding="utf-8") as handle:
-        for doc in yaml.safe_load_all(handle):
-            if not doc:
-                continue
+        for doc in yaml.safe_load(handle)["items"]:
             rtype = by_kind[(doc["apiVersion"], doc["kind"])]
             if store.try_get(rtype, None, doc["metadata"]["name"]) is None:
                 store.create(rtype, doc)

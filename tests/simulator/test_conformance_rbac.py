@@ -81,21 +81,22 @@ def test_binding_a_role_needs_bind_or_every_permission_it_grants(api, http):
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
     ])
     bot = As(api, "default", "bot")
-    binding = dict(BINDING, metadata={"name": "scc"}, roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                                              "name": "system:openshift:scc:hostmount-anyuid"},
+    scc_role = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:openshift:scc:hostmount-anyuid"}
+    binding = dict(BINDING, metadata={"name": "scc"}, roleRef=scc_role,
                    subjects=[{"kind": "ServiceAccount", "namespace": "default", "name": "facts"}])
     resp = bot.post(RBAC + "/namespaces/default/rolebindings", binding)
     assert resp.status_code == 403
     assert "is attempting to grant RBAC permissions not currently held" in resp.json()["message"]
     assert 'ResourceNames:["hostmount-anyuid"], Verbs:["use"]' in resp.json()["message"]
     # Holding what the role grants is enough (no escalation) ...
-    assert http.post(RBAC + "/namespaces/default/roles", dict(ROLE, metadata={"name": "get-pods"},
-                     rules=[{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}])).status_code == 201
+    get_pods = dict(ROLE, metadata={"name": "get-pods"}, rules=[{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}])
+    assert http.post(RBAC + "/namespaces/default/roles", get_pods).status_code == 201
     small = dict(binding, metadata={"name": "small"}, roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "get-pods"})
     assert bot.post(RBAC + "/namespaces/default/rolebindings", small).status_code == 201
     # ... and so is `bind` on that role.
-    grant(http, "default", "may-bind", [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "verbs": ["bind"],
-                                          "resourceNames": ["system:openshift:scc:hostmount-anyuid"]}])
+    may_bind = {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "verbs": ["bind"],
+                "resourceNames": ["system:openshift:scc:hostmount-anyuid"]}
+    grant(http, "default", "may-bind", [may_bind])
     assert bot.post(RBAC + "/namespaces/default/rolebindings", binding).status_code == 201
 
 
@@ -140,8 +141,8 @@ def test_every_namespace_gets_its_uid_range_and_pods_are_admitted_by_the_first_u
 
 def test_the_pods_service_account_may_bring_its_own_scc_and_seccomp_is_checked(api, http):
     assert http.post("/api/v1/namespaces", {"metadata": {"name": "facts"}}).status_code == 201
-    body = dict(BINDING, metadata={"name": "scc"}, roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                                           "name": "system:openshift:scc:hostmount-anyuid"},
+    scc_role = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:openshift:scc:hostmount-anyuid"}
+    body = dict(BINDING, metadata={"name": "scc"}, roleRef=scc_role,
                 subjects=[{"kind": "ServiceAccount", "namespace": "facts", "name": "collector"}])
     assert http.post(RBAC + "/namespaces/facts/rolebindings", body).status_code == 201
     grant(http, "facts", "pods", [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}], account=("facts", "bot"))
