@@ -34,6 +34,7 @@ class FaultRule:
     namespace: str = None
     name: str = None
     subresource: str = None
+    path: str = None  # exact request path (without the per-instance prefix), e.g. /version or /apis
     code: int = None
     reason: str = None
     message: str = None
@@ -63,6 +64,8 @@ class FaultRule:
         return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
 
     def matches(self, req):
+        if self.path is not None and req.get("path") != self.path:
+            return False
         for attr in ("group", "plural", "namespace", "name", "subresource"):
             want = getattr(self, attr)
             if want is not None and want != (req.get(attr) or ("" if attr in ("group",) else None)):

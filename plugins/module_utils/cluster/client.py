@@ -37,6 +37,9 @@ DRY_RUN_ALL = "All"
 
 # Status codes worth retrying: throttling and server-side trouble. 501 means "never works".
 RETRYABLE_STATUS = frozenset([429, 500, 502, 503, 504])
+# (connect, read) seconds for every request but watches (those end server-side): a request that stalls is cut and,
+# being transient, retried. kube-apiserver itself ends non-long-running requests after 60 s (--request-timeout).
+REQUEST_TIMEOUT = (10, 30)
 
 
 class ClusterError(Exception):
@@ -173,8 +176,9 @@ class ClusterClient:
     kubernetes.core client is in dry-run mode (module check mode), so check mode never persists.
     """
 
-    def __init__(self, k8s_client, retry=None, check_mode=False, rediscover_once=False):
+    def __init__(self, k8s_client, retry=None, check_mode=False, rediscover_once=False, request_timeout=REQUEST_TIMEOUT):
         self.k8s = k8s_client
+        self.request_timeout = request_timeout
         self.dynamic = k8s_client.client
         self.dry_run = bool(getattr(k8s_client, "dry_run", False))
         # Check mode on a client too old for server-side dry run: writes are not sent at all.
@@ -222,6 +226,7 @@ class ClusterClient:
     # -- reads ---------------------------------------------------------------------------------
 
     def _request(self, method, path, **params):
+        params.setdefault("_request_timeout", self.request_timeout)
         return _decode(self.retry.call(self.dynamic.request, method, path, serialize=False, **params))
 
     def raw_get(self, path):
@@ -268,11 +273,20 @@ class ClusterClient:
         path = resource.path(name=meta["name"], namespace=meta.get("namespace") if resource.namespaced else None)
         return self._request("put", path, body=body, **self._write_params())
 
-    def merge_patch(self, resource, name, namespace, patch):
+    def merge_patch(self, resource, name, namespace, patch, conflict_attempts=5):
+        """A JSON merge patch. It carries no resourceVersion, so a 409 (the server lost a race between concurrent
+        writers) is answered by sending the same patch again: the result is the same whichever write won."""
         if self.skip_writes:
             return None
         path = resource.path(name=name, namespace=namespace if resource.namespaced else None)
-        return self._request("patch", path, body=patch, content_type="application/merge-patch+json", **self._write_params())
+        for attempt in range(conflict_attempts):
+            try:
+                return self._request("patch", path, body=patch, content_type="application/merge-patch+json", **self._write_params())
+            except Exception as exc:  # pylint: disable=broad-except
+                if api_status(exc) != 409 or attempt == conflict_attempts - 1 or \
+                        ((patch or {}).get("metadata") or {}).get("resourceVersion"):
+                    raise
+        return None
 
     def delete(self, resource, name, namespace=None, propagation_policy="Background"):
         """Delete; returns the server's answer, or None when the object was already gone."""

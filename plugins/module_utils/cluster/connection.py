@@ -47,7 +47,9 @@ def connect(module, **client_options):
     """The module's ClusterClient, after check_connection."""
     # Imported here: the kubernetes.core client needs the kubernetes library, which the module reports missing.
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
-    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import DEFAULT_RETRY, ClusterClient
 
     check_connection(module)
-    return ClusterClient(get_api_client(module), **client_options)
+    # Building the client reads /version and discovery: a 5xx or a dropped connection there is as transient as on
+    # any other request, so it gets the same retries.
+    return ClusterClient(DEFAULT_RETRY.call(get_api_client, module), **client_options)
