@@ -202,10 +202,7 @@ class ApiServer:
         user = request.get(USER) or rbac.admin_user()
         key = rtype.key
         if key == ("", "namespaces") and creating:
-            annotations = obj.setdefault("metadata", {}).setdefault("annotations", {}) or {}
-            obj["metadata"]["annotations"] = annotations
-            for name, value in scc.namespace_annotations(self._next_namespace_index()).items():
-                annotations.setdefault(name, value)
+            self._annotate_namespace(obj)
         elif key in (("rbac.authorization.k8s.io", "rolebindings"), ("rbac.authorization.k8s.io", "clusterrolebindings")):
             reason = self.authorizer.check_binding(user, obj, info.namespace)
             if reason:
@@ -227,16 +224,19 @@ class ApiServer:
             rtype = self.store.find_kind(item["apiVersion"], item["kind"])
             obj = copy.deepcopy(item)
             if rtype.key == ("", "namespaces"):
-                annotations = obj["metadata"].setdefault("annotations", {})
-                for name, value in scc.namespace_annotations(self._next_namespace_index()).items():
-                    annotations.setdefault(name, value)
+                self._annotate_namespace(obj)
             if self.store.try_get(rtype, obj["metadata"].get("namespace") if rtype.namespaced else None,
                                   obj["metadata"]["name"]) is None:
                 self.store.create(rtype, obj)
 
-    def _next_namespace_index(self):
+    def _annotate_namespace(self, namespace):
+        """The UID range and MCS level every namespace gets (scc.namespace_annotations), unless already given."""
+        meta = namespace.setdefault("metadata", {})
+        annotations = meta.get("annotations") or {}
+        meta["annotations"] = annotations
         self.namespace_index += 1
-        return self.namespace_index
+        for name, value in scc.namespace_annotations(self.namespace_index).items():
+            annotations.setdefault(name, value)
 
     def _admit_pod(self, user, rtype, info, pod):
         namespace = info.namespace
