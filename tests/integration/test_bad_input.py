@@ -46,7 +46,7 @@ CASES = [
     ("range-overlaps-pod-network", {"gpudirect_rdma_ipam_range": "10.128.4.0/24", "gpudirect_rdma_ipam_gateway": None},
      "gpudirect_rdma_ipam_range"),
     ("roce-mtu-too-large", {"gpudirect_rdma_mtu": 10000}, "gpudirect_rdma_mtu"),
-    ("ipoib-datagram-mtu-too-large", {"gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_nic_interfaces": ["ibs2f0"],
+    ("mtu-on-ipoib-network", {"gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_nic_interfaces": ["ibs2f0"],
                                       "gpudirect_rdma_macvlan_mode": None, "gpudirect_rdma_mtu": 9000}, "gpudirect_rdma_mtu"),
     ("rdma-hca-max-zero", {"gpudirect_rdma_rdma_hca_max": 0}, "gpudirect_rdma_rdma_hca_max"),
     ("no-nics-selected", {"gpudirect_rdma_nic_interfaces": []}, "gpudirect_rdma_nic_interfaces"),

@@ -134,7 +134,12 @@ SCOPED_FIELDS = {
     "macvlan_mode": (lambda m, f: m == "shared_device" and f == "roce", "shared_device over roce (MacvlanNetwork)"),
     "macvlan_master": (lambda m, f: m == "shared_device" and f == "roce", "shared_device over roce (MacvlanNetwork)"),
     "ipoib_master": (lambda m, f: m == "shared_device" and f == "infiniband", "shared_device over infiniband (IPoIBNetwork)"),
-    "ipoib_mode": (lambda m, f: f == "infiniband", "the infiniband fabric (IPoIB)"),
+    # HostDeviceNetwork and IPoIBNetwork have no MTU field (network-operator api/v1alpha1 CRDs): the MTU goes only into
+    # MacvlanNetwork and SriovNetworkNodePolicy. The IPoIB mode is the kernel's; it only bounds the SR-IOV policy MTU.
+    "mtu": (lambda m, f: m == "sriov_legacy" or (m == "shared_device" and f == "roce"),
+            "shared_device over roce (MacvlanNetwork) and sriov_legacy (SriovNetworkNodePolicy)"),
+    "ipoib_mode": (lambda m, f: m == "sriov_legacy" and f == "infiniband",
+                   "sriov_legacy over infiniband, where it bounds gpudirect_rdma_mtu; the collection never sets the IPoIB mode"),
     "rdma_hca_max": (lambda m, f: m == "shared_device", "shared_device (rdmaSharedDevicePlugin)"),
     "num_vfs": (lambda m, f: m == "sriov_legacy", "sriov_legacy (SriovNetworkNodePolicy); host_device and shared_device use the PF itself"),
     "vlan": (lambda m, f: m == "sriov_legacy" and f == "roce", "sriov_legacy over roce (SriovNetwork)"),
@@ -310,6 +315,9 @@ def _check_scoped(values, provided, errors):
         if field in provided and values[field] is not False and not applies(method, fabric):
             if field in ("macvlan_mode", "macvlan_master") and fabric == "infiniband":
                 errors.add(field, "macvlan options do not apply to infiniband (IPoIB has no macvlan); only used by %s" % where)
+            elif field == "mtu":
+                errors.add(field, "%s over %s renders %s objects, which have no MTU field; leave it unset (only used by %s)"
+                           % (method, fabric, MATRIX[(method, fabric)].network_kind, where))
             elif field in ("ipoib_master", "ipoib_mode") and fabric == "roce":
                 errors.add(field, "IPoIB options do not apply to roce; only used by %s" % where)
             else:
@@ -383,8 +391,10 @@ def _check_ipam(values, errors):
 
 def _check_mtu(values, errors):
     mtu = values.get("mtu")
-    if mtu is None or values["fabric"] not in names.FABRICS:
+    if mtu is None or (values["method"], values["fabric"]) not in MATRIX:
         return
+    if not SCOPED_FIELDS["mtu"][0](values["method"], values["fabric"]):
+        return  # refused by _check_scoped with one message
     key = "roce" if values["fabric"] == "roce" else ("infiniband", values["ipoib_mode"])
     low, high = MTU_LIMITS.get(key, (576, 9216))
     if not low <= mtu <= high:
