@@ -129,6 +129,34 @@ def pool_rolled_out(sim, pool, machineconfigs, without=()):
             and status.get("updatedMachineCount") == len(nodes))
 
 
+def test_the_machineconfig_is_rolled_out_before_the_nic_cluster_policy_exists(sim_factory):
+    """The chapter's order (issue 13 point 3): the host preparation (irdma blacklist) is in place on every node before
+    the NicClusterPolicy makes the DOCA driver load, so the driver loads once and irdma cannot keep it from loading."""
+    sim = sim_factory(profile="mixed-lab")
+    machineconfigs = [e["manifest"]["metadata"]["name"] for e in plan_for("shared_device/infiniband")["manifests"]
+                      if e["phase"] == "machineconfig"]
+    rolled_out_when_policy_created = []
+
+    def on_event(etype, rtype, obj):
+        if etype == "ADDED" and rtype.plural == "nicclusterpolicies":
+            # Subscribers run under the store's re-entrant lock: the pool and nodes read here are as of this write.
+            rolled_out_when_policy_created.append(pool_rolled_out(sim, "worker", machineconfigs))
+
+    sim.store.subscribe(on_event)
+    run = run_playbook(sim, "-e", "@" + example("shared_device/infiniband"))
+    assert run.rc == 0, run.output[-4000:]
+    entries = sim.request_log
+    created = [(i, e["plural"]) for i, e in enumerate(entries) if e["verb"] == "create" and e.get("code") == 201
+               and e["plural"] in ("machineconfigs", "nicclusterpolicies")]
+    order = [plural for _i, plural in created]
+    assert order == ["machineconfigs", "nicclusterpolicies"], order
+    # Between the two creates the playbook watched the pool to the end of its roll-out.
+    mc_at, policy_at = created[0][0], created[1][0]
+    between = entries[mc_at:policy_at]
+    assert any(e["plural"] == "machineconfigpools" and e["verb"] in ("watch", "list", "get") for e in between)
+    assert rolled_out_when_policy_created == [True], "the NicClusterPolicy was created before the pool rolled out"
+
+
 def test_machineconfig_wait_is_not_satisfied_by_the_pools_stale_status(sim_factory):
     """Right after a MachineConfig is applied the pool still reports its old rendered config as Updated (the
     render controller waits about 5 s). The simulator's render hold keeps the pool in that state: site.yml must

@@ -23,6 +23,7 @@ import pytest
 import yaml
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 from simulator import SimulatedCluster
+from simulator.cluster import default_admin_manifests
 from simulator.controllers.networks import render_nad
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -79,6 +80,20 @@ def prepare(sim, variables, nodes=GPU_NODES, resource_count=None):
     return summary
 
 
+def verify_account(namespace):
+    """What deploy/rbac/workloads.yml asks the administrator to repeat for a network namespace other than default."""
+    labels = {"app.kubernetes.io/part-of": "gpudirect.openshift"}
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "gpudirect-verify", "namespace": namespace, "labels": labels},
+         "automountServiceAccountToken": False},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": "gpudirect-verify-scc", "namespace": namespace, "labels": labels},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "gpudirect-openshift-scc-verify"},
+         "subjects": [{"kind": "ServiceAccount", "name": "gpudirect-verify", "namespace": namespace}]},
+    ]
+
+
 class PodRecorder:
     """Every verification pod the store saw created (they are gone by the time the playbook returns)."""
 
@@ -105,9 +120,17 @@ class Fleet:
         self.returncode = None
         self.took = 0.0
 
-    def add(self, host, variables, profile="mixed-lab", nodes=GPU_NODES, resource_count=None, fault=None, **extra):
+    def add(self, host, variables, profile="mixed-lab", nodes=GPU_NODES, resource_count=None, fault=None, admin_objects=(),
+            **extra):
+        """admin_objects: what the cluster administrator created besides deploy/rbac/workloads.yml."""
         faults = {"operator_faults": {"perftest": fault}} if fault else None
-        sim = SimulatedCluster(profile=profile, crd_dir=self.crd_dir, config=dict(FAST), faults=faults).start()
+        manifests = default_admin_manifests()
+        if admin_objects:
+            path = self.tmp / ("%s-admin.yml" % host)
+            path.write_text(yaml.safe_dump_all(list(admin_objects)))
+            manifests.append(str(path))
+        sim = SimulatedCluster(profile=profile, crd_dir=self.crd_dir, config=dict(FAST), faults=faults,
+                               admin_manifests=manifests).start()
         self.sims[host] = sim
         self.summaries[host] = prepare(sim, variables, nodes=nodes, resource_count=resource_count)
         self.recorders[host] = PodRecorder(sim)
@@ -164,6 +187,9 @@ def passing_fleet(crd_dir, tmp_path_factory):
             fleet.add(host_name(example), example_vars(example), **extra)
         ring = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
                 "gpudirect_rdma_nic_interfaces": ["enp26s0np0"], "gpudirect_rdma_ipam_range": "192.168.20.0/24"}
+        # Networks in a namespace of their own (issue 13 point 4): the pods must run there (Multus isolation).
+        fleet.add("networks-in-ml", dict(example_vars("1-shared-device-roce.yml"), gpudirect_rdma_network_namespaces=["ml"]),
+                  admin_objects=verify_account("ml"))
         fleet.add("ring", ring, profile=RING_PROFILE, nodes=("gpu-worker-0000", "gpu-worker-0001", "gpu-worker-0002"),
                   verify_sweep=True, verify_iterations=1000)
         fleet.run()
@@ -247,6 +273,19 @@ def test_ring_of_three_nodes_with_a_message_size_sweep(passing_fleet):
     assert passing_fleet.pods_left("ring") == []
 
 
+def test_verify_runs_its_pods_where_the_networks_are(passing_fleet):
+    results = passing_fleet.results("networks-in-ml")
+    assert results["passed"] is True and results["summary"]["passed"] == 1
+    pods = passing_fleet.recorders["networks-in-ml"].pods
+    assert len(pods) == 2 and {p["metadata"]["namespace"] for p in pods} == {"ml"}
+    network = passing_fleet.summaries["networks-in-ml"]["networks"][0]
+    assert network["namespace"] == "ml"
+    assert {p["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] for p in pods} == {network["annotation"]}
+    assert {p["metadata"]["annotations"]["openshift.io/scc"] for p in pods} == {"gpudirect-verify"}
+    sim = passing_fleet.sims["networks-in-ml"]
+    assert sim.store.list(sim.type("v1", "Pod"), "ml", label_selector=COMPONENT_SELECTOR)[0] == []
+
+
 FAULTS = [
     # (operator fault, extra variables, diagnosis code, text the failure message must contain)
     ("link_down", {}, "link_down", "Unable to init the socket connection"),
@@ -266,6 +305,9 @@ def failing_fleet(crd_dir, tmp_path_factory):
             # SR-IOV legacy over RoCE: the chapter's own 5.10 test.
             fleet.add("fault-%s" % fault, example_vars("5-sriov-legacy-roce.yml"), fault=fault, **extra)
         fleet.add("no-rdma-resource", example_vars("1-shared-device-roce.yml"), resource_count=0)
+        # Networks in ml, but the administrator created the verify account only in default.
+        fleet.add("no-account-in-ml", dict(example_vars("1-shared-device-roce.yml"), gpudirect_rdma_network_namespaces=["ml"]),
+                  admin_objects=verify_account("ml")[:1])
         fleet.run()
         yield fleet
     finally:
@@ -297,3 +339,13 @@ def test_missing_rdma_resource_is_diagnosed_and_cleaned_up(failing_fleet):
     assert "0/3 nodes are available: 1 Insufficient rdma/rdma_shared_device_eth, 2 node(s) didn't match" in pair["server_state"]
     assert len(failing_fleet.recorders["no-rdma-resource"].pods) == 1  # no client without a running server
     assert failing_fleet.pods_left("no-rdma-resource") == []
+
+
+def test_a_missing_verify_account_in_the_network_namespace_is_named_with_its_fix(failing_fleet):
+    output = failing_fleet.output.replace("\n", " ")
+    assert re.search(r"fatal: \[no-account-in-ml\]", failing_fleet.output), failing_fleet.output
+    assert "verify_service_account" in output and "'gpudirect-verify' does not exist in namespace ml" in output, output
+    assert "deploy/rbac/workloads.yml" in output
+    assert 'error looking up service account ml/gpudirect-verify: serviceaccount \\"gpudirect-verify\\" not found' in output \
+        or 'error looking up service account ml/gpudirect-verify: serviceaccount "gpudirect-verify" not found' in output
+    assert failing_fleet.recorders["no-account-in-ml"].pods == [] and failing_fleet.pods_left("no-account-in-ml") == []

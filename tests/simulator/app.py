@@ -242,6 +242,13 @@ class ApiServer:
         namespace = info.namespace
         ns = self.store.try_get(self.store.find_type("", "v1", "namespaces"), None, namespace)
         account = (pod.get("spec") or {}).get("serviceAccountName") or "default"
+        # kubernetes plugin/pkg/admission/serviceaccount/admission.go: a pod whose service account does not exist is
+        # Forbidden ("error looking up service account NS/NAME: ..."). "default" always exists: kube-controller-manager's
+        # serviceaccounts controller creates it in every namespace (pkg/controller/serviceaccount), which the simulator
+        # has no controller for.
+        if account != "default" and self.store.try_get(self.store.find_type("", "v1", "serviceaccounts"), namespace, account) is None:
+            reason = 'error looking up service account %s/%s: serviceaccount "%s" not found' % (namespace, account, account)
+            raise ApiError(403, "Forbidden", rbac.forbidden_message("", "pods", pod["metadata"].get("name"), reason))
         account_user = rbac.service_account_user(namespace, account)
         sccs, _rv = self.store.list(self.store.find_type(scc.SCC_GROUP, "v1", scc.SCC_PLURAL), None, None, None)
 

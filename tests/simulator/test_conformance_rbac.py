@@ -145,6 +145,7 @@ def test_the_pods_service_account_may_bring_its_own_scc_and_seccomp_is_checked(a
     body = dict(BINDING, metadata={"name": "scc"}, roleRef=scc_role,
                 subjects=[{"kind": "ServiceAccount", "namespace": "facts", "name": "collector"}])
     assert http.post(RBAC + "/namespaces/facts/rolebindings", body).status_code == 201
+    assert http.post("/api/v1/namespaces/facts/serviceaccounts", {"metadata": {"name": "collector"}}).status_code == 201
     grant(http, "facts", "pods", [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}], account=("facts", "bot"))
     bot = As(api, "facts", "bot")
     host = pod("host")
@@ -159,6 +160,20 @@ def test_the_pods_service_account_may_bring_its_own_scc_and_seccomp_is_checked(a
     resp = bot.post("/api/v1/namespaces/facts/pods", host)
     assert resp.status_code == 403 and 'provider "hostmount-anyuid": pod.metadata.annotations' in resp.json()["message"]
     assert "seccomp may not be set" in resp.json()["message"]
+
+
+def test_a_pod_whose_service_account_does_not_exist_is_forbidden_even_for_the_administrator(api, http):
+    assert http.post("/api/v1/namespaces", {"metadata": {"name": "ml"}}).status_code == 201
+    missing = pod("verify")
+    missing["spec"]["serviceAccountName"] = "gpudirect-verify"
+    resp = http.post("/api/v1/namespaces/ml/pods", missing)
+    assert resp.status_code == 403 and resp.json()["reason"] == "Forbidden"
+    assert resp.json()["message"] == ('pods "verify" is forbidden: error looking up service account ml/gpudirect-verify: '
+                                      'serviceaccount "gpudirect-verify" not found')
+    # The namespace's "default" account needs no object (the serviceaccounts controller's); a created account works.
+    assert http.post("/api/v1/namespaces/ml/pods", pod("plain")).status_code == 201
+    assert http.post("/api/v1/namespaces/ml/serviceaccounts", {"metadata": {"name": "gpudirect-verify"}}).status_code == 201
+    assert http.post("/api/v1/namespaces/ml/pods", missing).status_code == 201
 
 
 def test_the_cluster_administrator_may_do_anything(api, http):

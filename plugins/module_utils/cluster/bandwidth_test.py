@@ -547,7 +547,20 @@ class BandwidthTest:
 
     def _create(self, manifest):
         self.created.append(manifest["metadata"]["name"])
-        return self.cluster.create(self.pods_resource, manifest)
+        try:
+            return self.cluster.create(self.pods_resource, manifest)
+        except Exception as exc:  # pylint: disable=broad-except
+            message = api_message(exc)
+            if api_status(exc) != 403 or "error looking up service account" not in message:
+                raise
+            # The pods must run in the networks' namespace (Multus isolation), so the account must exist there too.
+            namespace = self.settings["namespace"]
+            raise ClusterError(
+                "service_account (verify_service_account): the account %r does not exist in namespace %s, where the test "
+                "pods run because the network is there. Create it as deploy/rbac/workloads.yml does for default (the "
+                "gpudirect-verify ServiceAccount and its gpudirect-verify-scc RoleBinding, with namespace: %s), or give an "
+                "account of that namespace. The API server said: %s"
+                % (manifest["spec"].get("serviceAccountName") or "default", namespace, namespace, message), status=403)
 
     def read_log(self, name):
         path = self.pods_resource.path(name=name, namespace=self.settings["namespace"])

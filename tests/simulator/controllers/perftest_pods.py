@@ -31,6 +31,10 @@ COMPONENT_LABEL = "app.kubernetes.io/component"
 COMPONENT = "gpudirect-verify"
 ROLE_LABEL = "gpudirect.openshift/verify-role"
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
+# OpenShift runs Multus with namespaceIsolation on (openshift/cluster-network-operator, bindata/network/multus/multus.yaml):
+# a pod may use a NetworkAttachmentDefinition of its own namespace or of these; any other is refused
+# (k8snetworkplumbingwg/multus-cni, pkg/k8sclient/k8sclient.go, GetNetworkDelegates).
+MULTUS_GLOBAL_NAMESPACES = ("default", "openshift-multus", "openshift-sriov-network-operator")
 NETWORK_STATUS_ANNOTATION = "k8s.v1.cni.cncf.io/network-status"
 NAD = ("k8s.cni.cncf.io", "network-attachment-definitions")
 FAULTS = ("link_down", "wrong_gid", "no_gpu", "image_pull", "hang", "slow")
@@ -277,6 +281,11 @@ class PerftestPodController:
                            "mac": "0a:58:0a:80:02:%02x" % (len(self.pod_ips) % 256), "default": True, "dns": {}}]
         nad_types = []
         for index, (nad_ns, nad_name) in enumerate(networks):
+            if nad_ns != namespace and nad_ns not in MULTUS_GLOBAL_NAMESPACES:
+                self._waiting(namespace, name, "ContainerCreating",
+                              "failed to create pod network sandbox: Multus: GetPodNetwork: namespace isolation violation: "
+                              "podnamespace: %s / target namespace: %s" % (namespace, nad_ns))
+                return
             nad = self.rt.get(NAD[0], NAD[1], nad_ns, nad_name)
             if nad is None:
                 # Multus cannot attach a network that has no definition: the sandbox is never created.
