@@ -76,6 +76,7 @@ FIELDS = {
     "network_namespaces": Field("list", ["default"]),
     # IPAM (whereabouts)
     "ipam_range": Field("str"),
+    "ipam_ranges": Field("list", []),
     "ipam_range_start": Field("str"),
     "ipam_range_end": Field("str"),
     "ipam_exclude": Field("list", []),
@@ -341,6 +342,8 @@ def _parse_address(field, text, errors):
 
 
 def _check_ipam(values, errors):
+    if values["ipam_ranges"] and not values.get("ipam_range"):
+        return  # one range per rail, checked with the rails (_assign_rail_ranges)
     if not values.get("ipam_range"):
         errors.add("ipam_range", "required: the whereabouts CIDR for the secondary network (for example 192.168.2.0/24)")
         return
@@ -387,6 +390,73 @@ def _check_ipam(values, errors):
     usable = network.num_addresses - sum(excluded.num_addresses for excluded in excludes)
     if excludes and usable <= 2:
         errors.add("ipam_exclude", "excludes every usable address of %s" % network)
+
+
+def _split_range(network, count):
+    """The first ``count`` of the equal, aligned subnets that ``network`` splits into (a power of two of them)."""
+    extra_bits = max(0, (count - 1).bit_length())
+    if network.prefixlen + extra_bits > network.max_prefixlen:
+        return None
+    return list(network.subnets(prefixlen_diff=extra_bits))[:count]
+
+
+def _assign_rail_ranges(values, errors):
+    """One whereabouts range per rail, so that two rails never hand out the same address: given in
+    gpudirect_rdma_ipam_ranges (rail order), else gpudirect_rdma_ipam_range split into equal subnets."""
+    groups = (values.get("selection") or {}).get("groups") or []
+    if not groups:
+        return
+    given = values["ipam_ranges"]
+    if len(groups) == 1:
+        if given:
+            errors.add("ipam_ranges", "one range per rail, but there is one rail: use gpudirect_rdma_ipam_range")
+            return
+        groups[0]["ipam_range"] = values["ipam_range"]
+        return
+    for field in ("ipam_range_start", "ipam_range_end", "ipam_gateway"):
+        if values.get(field):
+            errors.add(field, "bounds one range, but the %d rails get one range each: leave it unset, and use "
+                              "gpudirect_rdma_ipam_exclude for addresses to keep out" % len(groups))
+    if given:
+        if values.get("ipam_range"):
+            errors.add("ipam_ranges", "given together with gpudirect_rdma_ipam_range: give one of them (the rails' ranges, "
+                                      "or one range to split between the rails)")
+            return
+        if len(given) != len(groups):
+            errors.add("ipam_ranges", "has %d ranges for %d rails (%s): give one per rail, in rail order"
+                       % (len(given), len(groups), ", ".join(g["network_name"] for g in groups)))
+            return
+        ranges = []
+        for text in given:
+            text = str(text)
+            network = _parse_network("ipam_ranges", text, errors) if "/" in text else None
+            if "/" not in text:
+                errors.add("ipam_ranges", "%s is not a valid CIDR (prefix length missing)" % text)
+            if network is None:
+                continue
+            if network.num_addresses < 4:
+                errors.add("ipam_ranges", "%s leaves no room for pod addresses" % text)
+            for cidr in values["cluster_network_cidrs"]:
+                other = _parse_network("cluster_network_cidrs", cidr, errors)
+                if other is not None and other.version == network.version and network.overlaps(other):
+                    errors.add("ipam_ranges", "%s overlaps the cluster or service network %s" % (text, cidr))
+            for previous in ranges:
+                if previous.overlaps(network):
+                    errors.add("ipam_ranges", "%s overlaps %s: two rails would hand out the same addresses" % (network, previous))
+            ranges.append(network)
+        if len(ranges) != len(groups):
+            return
+    else:
+        whole = ipaddress.ip_network(values["ipam_range"], strict=False)
+        ranges = _split_range(whole, len(groups))
+        if ranges is None or ranges[0].num_addresses < 4:
+            errors.add("ipam_range", "%s is too small to give each of the %d rails a range of its own: give a larger range, "
+                                     "or gpudirect_rdma_ipam_ranges" % (values["ipam_range"], len(groups)))
+            return
+    for group, network in zip(groups, ranges):
+        group["ipam_range"] = str(network)
+        group["ipam_exclude"] = [str(cidr) for cidr in values["ipam_exclude"]
+                                 if ipaddress.ip_network(str(cidr), strict=False).subnet_of(network)]
 
 
 def _check_mtu(values, errors):
@@ -594,6 +664,8 @@ def build(variables, require_facts=True):
     _check_operator_settings(values, errors)
     if (values["method"], values["fabric"]) in MATRIX:
         values["selection"] = nics.resolve(values, provided, errors, warnings, require_facts=require_facts)
+        if not errors.messages:
+            _assign_rail_ranges(values, errors)
     else:
         nics.normalise_facts(values["nic_facts"], errors)
     if errors.messages:

@@ -183,6 +183,8 @@ def _summary(model, manifests):
     for group, full in zip(groups, model["selection"]["groups"]):
         if full.get("master"):
             group["master"] = full["master"]
+        if full.get("ipam_range"):
+            group["ipam_range"] = full["ipam_range"]
     return {
         "configuration": config.label,
         "configuration_number": config.number,

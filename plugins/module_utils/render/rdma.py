@@ -91,15 +91,18 @@ def resource_names(model):
     return ["%s/%s" % (prefix, group["resource_name"]) for group in model["selection"]["groups"]]
 
 
-def ipam_config(model):
-    """whereabouts IPAM JSON, as the network CRs take it (a string)."""
-    ipam = {"type": "whereabouts", "range": model["ipam_range"]}
+def ipam_config(model, group=None):
+    """whereabouts IPAM JSON, as the network CRs take it (a string); each rail has its own range
+    (model._assign_rail_ranges), so two rails never hand out the same address."""
+    group = group or {}
+    ipam = {"type": "whereabouts", "range": group.get("ipam_range") or model["ipam_range"]}
     if model.get("ipam_range_start"):
         ipam["range_start"] = model["ipam_range_start"]
     if model.get("ipam_range_end"):
         ipam["range_end"] = model["ipam_range_end"]
-    if model["ipam_exclude"]:
-        ipam["exclude"] = list(model["ipam_exclude"])
+    excludes = group["ipam_exclude"] if "ipam_exclude" in group else model["ipam_exclude"]
+    if excludes:
+        ipam["exclude"] = list(excludes)
     if model.get("ipam_gateway"):
         ipam["gateway"] = model["ipam_gateway"]
     return json.dumps(ipam)
@@ -228,18 +231,18 @@ def _label_text(value):
 # Network CRs --------------------------------------------------------------------------------
 
 def _macvlan(model, group, namespace):
-    spec = {"networkNamespace": namespace, "master": group["master"], "mode": model["macvlan_mode"], "ipam": ipam_config(model)}
+    spec = {"networkNamespace": namespace, "master": group["master"], "mode": model["macvlan_mode"], "ipam": ipam_config(model, group)}
     if model.get("mtu") is not None:
         spec["mtu"] = model["mtu"]
     return spec
 
 
 def _ipoib(model, group, namespace):
-    return {"networkNamespace": namespace, "master": group["master"], "ipam": ipam_config(model)}
+    return {"networkNamespace": namespace, "master": group["master"], "ipam": ipam_config(model, group)}
 
 
 def _hostdev(model, group, namespace):
-    return {"networkNamespace": namespace, "resourceName": group["resource_name"], "ipam": ipam_config(model)}
+    return {"networkNamespace": namespace, "resourceName": group["resource_name"], "ipam": ipam_config(model, group)}
 
 
 # With the RDMA subsystem in exclusive mode (SriovNetworkPoolConfig rdmaMode) a pod sees only the RDMA devices moved
@@ -256,14 +259,14 @@ def _sriov_meta_plugins(model, spec):
 
 
 def _sriov(model, group, namespace):
-    spec = {"networkNamespace": namespace, "resourceName": group["resource_name"], "ipam": ipam_config(model)}
+    spec = {"networkNamespace": namespace, "resourceName": group["resource_name"], "ipam": ipam_config(model, group)}
     spec["vlan"] = model["vlan"] if model.get("vlan") is not None else 0
     return _sriov_meta_plugins(model, spec)
 
 
 def _sriov_ib(model, group, namespace):
     # linkState auto: the VF follows the physical port (the chapter's choice; the upstream example uses enable).
-    spec = {"networkNamespace": namespace, "resourceName": group["resource_name"], "ipam": ipam_config(model),
+    spec = {"networkNamespace": namespace, "resourceName": group["resource_name"], "ipam": ipam_config(model, group),
             "linkState": "auto"}
     return _sriov_meta_plugins(model, spec)
 

@@ -199,6 +199,33 @@ def test_manual_rails_one_resource_per_interface():
     assert [(n["metadata"]["name"], n["spec"]["master"]) for n in by_kind(result, "MacvlanNetwork")] == [("net-a", "ens1f0np0"), ("net-b", "ens2f0np0")]
 
 
+def _ipam(network):
+    return json.loads(network["spec"]["ipam"])
+
+
+def test_each_rail_gets_its_own_range_split_from_the_one_given():
+    """Issue 13 point 5: two rails with one range would hand out the same addresses on two fabrics."""
+    result = render(base_variables("shared_device", "roce", nic_interfaces=["ens1f0np0", "ens2f0np0", "ens3f0np0"],
+                                   resource_names=["rdma_a", "rdma_b", "rdma_c"], ipam_range="192.168.8.0/22",
+                                   ipam_exclude=["192.168.9.0/30"], ipam_gateway=None))
+    ipams = [_ipam(n) for n in by_kind(result, "MacvlanNetwork")]
+    assert [i["range"] for i in ipams] == ["192.168.8.0/24", "192.168.9.0/24", "192.168.10.0/24"]
+    assert [i.get("exclude") for i in ipams] == [None, ["192.168.9.0/30"], None]
+    assert [g["ipam_range"] for g in result["summary"]["nic_selection"]["groups"]] == [i["range"] for i in ipams]
+
+
+def test_rails_take_the_ranges_given_per_rail():
+    result = render(base_variables("host_device", "roce", nic_pci_addresses=["0000:a0:00.0", "0000:a1:00.0"], resource_names=["rail_a", "rail_b"],
+                                   ipam_range=None, ipam_ranges=["10.10.1.0/24", "10.10.2.0/24"], ipam_exclude=[], ipam_gateway=None))
+    assert [_ipam(n)["range"] for n in by_kind(result, "HostDeviceNetwork")] == ["10.10.1.0/24", "10.10.2.0/24"]
+
+
+def test_one_rail_keeps_the_range_as_given():
+    result = render(base_variables("shared_device", "roce", ipam_range="192.168.2.0/24", ipam_exclude=[], ipam_gateway="192.168.2.1"))
+    ipam = _ipam(by_kind(result, "MacvlanNetwork")[0])
+    assert ipam["range"] == "192.168.2.0/24" and ipam["gateway"] == "192.168.2.1"
+
+
 def test_master_defaults_to_first_interface_with_a_warning():
     result = render(base_variables("shared_device", "roce", nic_interfaces=["ens1f0np0", "ens2f0np0"]))
     assert by_kind(result, "MacvlanNetwork")[0]["spec"]["master"] == "ens1f0np0"
