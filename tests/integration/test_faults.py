@@ -190,3 +190,32 @@ def test_permanent_faults_fail_clearly_then_a_clean_run_converges(sim_factory):
     assert proc.returncode == 0, output(proc)
     assert_converged_once(sim)
     assert_noop_rerun(sim)
+
+
+def test_a_nic_cluster_policy_component_in_error_fails_the_play_with_the_operators_message(sim_factory):
+    """The network operator's vocabulary (issue 14 point 6): the policy only says notReady; the failing component says
+    error in appliedStates with its message. The play fails on that within the grace period, not at the 600 s timeout."""
+    sim = sim_factory(profile="mixed-lab")
+    message = "failed to create k8s objects from manifest: unexpected DOCA driver image tag"
+    sim.faults.update({"operator_faults": {"nic_policy_component_failure": {
+        "state": "state-OFED", "sync_state": "error", "message": message}}})
+    proc = run_site(sim, "-e", "nvidia_network_operator_failure_grace_period=2", "-e", "nvidia_network_operator_wait_timeout=600")
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output(proc)
+    assert "state-OFED: " + message in text, output(proc)
+    assert "timed out" not in text.lower(), output(proc)
+    policy = items(sim.dynamic_client(), "mellanox.com/v1alpha1", "NicClusterPolicy")[0]
+    assert policy["status"]["state"] == "notReady"
+
+
+def test_a_cluster_policy_that_cannot_reconcile_fails_the_play_with_the_operators_message(sim_factory):
+    """The GPU operator's vocabulary (issue 14 point 6): Error=True also means "not ready yet" (OperandNotReady);
+    reason ReconcileFailed is the failure, and the play stops on it within the grace period."""
+    sim = sim_factory(profile="mixed-lab")
+    sim.faults.update({"operator_faults": {"gpu_policy_reconcile_failure": {
+        "state": "state-driver", "message": "failed to get driver image: invalid repository"}}})
+    proc = run_site(sim, "-e", "nvidia_gpu_operator_failure_grace_period=2", "-e", "nvidia_gpu_operator_wait_timeout=600")
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output(proc)
+    assert "gpu-cluster-policy: Failed to reconcile state-driver: failed to get driver image: invalid repository" in text, output(proc)
+    assert "timed out" not in text.lower(), output(proc)

@@ -12,6 +12,7 @@ import yaml
 from aiohttp import web
 
 from . import rbac, scc, ssa
+from .controllers import network_operator
 from .builtins import CRD_TYPE, INITIAL_NAMESPACES
 from .errors import ApiError, bad_request, conflict, not_found, resource_ref
 from .patching import json_patch, merge_patch, strategic_merge_patch
@@ -213,7 +214,26 @@ class ApiServer:
                 raise ApiError(403, "Forbidden", rbac.forbidden_message(rtype.group, rtype.plural, obj["metadata"].get("name"), reason))
         elif key == ("", "pods") and creating:
             return self._admit_pod(user, rtype, info, obj)
+        elif key == ("mellanox.com", "nicclusterpolicies") and self._operator_running("nvidia-network-operator"):
+            # OLM registers the CSV's validating webhook with the operator's deployment (controllers/network_operator.py).
+            denial = network_operator.webhook_denial(obj)
+            if denial:
+                raise ApiError(422, "Invalid", denial)
         return obj
+
+    def _operator_running(self, package):
+        """The package's CSV has succeeded: its webhooks are served (OLM installs them with the deployment)."""
+        try:
+            csv_type = self.store.find_type("operators.coreos.com", "v1alpha1", "clusterserviceversions")
+        except ApiError:
+            return False
+        csvs, _rv = self.store.list(csv_type, None, None, None)
+        for csv in csvs:
+            labels = csv["metadata"].get("labels") or {}
+            if any(k.startswith("operators.coreos.com/%s." % package) for k in labels) and \
+                    (csv.get("status") or {}).get("phase") == "Succeeded" and not csv["metadata"].get("deletionTimestamp"):
+                return True
+        return False
 
     def apply_as_admin(self, path):
         """Create the objects of a YAML file (a List or documents) as the cluster administrator, before serving."""

@@ -1,9 +1,11 @@
 """Reactions of the simulated operators (NFD, SR-IOV, NVIDIA Network, NVIDIA GPU) to their custom resources."""
 
+import copy
 import json
 import time
 
 import pytest
+from kubernetes.client.exceptions import ApiException
 
 from simulator.catalog import PACKAGES
 from simulator.controllers.testing import Kube, wait
@@ -208,24 +210,38 @@ def test_nic_cluster_policy_with_another_name_is_ignored(lab):
                                 "nic-cluster-policy is supported")
 
 
-def test_nic_cluster_policy_selector_matching_nothing_is_an_error_naming_the_node(lab):
+def test_nic_cluster_policy_selector_matching_nothing_is_ready_without_the_resource(lab):
+    """Nothing reports a selector that matches no device (the plugin pods run with an empty pool): the policy is
+    ready and only the node's allocatable shows it."""
     nfd_instance(lab)
     lab.install("nvidia-network-operator")
     plugin = dict(CHAPTER_NCP["spec"]["rdmaSharedDevicePlugin"])
     plugin["config"] = json.dumps({"configList": [
         {"resourceName": "rdma_shared_device_eth", "rdmaHcaMax": 63, "selectors": {"ifNames": ["ens9f0np0"]}}]})
     lab.create(ncp(rdmaSharedDevicePlugin=plugin))
-    status = wait(lambda: (lab.get(MLX, "NicClusterPolicy", "nic-cluster-policy").get("status") or {}).get("state") == "error"
-                  and lab.get(MLX, "NicClusterPolicy", "nic-cluster-policy")["status"], what="error")
-    assert SRV32 in status["reason"] and "ens9f0np0" in status["reason"]
-    assert {s["name"]: s["state"] for s in status["appliedStates"]}["state-RDMA-device-plugin"] == "error"
-    # Fixing the selector (link type of the RoCE port) makes it ready.
+    wait(lambda: state(lab, MLX, "NicClusterPolicy", "nic-cluster-policy") == "ready", what="ready")
+    assert "rdma/rdma_shared_device_eth" not in lab.node(SRV33)["status"]["allocatable"]
+    # Fixing the selector (link type of the RoCE port) gives the resource.
     plugin["config"] = json.dumps({"configList": [
         {"resourceName": "rdma_shared_device_eth", "rdmaHcaMax": 63, "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}]})
     lab.patch(MLX, "NicClusterPolicy", "nic-cluster-policy", {"spec": {"rdmaSharedDevicePlugin": plugin}})
-    wait(lambda: state(lab, MLX, "NicClusterPolicy", "nic-cluster-policy") == "ready", what="ready")
-    assert lab.node(SRV33)["status"]["allocatable"]["rdma/rdma_shared_device_eth"] == "63"
+    wait(lambda: lab.node(SRV33)["status"]["allocatable"].get("rdma/rdma_shared_device_eth") == "63", what="resource")
     assert "rdma/rdma_shared_device_ib" not in lab.node(SRV33)["status"]["allocatable"]
+
+
+def test_nic_cluster_policy_state_is_only_ready_or_not_ready(lab):
+    """The policy's own state is the state manager's result: ready or notReady, never error; a component whose pods
+    are not ready yet carries no message (network-operator pkg/state/manager.go, controllers/nic_policy_helpers.go)."""
+    nfd_instance(lab)
+    lab.install("nvidia-network-operator")
+    seen = []
+    lab.sim.store.subscribe(lambda etype, rtype, obj: seen.append(copy.deepcopy(obj.get("status")))
+                            if rtype.plural == "nicclusterpolicies" and obj.get("status") else None)
+    lab.create(ncp())
+    wait(lambda: state(lab, MLX, "NicClusterPolicy", "nic-cluster-policy") == "ready", what="ready")
+    assert {s["state"] for s in seen} == {"notReady", "ready"} and not any("reason" in s for s in seen)
+    not_ready = [s for s in seen if s["state"] == "notReady"]
+    assert all(set(a) == {"name", "state"} for s in not_ready for a in s["appliedStates"])
 
 
 def test_host_device_plugin_counts_matching_pfs(lab):
@@ -241,13 +257,22 @@ def test_host_device_plugin_counts_matching_pfs(lab):
     assert lab.node(SRV32)["status"]["allocatable"]["nvidia.com/hostdev"] == "2"  # both PFs, IB included
 
 
-def test_invalid_device_plugin_json_is_an_error(lab):
-    lab.install("nvidia-network-operator")
+def test_the_operators_webhook_refuses_an_invalid_device_plugin_config(lab):
+    """Once the operator runs, its validating webhook (failurePolicy Fail) refuses the policy with HTTP 422."""
     plugin = dict(CHAPTER_NCP["spec"]["rdmaSharedDevicePlugin"], config="{not json")
-    lab.create(ncp(rdmaSharedDevicePlugin=plugin))
-    status = wait(lambda: (lab.get(MLX, "NicClusterPolicy", "nic-cluster-policy").get("status") or {}).get("reason"),
-                  what="reason")
-    assert "rdmaSharedDevicePlugin.config is not valid JSON" in status
+    body = ncp(rdmaSharedDevicePlugin=plugin)
+    lab.install("nvidia-network-operator")
+    with pytest.raises(ApiException) as refused:
+        lab.create(body)
+    assert refused.value.status == 422
+    message = json.loads(refused.value.body)["message"]
+    assert message.startswith('admission webhook "vnicclusterpolicy.kb.io" denied the request: NicClusterPolicy.mellanox.com '
+                              '"nic-cluster-policy" is invalid: spec.rdmaSharedDevicePlugin.Config: Invalid value: "{not json": '
+                              'Invalid json of RdmaSharedDevicePluginConfig'), message
+    bad_name = dict(plugin, config=json.dumps({"configList": [{"resourceName": "rdma shared", "rdmaHcaMax": 63}]}))
+    with pytest.raises(ApiException) as refused:
+        lab.create(ncp(rdmaSharedDevicePlugin=bad_name))
+    assert "Invalid Resource name" in json.loads(refused.value.body)["message"]
 
 
 # --------------------------------------------------------------------------------------------- GPU Operator
@@ -286,7 +311,7 @@ def test_cluster_policy_without_nfd_has_no_gpu_nodes(lab):
     lab.create(CLUSTER_POLICY)
     cp = wait(lambda: lab.get(NV, "ClusterPolicy", "gpu-cluster-policy").get("status"), what="status")
     assert cp["state"] == "ready"
-    assert {c["type"]: c["reason"] for c in cp["conditions"]}["Ready"] == "NoGPUNodes"
+    assert {c["type"]: c["reason"] for c in cp["conditions"]} == {"Ready": "NFDLabelsMissing", "Error": "Ready"}
     assert "nvidia.com/gpu" not in lab.node(SRV32)["status"]["allocatable"]
 
 
@@ -300,7 +325,11 @@ def test_cluster_policy_with_rdma_waits_for_the_network_operator_driver(lab):
          what="notReady")
     time.sleep(0.5)
     cp = lab.get(NV, "ClusterPolicy", "gpu-cluster-policy")["status"]
-    assert cp["state"] == "notReady" and "mofed-validation" in [c for c in cp["conditions"] if c["type"] == "Ready"][0]["message"]
+    # Not ready is Error=True with reason OperandNotReady (and Ready=False, reason Error), as the operator writes it.
+    error = [c for c in cp["conditions"] if c["type"] == "Error"][0]
+    assert cp["state"] == "notReady" and error["status"] == "True" and error["reason"] == "OperandNotReady"
+    assert "mofed-validation" in error["message"]
+    assert [c for c in cp["conditions"] if c["type"] == "Ready"][0]["reason"] == "Error"
     lab.install("nvidia-network-operator")
     lab.create(ncp())
     wait(lambda: state(lab, NV, "ClusterPolicy", "gpu-cluster-policy") == "ready",
@@ -314,8 +343,22 @@ def test_second_cluster_policy_is_ignored(lab):
     other = json.loads(json.dumps(CLUSTER_POLICY))
     other["metadata"]["name"] = "second"
     lab.create(other)
-    wait(lambda: (lab.get(NV, "ClusterPolicy", "second").get("status") or {}).get("state") == "ignored", what="ignored")
     wait(lambda: state(lab, NV, "ClusterPolicy", "gpu-cluster-policy") == "ready", what="ready")
+    # "ignored" lives only in the operator's memory: the second policy is never given a status.
+    assert lab.get(NV, "ClusterPolicy", "second").get("status") is None
+
+
+def test_cluster_policy_reconcile_failure_is_error_reconcile_failed(lab):
+    nfd_instance(lab)
+    lab.install("gpu-operator-certified")
+    lab.sim.faults.update({"operator_faults": {"gpu_policy_reconcile_failure": {"state": "state-driver",
+                                                                                 "message": "no matching driver image"}}})
+    lab.create(CLUSTER_POLICY)
+    cp = wait(lambda: (lab.get(NV, "ClusterPolicy", "gpu-cluster-policy").get("status") or {}).get("conditions")
+              and lab.get(NV, "ClusterPolicy", "gpu-cluster-policy")["status"], what="status")
+    error = [c for c in cp["conditions"] if c["type"] == "Error"][0]
+    assert cp["state"] == "notReady" and (error["status"], error["reason"]) == ("True", "ReconcileFailed")
+    assert error["message"] == "Failed to reconcile state-driver: no matching driver image"
 
 
 # --------------------------------------------------------------------------------------------- whole chapter flow

@@ -30,9 +30,6 @@ DEFAULT_CONFIG = {
     "crds_served_at": "csv_succeeded",
     "catalog_remove_packages": [],  # package names missing from the catalog (preflight tests)
     "catalog_source_states": {},  # CatalogSource name -> READY | CONNECTING | TRANSIENT_FAILURE
-    # The real network operator reports "ready" even when a device-plugin selector matches nothing (the
-    # resource just shows 0); strict mode turns that misconfiguration into state "error" naming the node.
-    "nic_policy_strict_selectors": True,
 }
 
 OLM_GROUP = "operators.coreos.com"

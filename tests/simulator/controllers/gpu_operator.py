@@ -75,21 +75,26 @@ class GpuOperatorController(OperatorController):
 
     def reconcile(self, operator_namespace):
         policies = sorted(self.rt.list(GROUP, "clusterpolicies"),
-                          key=lambda p: (p["metadata"].get("creationTimestamp", ""), int(p["metadata"]["resourceVersion"])))
+                          key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]))  # getSingletonClusterPolicy
         policies = [p for p in policies if not p["metadata"].get("deletionTimestamp")]
         if not policies:
             return
         active = policies[0]
-        for other in policies[1:]:  # one ClusterPolicy drives the cluster; later ones are ignored
-            self._write(other, "ignored", "Ignored", "False",
-                        "another ClusterPolicy (%s) is active" % active["metadata"]["name"], operator_namespace)
+        # One ClusterPolicy drives the cluster. The others are "ignored" only in the operator's memory: it sets the state
+        # on its copy and never writes it (gpu-operator controllers/clusterpolicy_controller.go, Reconcile, v26.7.0), so
+        # they keep whatever status they had, usually none.
         self._reconcile_policy(active, operator_namespace)
 
     def _write(self, policy, state, reason, ready, message, operator_namespace):
+        """internal/conditions/clusterpolicy.go updateConditions: Ready True with Error False (reason Ready), or Ready
+        False (reason Error) with Error True carrying the reason and message."""
         conditions = (policy.get("status") or {}).get("conditions")
-        conditions = set_condition(conditions, "Ready", ready, reason, message)
-        conditions = set_condition(conditions, "Error", "False", reason if ready == "True" else "OperandNotReady",
-                                   "" if ready == "True" else message)
+        if ready == "True":
+            conditions = set_condition(conditions, "Ready", "True", reason, message)
+            conditions = set_condition(conditions, "Error", "False", "Ready", "")
+        else:
+            conditions = set_condition(conditions, "Ready", "False", "Error", "")
+            conditions = set_condition(conditions, "Error", "True", reason, message)
         status = {"state": state, "namespace": operator_namespace, "conditions": conditions}
         if status != (policy.get("status") or {}):
             self.rt.set_status(GROUP, "clusterpolicies", None, policy["metadata"]["name"], status)
@@ -109,9 +114,7 @@ class GpuOperatorController(OperatorController):
         meta = policy["metadata"]
         nodes = self._gpu_nodes()
         if not nodes:
-            self._write(policy, "ready", "NoGPUNodes", "True",
-                        "no GPU node found (nodes need the NFD label feature.node.kubernetes.io/pci-10de.present=true)",
-                        operator_namespace)
+            self._write(policy, "ready", "NFDLabelsMissing", "True", "No NFD labels found", operator_namespace)
             return
         deploy = {"nvidia.com/gpu.deploy.%s" % comp: "true" for key, comp in DEPLOY if _enabled(spec, key)}
         for node, pnode in nodes:
@@ -125,9 +128,15 @@ class GpuOperatorController(OperatorController):
                             "network operator driver (driver.rdma.enabled=true)" % ", ".join(sorted(waiting)),
                             operator_namespace)
                 return
+        failure = self.rt.operator_faults().get("gpu_policy_reconcile_failure")
+        if failure:
+            # A state whose objects cannot be applied: notReady, Error=True reason ReconcileFailed.
+            self._write(policy, "notReady", "ReconcileFailed", "False", "Failed to reconcile %s: %s" % (
+                failure.get("state", "state-driver"), failure.get("message", "")), operator_namespace)
+            return
         ready, left = self.rollout.progress(meta["uid"], meta.get("generation"), self.rt.cfg("gpu_policy_ready_seconds"))
         if not ready:
-            self._write(policy, "notReady", "OperandNotReady", "False", "ClusterPolicy is not ready, states not ready: "
+            self._write(policy, "notReady", "OperandNotReady", "False", "ClusterPolicy is not ready; states not ready: "
                         "[state-driver state-container-toolkit state-device-plugin]", operator_namespace)
             self.resync(left + 0.001)
             return

@@ -36,12 +36,6 @@ def _dig(spec, path):
     return spec
 
 
-class PolicyError(Exception):
-    def __init__(self, state, message):
-        super().__init__(message)
-        self.state = state
-
-
 def _as_list(value):
     if value is None:
         return None
@@ -80,24 +74,67 @@ def port_matches_sriov_dp(nic, port, selectors):
     return True
 
 
+# The operator's validating webhook (failurePolicy Fail, in the CSV's webhookdefinitions) refuses a NicClusterPolicy
+# whose device-plugin config is not valid: network-operator api/v1alpha1/validator/nicpolicy_webhook.go
+# (validateRdmaSharedDevicePlugin, validateSriovNetworkDevicePlugin) with webhook-schemas/*.json; v26.4.1.
+WEBHOOK_NAME = "vnicclusterpolicy.kb.io"
+RDMA_RESOURCE_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+
+
+def webhook_errors(policy):
+    """(field path, rejected value, detail) for each device-plugin config the webhook refuses."""
+    spec = policy.get("spec") or {}
+    errors = []
+    for key, path, list_key in (("rdmaSharedDevicePlugin", "spec.rdmaSharedDevicePlugin.Config", "configList"),
+                                ("sriovDevicePlugin", "spec.sriovNetworkDevicePlugin.Config", "resourceList")):
+        raw = (spec.get(key) or {}).get("config")
+        if raw is None:
+            continue
+        try:
+            data = json.loads(raw)
+        except (TypeError, ValueError) as exc:
+            label = "RdmaSharedDevicePluginConfig" if key == "rdmaSharedDevicePlugin" else "SriovNetworkDevicePluginConfig"
+            errors.append((path, raw, "Invalid json of %s%s" % (label, exc)))
+            continue
+        entries = data.get(list_key) if isinstance(data, dict) else None
+        if not isinstance(entries, list) or not entries:
+            errors.append((path, raw, "%s: Array must have at least 1 items" % list_key))
+            continue
+        for entry in entries:
+            name = (entry or {}).get("resourceName") if isinstance(entry, dict) else None
+            if key == "rdmaSharedDevicePlugin" and not RDMA_RESOURCE_NAME.match(str(name or "")):
+                errors.append((path, raw, "Invalid Resource name, it must consist of alphanumeric characters, '-', '_' or '.', "
+                                          "and must start and end with an alphanumeric character"))
+    return errors
+
+
+def webhook_denial(policy):
+    """The API server's text for a denied request (apiserver webhook errors: 'admission webhook "NAME" denied the
+    request: ' + the webhook's apierrors.NewInvalid message), or None when the policy is admitted."""
+    errors = webhook_errors(policy)
+    if not errors:
+        return None
+    causes = ", ".join("%s: Invalid value: %s: %s" % (path, json.dumps(value), detail) for path, value, detail in errors)
+    if len(errors) > 1:
+        causes = "[%s]" % causes
+    return 'admission webhook "%s" denied the request: NicClusterPolicy.mellanox.com "%s" is invalid: %s' % (
+        WEBHOOK_NAME, policy["metadata"].get("name"), causes)
+
+
 def parse_plugin_config(spec, key, list_key):
+    """The plugin's config entries; None when the plugin could not read it (its pod then crash-loops)."""
     raw = (spec.get(key) or {}).get("config")
     if raw is None:
         return []
     try:
         data = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError as exc:
-        raise PolicyError("error", "%s.config is not valid JSON: %s" % (key, exc)) from None
-    entries = (data or {}).get(list_key)
+    except ValueError:
+        return None
+    entries = (data or {}).get(list_key) if isinstance(data, dict) else None
     if not isinstance(entries, list):
-        raise PolicyError("error", "%s.config has no %s list" % (key, list_key))
-    for i, entry in enumerate(entries):
-        name = (entry or {}).get("resourceName")
-        if not name or not RESOURCE_NAME.match(str(name)):
-            raise PolicyError("error", "%s.config %s[%d].resourceName %r must match ^[a-zA-Z0-9_]+$" % (key, list_key, i, name))
-        if key == "rdmaSharedDevicePlugin" and not entry.get("rdmaHcaMax"):
-            raise PolicyError("error", "%s.config %s[%d] (%s): rdmaHcaMax is required" % (key, list_key, i, name))
-    return entries
+        return None
+    good = [e for e in entries if isinstance(e, dict) and e.get("resourceName") and RESOURCE_NAME.match(str(e["resourceName"]))]
+    return good if len(good) == len(entries) else None
 
 
 def node_resources(pnode, shared_entries, sriov_entries):
@@ -110,7 +147,7 @@ def node_resources(pnode, shared_entries, sriov_entries):
             selectors = dict(selectors, ifNames=entry["devices"])
         name = "%s/%s" % (entry.get("resourcePrefix") or "rdma", entry["resourceName"])
         if any(port_matches_shared(nic, port, selectors) for nic, port in ports):
-            resources[name] = int(entry["rdmaHcaMax"])
+            resources[name] = int(entry.get("rdmaHcaMax") or 0)
         else:
             unmatched.append(("rdmaSharedDevicePlugin", name, selectors))
     for entry in sriov_entries:
@@ -169,30 +206,29 @@ class NetworkOperatorController(OperatorController):
         meta = policy["metadata"]
         included = [(state, path) for path, state in COMPONENTS if _dig(spec, path) is not None]
         nodes = self._selected_nodes()
-        try:
-            shared = parse_plugin_config(spec, "rdmaSharedDevicePlugin", "configList")
-            sriov = parse_plugin_config(spec, "sriovDevicePlugin", "resourceList")
-            per_node = {}
-            for pnode in nodes:
-                resources, unmatched = node_resources(pnode, shared, sriov)
-                if unmatched and self.rt.cfg("nic_policy_strict_selectors"):
-                    plugin, name, selectors = unmatched[0]
-                    raise PolicyError("error", "%s: resource %s: selectors %s match no interface on node %s"
-                                      % (plugin, name, json.dumps(selectors, sort_keys=True), pnode.name))
-                per_node[pnode.name] = resources
-        except PolicyError as err:
-            failing = "state-RDMA-device-plugin" if "rdmaShared" in str(err) else "state-SRIOV-device-plugin"
-            self._write(policy, {"state": err.state, "reason": str(err), "appliedStates": [
-                {"name": state, "state": "error" if state == failing else "ready", "message": str(err) if state == failing else ""}
-                for state, _path in included]})
+        # A config the plugin cannot read (possible only when the policy predates the webhook, i.e. the operator):
+        # the plugin's pods crash-loop, so its state stays notReady, without a message (state getSyncState returns no
+        # error for pods that are not ready: pkg/state/state_rdma_shared_device_plugin.go, state_sriov_dp.go).
+        shared = parse_plugin_config(spec, "rdmaSharedDevicePlugin", "configList")
+        sriov = parse_plugin_config(spec, "sriovDevicePlugin", "resourceList")
+        unreadable = [state for state, entries in (("state-RDMA-device-plugin", shared), ("state-SRIOV-device-plugin", sriov))
+                      if entries is None]
+        if unreadable:
+            self._write(policy, {"state": "notReady", "appliedStates": [
+                {"name": state, "state": "notReady" if state in unreadable else "ready"} for state, _path in included]})
             return
+        # A selector that matches no device is no error anywhere: the plugin advertises the resource with no devices,
+        # its pods are ready and so is the policy; only the node's allocatable shows it.
+        per_node = dict((pnode.name, node_resources(pnode, shared, sriov)[0]) for pnode in nodes)
         failing = self.rt.operator_faults().get("nic_policy_component_failure")
         if failing:
             # A component whose pods never become ready (a driver that does not build, a crash-looping plugin):
             # the policy stays notReady and the node resources stay as they were.
+            # sync_state "error" is what a state returns when it cannot even render its objects (pkg/state/state_ofed.go:
+            # "failed to create k8s objects from manifest"); the policy itself is still only notReady.
             self._write(policy, {"state": "notReady", "appliedStates": [
-                {"name": state, "state": "notReady", "message": failing.get("message", "")} if state == failing.get("state")
-                else {"name": state, "state": "ready"} for state, _path in included]})
+                {"name": state, "state": failing.get("sync_state", "notReady"), "message": failing.get("message", "")}
+                if state == failing.get("state") else {"name": state, "state": "ready"} for state, _path in included]})
             return
         ready, left = self.rollout.progress(meta["uid"], meta.get("generation"), self.rt.cfg("nic_policy_ready_seconds"))
         has_driver = _dig(spec, ("ofedDriver",)) is not None
@@ -200,8 +236,10 @@ class NetworkOperatorController(OperatorController):
             if has_driver:
                 update_node(self.rt, pnode.name, set_labels={MOFED_WAIT: "false" if ready else "true"})
         if not ready:
+            # Pods not ready yet: notReady without a message (pkg/state/manager.go SyncState; the policy's own state is
+            # only ever ready or notReady, never error: controllers/nic_policy_helpers.go updatePolicyCRStatus).
             self._write(policy, {"state": "notReady", "appliedStates": [
-                {"name": state, "state": "notReady", "message": "waiting for pods to become ready"} for state, _p in included]})
+                {"name": state, "state": "notReady"} for state, _p in included]})
             self.resync(left + 0.001)
             return
         self._apply_resources(per_node)
