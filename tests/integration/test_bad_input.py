@@ -47,7 +47,7 @@ CASES = [
      "gpudirect_rdma_ipam_range"),
     ("roce-mtu-too-large", {"gpudirect_rdma_mtu": 10000}, "gpudirect_rdma_mtu"),
     ("mtu-on-ipoib-network", {"gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_nic_interfaces": ["ibs2f0"],
-                                      "gpudirect_rdma_macvlan_mode": None, "gpudirect_rdma_mtu": 9000}, "gpudirect_rdma_mtu"),
+                              "gpudirect_rdma_macvlan_mode": None, "gpudirect_rdma_mtu": 9000}, "gpudirect_rdma_mtu"),
     ("rdma-hca-max-zero", {"gpudirect_rdma_rdma_hca_max": 0}, "gpudirect_rdma_rdma_hca_max"),
     ("no-nics-selected", {"gpudirect_rdma_nic_interfaces": []}, "gpudirect_rdma_nic_interfaces"),
     ("bad-resource-name", {"gpudirect_rdma_resource_name": "rdma-shared!"}, "gpudirect_rdma_resource_name"),

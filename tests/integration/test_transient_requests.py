@@ -1,6 +1,7 @@
-"""Transient API errors the collection absorbs (fail-fast issue, points 2-4): a 5xx during API discovery, a
-request that stalls, a 409 on a merge patch. Each test makes its fault certain (a counted rule) and checks that it
-fired, so the verdict does not depend on timing."""
+"""Transient API errors the collection absorbs (fail-fast issue, points 2-4; simulator issue, point 11): a 5xx
+during API discovery, a request that stalls, a 409 on a merge patch, a create answered 504 after it was stored.
+Each test makes its fault certain (a counted rule) and checks that it fired, so the verdict does not depend on
+timing."""
 
 import os
 import subprocess
@@ -48,3 +49,35 @@ def test_a_409_on_a_merge_patch_sends_the_patch_again(sim_factory):
     after = cluster.merge_patch(resource, "c", "default", {"data": {"a": "2"}})
     assert conflict.fired == 2 and after["data"] == {"a": "2"}
     assert sim.count(verb="patch", since=mark) == 3
+
+
+def test_a_create_stored_before_its_504_is_read_back_not_failed(sim_factory):
+    """POST is not idempotent: the retry of a create whose answer was lost meets AlreadyExists and reads the object."""
+    sim = sim_factory(profile=None, controllers=False)
+    cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
+    resource = cluster.require("v1", "ConfigMap")
+    lost = sim.faults.add(verb="create", plural="configmaps", code=504, reason="Timeout", after_handler=True, count=1,
+                          message="Timeout: request did not complete within requested timeout")
+    mark = sim.mark()
+    created = cluster.create(resource, {"apiVersion": "v1", "kind": "ConfigMap",
+                                        "metadata": {"name": "once", "namespace": "default"}, "data": {"a": "1"}})
+    assert lost.fired == 1 and created["metadata"]["name"] == "once" and created["data"] == {"a": "1"}
+    assert sim.count(verb="create", since=mark) == 2 and sim.count(verb="create", since=mark, code=409) == 1
+
+
+def test_a_generate_name_create_is_not_repeated_after_an_unknown_outcome(sim_factory):
+    """A retry of a generateName create whose answer was lost would store a second object: it is not retried."""
+    sim = sim_factory(profile=None, controllers=False)
+    cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
+    resource = cluster.require("v1", "ConfigMap")
+    sim.faults.add(verb="create", plural="configmaps", code=504, reason="Timeout", after_handler=True, count=1)
+    mark = sim.mark()
+    try:
+        cluster.create(resource, {"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"generateName": "run-", "namespace": "default"}, "data": {}})
+        raise AssertionError("the 504 was not reported")
+    except Exception as exc:  # pylint: disable=broad-except
+        assert getattr(exc, "status", None) == 504
+    assert sim.count(verb="create", since=mark) == 1
+    items, _rv = cluster.list(resource, namespace="default")
+    assert [i["metadata"]["name"].startswith("run-") for i in items] == [True]

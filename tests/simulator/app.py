@@ -156,6 +156,8 @@ class ApiServer:
                 self._authorize(user, info)
                 await self._inject_fault(request, info)
             response = await handler(request)
+            if not request.path.startswith("/_sim/"):
+                await self._inject_fault(request, info, after_handler=True)
         except ConnectionResetFault:
             entry["code"], entry["latency_ms"] = 0, round((time.perf_counter() - start) * 1000.0, 3)
             self.sim.requests.append(entry)
@@ -286,9 +288,10 @@ class ApiServer:
             raise ApiError(403, "Forbidden", rbac.forbidden_message("", "pods", pod["metadata"].get("name"), refusal))
         return admitted
 
-    async def _inject_fault(self, request, info):
+    async def _inject_fault(self, request, info, after_handler=False):
         req = {"verb": info.verb, "group": info.group, "plural": info.plural, "namespace": info.namespace,
-               "name": info.name, "subresource": info.subresource, "dry_run": info.dry_run, "path": request.path}
+               "name": info.name, "subresource": info.subresource, "dry_run": info.dry_run, "path": request.path,
+               "after_handler": after_handler}
         rule = self.sim.faults.pick(req)
         if rule is None:
             return

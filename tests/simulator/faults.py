@@ -45,6 +45,9 @@ class FaultRule:
     drop_after_events: int = None
     drop_after_seconds: float = None
     reset: bool = False
+    # Apply the fault after the request was handled (and a write stored): a 504 or reset whose request took effect,
+    # as when kube-apiserver's request timeout fires after the storage write (k8s.io/apiserver filters/timeout.go).
+    after_handler: bool = False
     include_dry_run: bool = True
     fired: int = 0
 
@@ -76,7 +79,7 @@ class FaultRule:
                 return False
         if not self.include_dry_run and req.get("dry_run"):
             return False
-        return True
+        return bool(self.after_handler) == bool(req.get("after_handler"))
 
     @property
     def expired(self):

@@ -22,6 +22,16 @@ def test_count_fault_fails_next_n_requests(api, http):
     assert http.get(CM_PATH + "/y").status_code == 404
 
 
+def test_a_fault_after_the_handler_answers_an_error_for_a_write_that_was_stored(api, http):
+    api.faults.add(verb="create", plural="configmaps", code=504, reason="Timeout", after_handler=True, count=1,
+                   message="Timeout: request did not complete within requested timeout")
+    resp = http.post(CM_PATH, {"metadata": {"name": "late"}, "data": {}})
+    assert resp.status_code == 504 and resp.json()["reason"] == "Timeout"
+    assert http.get(CM_PATH + "/late").status_code == 200  # stored all the same
+    again = http.post(CM_PATH, {"metadata": {"name": "late"}, "data": {}})
+    assert again.status_code == 409 and again.json()["reason"] == "AlreadyExists"
+
+
 def test_reset_fault_closes_the_connection_without_an_answer(api, http):
     api.faults.add(verb="list", plural="configmaps", reset=True, count=1)
     with pytest.raises(requests.exceptions.ConnectionError):

@@ -351,8 +351,8 @@ def test_second_cluster_policy_is_ignored(lab):
 def test_cluster_policy_reconcile_failure_is_error_reconcile_failed(lab):
     nfd_instance(lab)
     lab.install("gpu-operator-certified")
-    lab.sim.faults.update({"operator_faults": {"gpu_policy_reconcile_failure": {"state": "state-driver",
-                                                                                 "message": "no matching driver image"}}})
+    failure = {"state": "state-driver", "message": "no matching driver image"}
+    lab.sim.faults.update({"operator_faults": {"gpu_policy_reconcile_failure": failure}})
     lab.create(CLUSTER_POLICY)
     cp = wait(lambda: (lab.get(NV, "ClusterPolicy", "gpu-cluster-policy").get("status") or {}).get("conditions")
               and lab.get(NV, "ClusterPolicy", "gpu-cluster-policy")["status"], what="status")

@@ -261,10 +261,35 @@ class ClusterClient:
         return {"dry_run": DRY_RUN_ALL} if self.dry_run else {}
 
     def create(self, resource, body):
+        """POST is not idempotent: a create whose answer was lost (504, reset) may have been stored. A retry that
+        then meets AlreadyExists reads the object instead of failing; a generateName create is retried only on 429
+        (the server did not process it), since a retry could create a second object."""
         if self.skip_writes:
             return copy.deepcopy(body)
-        namespace = body.get("metadata", {}).get("namespace") if resource.namespaced else None
-        return self._request("post", resource.path(namespace=namespace), body=body, **self._write_params())
+        meta = body.get("metadata", {})
+        namespace = meta.get("namespace") if resource.namespaced else None
+        path = resource.path(namespace=namespace)
+        params = dict(self._write_params(), _request_timeout=self.request_timeout)
+        sent = []
+
+        def post():
+            if sent and not meta.get("name") and api_status(sent[-1]) != 429:
+                raise sent[-1]
+            try:
+                return self.dynamic.request("post", path, body=body, serialize=False, **params)
+            except Exception as exc:  # pylint: disable=broad-except
+                sent.append(exc)
+                raise
+
+        try:
+            return _decode(self.retry.call(post))
+        except Exception as exc:  # pylint: disable=broad-except
+            retried_after_unknown_outcome = any(api_status(e) != 429 for e in sent[:-1])
+            if meta.get("name") and retried_after_unknown_outcome and api_status(exc) == 409 and api_reason(exc) == "AlreadyExists":
+                found = self.get(resource, meta["name"], namespace)
+                if found is not None:
+                    return found
+            raise
 
     def replace(self, resource, body):
         if self.skip_writes:
