@@ -136,3 +136,29 @@ def test_teardown_check_mode_then_ordered_removal_then_nothing_left_to_do(instal
     assert recap(proc.stdout)["changed"] == 0
     assert sim.count(writes_only=True, include_dry_run=True, since=mark) == 0
     assert "Nothing to delete" in proc.stdout
+
+
+def test_teardown_waits_for_finalizers_and_names_a_cr_its_stopped_operator_still_holds(installed):
+    """The operators hold their CRs with finalizers (issue 14 point 4). With the NFD operator down, the deleted
+    NodeFeatureDiscovery stays held: teardown names it and its finalizer after the grace period, before removing any
+    operator; with the operator back, teardown completes and nothing is left."""
+    sim = installed
+    client = sim.dynamic_client()
+    (instance,) = managed(client, "nfd.openshift.io/v1", "NodeFeatureDiscovery")
+    assert "nfd-finalizer" in instance["metadata"]["finalizers"]
+    sim.faults.update({"operator_faults": {"operators_stopped": ["nfd"]}})
+    mark = sim.mark()
+    proc = run_playbook(sim, "teardown.yml", "-e", "teardown_finalizer_grace_period=2", "-e", "teardown_remove_namespaces=true")
+    assert proc.returncode != 0, proc.stdout[-5000:]
+    text = proc.stdout.replace("\n", " ")
+    assert "NodeFeatureDiscovery nfd-instance is held by finalizer(s) nfd-finalizer" in text, proc.stdout[-5000:]
+    assert not [e for e in sim.requests.entries(mark) if e["verb"] == "delete" and e["plural"] == "subscriptions"]
+
+    sim.faults.update({"operator_faults": {"operators_stopped": []}})
+    proc = run_playbook(sim, "teardown.yml", "-e", "teardown_remove_namespaces=true")
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]
+    for api, kind in MANAGED_KINDS:
+        if kind != "MachineConfig":  # removed only with teardown_machineconfigs (a pool reboot)
+            assert managed(client, api, kind) == [], kind
+    existing_namespaces = [n for _ns, n in names(client, "v1", "Namespace")]
+    assert not set(OPERATOR_NAMESPACES) & set(existing_namespaces)

@@ -385,3 +385,24 @@ def test_all_four_operators_install_and_settle(kube_factory, profile):
     rv = kube.sim.store.current_resource_version
     time.sleep(0.5)
     assert kube.sim.store.current_resource_version == rv  # controllers settle: no write loops
+
+
+def test_operators_hold_their_crs_with_finalizers_that_only_a_running_operator_removes(lab):
+    """cluster-nfd-operator (nfd-finalizer) and sriov-network-operator (operatorconfig/poolconfig/netattdef
+    finalizers) take their finalizer off a deleted CR only while they run: deleted after the operator, a CR stays."""
+    nfd_instance(lab, wait_labels=False)
+    instance = wait(lambda: "nfd-finalizer" in (lab.get(NFD, "NodeFeatureDiscovery", "nfd-instance", "openshift-nfd")
+                                                 ["metadata"].get("finalizers") or []), what="finalizer added")
+    assert instance
+    lab.delete(NFD, "NodeFeatureDiscovery", "nfd-instance", "openshift-nfd")
+    wait(lambda: lab.get(NFD, "NodeFeatureDiscovery", "nfd-instance", "openshift-nfd") is None, what="deleted while running")
+
+    lab.create({"apiVersion": NFD, "kind": "NodeFeatureDiscovery", "metadata": {"name": "late", "namespace": "openshift-nfd"},
+                "spec": {"instance": "", "operand": {"servicePort": 12000}}})
+    wait(lambda: (lab.get(NFD, "NodeFeatureDiscovery", "late", "openshift-nfd")["metadata"].get("finalizers")), what="finalizer")
+    for csv in lab.list("operators.coreos.com/v1alpha1", "ClusterServiceVersion", "openshift-nfd"):
+        lab.delete("operators.coreos.com/v1alpha1", "ClusterServiceVersion", csv["metadata"]["name"], "openshift-nfd")
+    lab.delete(NFD, "NodeFeatureDiscovery", "late", "openshift-nfd")
+    time.sleep(0.5)
+    stuck = lab.get(NFD, "NodeFeatureDiscovery", "late", "openshift-nfd")
+    assert stuck["metadata"]["deletionTimestamp"] and stuck["metadata"]["finalizers"] == ["nfd-finalizer"]

@@ -12,6 +12,7 @@ observed by a client.
 from ..catalog import Catalog
 from ._base import DEFAULT_CONFIG, Runtime, config_value
 from .facts_pods import FactsPodController
+from .finalizers import finalizer_controllers
 from .gpu_operator import GpuOperatorController
 from .mco import MachineConfigController
 from .network_operator import NetworkOperatorController
@@ -70,6 +71,7 @@ def install_controllers(sim):
     operators = [NfdController(runtime), SriovController(runtime), NetworkOperatorController(runtime),
                  GpuOperatorController(runtime), NetworkController(runtime), MachineConfigController(runtime)]
     operators.extend([FactsPodController(runtime), PerftestPodController(runtime)])
+    operators.extend(finalizer_controllers(runtime))
     handle = Controllers(runtime, olm, operators)
     sim.store.subscribe(handle.dispatch)
     sim.faults.operator_faults_listeners.append(handle.resync_operators)

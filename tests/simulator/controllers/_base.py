@@ -292,6 +292,10 @@ class OperatorController:
         self.rt.enqueue((type(self).__name__,), self._reconcile_if_running, delay)
 
     def _reconcile_if_running(self):
+        # Operator fault operators_stopped: [package, ...]: the operator's pod is down (crash-looping, scaled to 0), so
+        # it reconciles nothing, finalizers included, while its CSV still says Succeeded.
+        if self.package in (self.rt.operator_faults().get("operators_stopped") or []):
+            return
         ns = self.rt.installed_namespace(self.package)
         if ns is not None:
             self.reconcile(ns)
