@@ -391,9 +391,10 @@ def test_operators_hold_their_crs_with_finalizers_that_only_a_running_operator_r
     """cluster-nfd-operator (nfd-finalizer) and sriov-network-operator (operatorconfig/poolconfig/netattdef
     finalizers) take their finalizer off a deleted CR only while they run: deleted after the operator, a CR stays."""
     nfd_instance(lab, wait_labels=False)
-    instance = wait(lambda: "nfd-finalizer" in (lab.get(NFD, "NodeFeatureDiscovery", "nfd-instance", "openshift-nfd")
-                                                 ["metadata"].get("finalizers") or []), what="finalizer added")
-    assert instance
+    def finalizers():
+        return lab.get(NFD, "NodeFeatureDiscovery", "nfd-instance", "openshift-nfd")["metadata"].get("finalizers") or []
+
+    assert wait(lambda: "nfd-finalizer" in finalizers(), what="finalizer added")
     lab.delete(NFD, "NodeFeatureDiscovery", "nfd-instance", "openshift-nfd")
     wait(lambda: lab.get(NFD, "NodeFeatureDiscovery", "nfd-instance", "openshift-nfd") is None, what="deleted while running")
 
