@@ -284,9 +284,11 @@ def main():
         snapshot = SnapshotClient(cluster)
         if params["compare"]:
             kinds = prefetch_kinds(params["operators"], params["manifests"], params["waits"], params["prune_kinds"],
-                                   sriov_states=any(w["kind"] == SRIOV_NODE_STATE[1] for w in params["waits"]))
+                                   sriov_states=True)
         else:
-            kinds = prefetch_kinds(params["operators"], [], [], [], sriov_states=False, olm_state=False)
+            # The SR-IOV node states say which interfaces, link types and VF limits the nodes have: preflight checks
+            # the NIC variables against them (when the operator already runs).
+            kinds = prefetch_kinds(params["operators"], [], [], [], sriov_states=True, olm_state=False)
         for api_version, kind, namespace, selector in kinds:
             snapshot.prefetch(api_version, kind, namespace, selector)
         info = gather(snapshot, node_names=params["nodes"], label_selectors=params["label_selectors"], kubernetes_version=False,
