@@ -391,6 +391,7 @@ def test_operators_hold_their_crs_with_finalizers_that_only_a_running_operator_r
     """cluster-nfd-operator (nfd-finalizer) and sriov-network-operator (operatorconfig/poolconfig/netattdef
     finalizers) take their finalizer off a deleted CR only while they run: deleted after the operator, a CR stays."""
     nfd_instance(lab, wait_labels=False)
+
     def finalizers():
         return lab.get(NFD, "NodeFeatureDiscovery", "nfd-instance", "openshift-nfd")["metadata"].get("finalizers") or []
 
