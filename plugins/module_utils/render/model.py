@@ -341,6 +341,24 @@ def _parse_address(field, text, errors):
         return None
 
 
+def _check_range(field, text, values, errors):
+    """One whereabouts range: a CIDR with room for pods, clear of the cluster and service networks. The network, or
+    None when it is not a CIDR at all."""
+    if "/" not in text:
+        errors.add(field, "%s is not a valid CIDR (prefix length missing)" % text)
+        return None
+    network = _parse_network(field, text, errors)
+    if network is None:
+        return None
+    if network.num_addresses < 4:
+        errors.add(field, "%s leaves no room for pod addresses" % text)
+    for cidr in values["cluster_network_cidrs"]:
+        other = _parse_network("cluster_network_cidrs", cidr, errors)
+        if other is not None and other.version == network.version and network.overlaps(other):
+            errors.add(field, "%s overlaps the cluster or service network %s" % (text, cidr))
+    return network
+
+
 def _check_ipam(values, errors):
     if values["ipam_ranges"] and not values.get("ipam_range"):
         return  # one range per rail, checked with the rails (_assign_rail_ranges)
@@ -348,18 +366,9 @@ def _check_ipam(values, errors):
         errors.add("ipam_range", "required: the whereabouts CIDR for the secondary network (for example 192.168.2.0/24)")
         return
     text = values["ipam_range"]
-    if "/" not in text:
-        errors.add("ipam_range", "%s is not a valid CIDR (prefix length missing)" % text)
-        return
-    network = _parse_network("ipam_range", text, errors)
+    network = _check_range("ipam_range", text, values, errors)
     if network is None:
         return
-    if network.num_addresses < 4:
-        errors.add("ipam_range", "%s leaves no room for pod addresses" % text)
-    for cidr in values["cluster_network_cidrs"]:
-        other = _parse_network("cluster_network_cidrs", cidr, errors)
-        if other is not None and other.version == network.version and network.overlaps(other):
-            errors.add("ipam_range", "%s overlaps the cluster or service network %s" % (text, cidr))
     bounds = {}
     for field in ("ipam_range_start", "ipam_range_end", "ipam_gateway"):
         if values.get(field):
@@ -428,18 +437,9 @@ def _assign_rail_ranges(values, errors):
             return
         ranges = []
         for text in given:
-            text = str(text)
-            network = _parse_network("ipam_ranges", text, errors) if "/" in text else None
-            if "/" not in text:
-                errors.add("ipam_ranges", "%s is not a valid CIDR (prefix length missing)" % text)
+            network = _check_range("ipam_ranges", str(text), values, errors)
             if network is None:
                 continue
-            if network.num_addresses < 4:
-                errors.add("ipam_ranges", "%s leaves no room for pod addresses" % text)
-            for cidr in values["cluster_network_cidrs"]:
-                other = _parse_network("cluster_network_cidrs", cidr, errors)
-                if other is not None and other.version == network.version and network.overlaps(other):
-                    errors.add("ipam_ranges", "%s overlaps the cluster or service network %s" % (text, cidr))
             for previous in ranges:
                 if previous.overlaps(network):
                     errors.add("ipam_ranges", "%s overlaps %s: two rails would hand out the same addresses" % (network, previous))
