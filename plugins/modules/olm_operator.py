@@ -22,7 +22,15 @@ description:
   - Creates or updates the Namespace (with the wanted labels), an OperatorGroup that fits the CSV's
     install modes, and the Subscription.
   - With O(install_plan_approval=Manual), approves exactly the InstallPlan that installs the wanted
-    CSV and never another one.
+    CSV and never another one (nor a plan that would also install another operator's CSV).
+  - Pins hold. An installed operator keeps its channel and CSV on every re-run although OLM keeps resolving
+    (catalog updates, a moved default channel); what OLM offers is returned as RV(upgrade_available). A version
+    pin is O(install_plan_approval=Manual) with O(starting_csv); O(starting_csv) with V(Automatic) approval is
+    refused before any write, because OLM would upgrade past it.
+  - Changing O(starting_csv) on an installed operator is a deliberate upgrade; it is carried out only when OLM
+    offers exactly that CSV as the next InstallPlan, and otherwise fails before any write saying what OLM offers.
+  - Fails before any write when another Subscription in the namespace uses the other approval mode (OLM plans
+    all Subscriptions of a namespace together).
   - Waits, following a watch rather than polling, until the ClusterServiceVersion is C(Succeeded).
     A CSV that stays C(Failed) longer than O(failure_grace_period) fails the task with OLM's reason and message.
   - With O(state=absent), removes the Subscription and the CSV and, on request, the OperatorGroup,
@@ -49,12 +57,13 @@ options:
     default: present
   channel:
     description:
-      - Subscription channel. Defaults to the package's C(status.defaultChannel).
+      - Subscription channel. Defaults to the channel of the existing Subscription, or for a first install to the
+        package's C(status.defaultChannel).
     type: str
   starting_csv:
     description:
-      - Pin the operator to this CSV name (C(spec.startingCSV)). Without it the wanted CSV is the
-        channel's current CSV.
+      - Pin the operator to this CSV name (C(spec.startingCSV)); needs O(install_plan_approval=Manual). Without it a
+        first install takes the channel's current CSV and an installed operator keeps its installed CSV.
     type: str
   source:
     description:
@@ -233,6 +242,28 @@ install_plan:
   description: Name of the InstallPlan this module found for the wanted CSV (Manual approval only).
   returned: when state is present
   type: str
+installed_csv:
+  description: The CSV installed when the task ended (C(status.installedCSV) of the Subscription).
+  returned: when state is present
+  type: str
+  sample: gpu-operator-certified.v25.3.1
+channel_head:
+  description: The current CSV of the channel in the catalog.
+  returned: when state is present
+  type: str
+  sample: gpu-operator-certified.v25.3.4
+default_channel:
+  description: The package's default channel in the catalog now.
+  returned: when state is present
+  type: str
+  sample: v25.3
+upgrade_available:
+  description:
+    - A newer CSV than the wanted one that OLM offers (a pending InstallPlan) or that heads the channel; null when
+      none. Nothing is approved for it; set O(starting_csv) to it to upgrade.
+  returned: when state is present
+  type: str
+  sample: gpu-operator-certified.v25.3.4
 timeline:
   description: CSV phase history, oldest first, from the CSV conditions and from what the wait observed.
   returned: always

@@ -218,6 +218,27 @@ nic_cluster_policies:
   returned: always
   type: list
   elements: dict
+operator_versions:
+  description:
+    - Per operator (when O(compare) is on), the channel, the CSV a converge keeps or installs (C(csv)), the installed
+      CSV, the channel's head, the package's default channel and the upgrade OLM offers (C(upgrade_available), null
+      when none). An available upgrade is not a difference; see M(gpudirect.openshift.olm_operator).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"package": "gpu-operator-certified", "namespace": "nvidia-gpu-operator", "channel": "v25.3",
+            "default_channel": "v25.10", "csv": "gpu-operator-certified.v25.3.1",
+            "installed_csv": "gpu-operator-certified.v25.3.1", "channel_head": "gpu-operator-certified.v25.3.4",
+            "upgrade_available": "gpu-operator-certified.v25.3.4"}]
+operator_problems:
+  description:
+    - Why an operator's options cannot be honoured, known before any write (a version pin with Automatic approval;
+      two approval modes in one namespace, counting O(operators) and the Subscriptions already there). The same
+      checks M(gpudirect.openshift.olm_operator) makes before it writes.
+  returned: always
+  type: list
+  elements: str
+  sample: ["gpu-operator-certified: starting_csv=gpu-operator-certified.v25.3.1 with install_plan_approval=Automatic does not pin the version"]
 """
 
 import copy
@@ -242,6 +263,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm im
     OPERATOR_OPTIONS,
     PACKAGE_MANIFEST,
     SUBSCRIPTION,
+    operator_problems,
+    planned_subscription,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import SnapshotClient
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS
@@ -276,6 +299,14 @@ def trimmed_package(manifest):
     }
 
 
+def problems_of(operators, subscriptions):
+    """operator_problems: each operator against the Subscriptions there and the other planned operators."""
+    planned = [planned_subscription(o) for o in operators]
+    keys = set((p["metadata"]["namespace"], p["metadata"]["name"]) for p in planned)
+    others = [s for s in subscriptions if (s["metadata"].get("namespace"), s["metadata"]["name"]) not in keys]
+    return ["%s: %s" % (o["package"], p) for o in operators for p in operator_problems(o, others + planned)]
+
+
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
@@ -294,9 +325,10 @@ def main():
         info = gather(snapshot, node_names=params["nodes"], label_selectors=params["label_selectors"], kubernetes_version=False,
                       sriov_states=any(k[1] == SRIOV_NODE_STATE[1] for k in kinds))
         differences = None
+        versions = []
         if params["compare"]:
             differences = compare(snapshot, params["operators"], params["manifests"], params["waits"],
-                                  params["prune_kinds"], params["prune_label_selector"])
+                                  params["prune_kinds"], params["prune_label_selector"], versions=versions)
     except (ConditionError, ValueError) as exc:
         module.fail_json(msg="Invalid input: %s" % exc)
     except (CoreException, ClusterError) as exc:
@@ -318,6 +350,8 @@ def main():
         operator_groups=snapshot.items(*OPERATOR_GROUP),
         subscriptions=snapshot.items(*SUBSCRIPTION),
         nic_cluster_policies=snapshot.items(*NIC_CLUSTER_POLICY),
+        operator_versions=versions,
+        operator_problems=problems_of(params["operators"], snapshot.items(*SUBSCRIPTION)),
     )
 
 

@@ -431,6 +431,16 @@ class ApiServer:
             if request.method == "DELETE":
                 self.sim.faults.clear()
                 return _json(self.sim.faults.snapshot())
+        if path == "/_sim/catalog" and request.method == "POST":
+            body = await self._read_body(request) or {}
+            controllers = getattr(self.sim, "controllers", None)
+            if controllers is None:
+                raise bad_request("this simulated cluster runs without operators (no catalog)")
+            try:
+                controllers.update_catalog(body.get("publish") or [], body.get("default_channels") or {})
+            except (KeyError, TypeError, ValueError) as exc:
+                raise bad_request("catalog update refused: %s" % exc) from None
+            return _json({"updated": True})
         if path == "/_sim/info" and request.method == "GET":
             return _json({"url": self.sim.url, "resourceVersion": self.store.current_resource_version,
                           "config": self.sim.config})

@@ -198,6 +198,33 @@ class Catalog:
     def packages_in(self, source):
         return {k: v for k, v in self.packages.items() if v["catalog"] == source}
 
+    def publish(self, package, channel, csv_name):
+        """A new bundle becomes the head of ``channel`` (created when new), as a catalog image update brings it.
+
+        Real catalogs are polled (CatalogSource spec.updateStrategy.registryPoll) and OLM re-resolves every
+        namespace afterwards; the caller (SimulatedCluster.update_catalog) does both.
+        """
+        pkg = self._known(package)
+        if self.package_of_csv(csv_name) not in (None, package):
+            raise ValueError("CSV %s belongs to another package" % csv_name)
+        entries = pkg["channels"].setdefault(channel, [])
+        if csv_name in entries:
+            entries.remove(csv_name)
+        entries.append(csv_name)
+
+    def set_default_channel(self, package, channel):
+        """The package's default channel moves (gpu-operator's did at each major release)."""
+        pkg = self._known(package)
+        if channel not in pkg["channels"]:
+            raise ValueError("package %s has no channel %s (channels: %s)" % (package, channel, ", ".join(sorted(pkg["channels"]))))
+        pkg["defaultChannel"] = channel
+
+    def _known(self, package):
+        pkg = self.packages.get(package)
+        if pkg is None:
+            raise ValueError("no package %s in the catalog" % package)
+        return pkg
+
     def package_of_csv(self, csv_name):
         for name, pkg in self.packages.items():
             for entries in pkg["channels"].values():

@@ -374,5 +374,9 @@ class SimulatedCluster:
     def type(self, api_version, kind):
         return self.store.find_kind(api_version, kind)
 
+    def update_catalog(self, publish=(), default_channels=None):
+        """Publish bundles and move default channels at run time (see Controllers.update_catalog)."""
+        return self.call(self.controllers.update_catalog, list(publish or ()), dict(default_channels or {}))
+
     def set_served(self, group, plural, served=True):
         self.store.set_served(group, plural, served)

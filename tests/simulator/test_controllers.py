@@ -410,3 +410,108 @@ def test_synthetic_cluster_end_to_end(kube_factory):
          == "ready", timeout=20, what="ClusterPolicy ready")
     workers = kube.list("v1", "Node", label_selector="node-role.kubernetes.io/worker")
     assert {n["status"]["allocatable"].get("nvidia.com/gpu") for n in workers} == {"4"}
+
+
+# --------------------------------------------------------------------------------------------- OLM keeps resolving
+
+def _sub_status(kube, ns, name):
+    return (kube.get(V1A1, "Subscription", name, ns) or {}).get("status") or {}
+
+
+def test_automatic_approval_upgrades_past_the_starting_csv(kube):
+    """resolver.go: once a CSV is installed, bundles that replace or skip it are candidates; Automatic installs
+    the plan at once and the old CSV goes Replacing, Deleting and away (olm/operator.go)."""
+    ns = "nvidia-gpu-operator"
+    kube.namespace(ns)
+    kube.operator_group(ns)
+    kube.subscribe("gpu-operator-certified", ns, channel="v25.3", starting_csv="gpu-operator-certified.v25.3.1")
+    head = "gpu-operator-certified.v25.3.4"
+    wait(lambda: kube.csv_phase(ns, head) == "Succeeded", what="the channel head installed after the starting CSV")
+    status = wait(lambda: _sub_status(kube, ns, "gpu-operator-certified").get("installedCSV") == head
+                  and _sub_status(kube, ns, "gpu-operator-certified"), what="installedCSV follows")
+    assert status["state"] == "AtLatestKnown" and status["currentCSV"] == head
+    assert kube.get(V1A1, "ClusterServiceVersion", head, ns)["spec"]["replaces"] == "gpu-operator-certified.v25.3.1"
+    wait(lambda: kube.get(V1A1, "ClusterServiceVersion", "gpu-operator-certified.v25.3.1", ns) is None,
+         what="the replaced CSV deleted")
+    plans = kube.list(V1A1, "InstallPlan", ns)
+    assert sorted(p["spec"]["clusterServiceVersionNames"][0] for p in plans) == ["gpu-operator-certified.v25.3.1", head]
+
+
+def test_manual_approval_leaves_the_upgrade_pending(kube):
+    ns = "nvidia-gpu-operator"
+    kube.namespace(ns)
+    kube.operator_group(ns)
+    pinned = "gpu-operator-certified.v25.3.1"
+    kube.subscribe("gpu-operator-certified", ns, channel="v25.3", approval="Manual", starting_csv=pinned)
+    first = wait(lambda: _sub_status(kube, ns, "gpu-operator-certified").get("installPlanRef"), what="first plan")["name"]
+    kube.patch(V1A1, "InstallPlan", first, {"spec": {"approved": True}}, ns)
+    wait(lambda: kube.csv_phase(ns, pinned) == "Succeeded", what="pinned CSV")
+    status = wait(lambda: _sub_status(kube, ns, "gpu-operator-certified").get("installPlanRef", {}).get("name") != first
+                  and _sub_status(kube, ns, "gpu-operator-certified"), what="the upgrade plan")
+    assert status["state"] == "UpgradePending" and status["installedCSV"] == pinned
+    assert status["currentCSV"] == "gpu-operator-certified.v25.3.4"
+    plan = kube.get(V1A1, "InstallPlan", status["installPlanRef"]["name"], ns)
+    assert plan["spec"]["approved"] is False and plan["status"]["phase"] == "RequiresApproval"
+    assert plan["spec"]["generation"] == 2
+    time.sleep(0.3)
+    assert kube.csv_phase(ns, pinned) == "Succeeded"
+    assert kube.get(V1A1, "ClusterServiceVersion", "gpu-operator-certified.v25.3.4", ns) is None
+
+
+def test_a_published_bundle_and_a_moved_default_channel_are_resolved(kube):
+    """A catalog update (registryPoll) changes the PackageManifest and OLM re-resolves: an empty spec.channel
+    follows the default channel of the moment."""
+    ns = "openshift-nfd"
+    kube.install("nfd", ns)
+    head = PACKAGES["nfd"]["channels"]["stable"][-1]
+    assert _sub_status(kube, ns, "nfd")["installedCSV"] == head
+    newer = "nfd.4.20.0-202512010000"
+    kube.sim.update_catalog(publish=[{"package": "nfd", "channel": "stable", "csv": newer}])
+    pm = kube.get("packages.operators.coreos.com/v1", "PackageManifest", "nfd", "openshift-marketplace")
+    assert next(c for c in pm["status"]["channels"] if c["name"] == "stable")["currentCSV"] == newer
+    wait(lambda: kube.csv_phase(ns, newer) == "Succeeded", what="the published bundle installed")
+
+    gpu_ns = "nvidia-gpu-operator"
+    kube.namespace(gpu_ns)
+    kube.operator_group(gpu_ns)
+    kube.subscribe("gpu-operator-certified", gpu_ns, approval="Manual", channel=False)  # no channel: today's default
+    first = wait(lambda: _sub_status(kube, gpu_ns, "gpu-operator-certified").get("installPlanRef"), what="plan")["name"]
+    kube.patch(V1A1, "InstallPlan", first, {"spec": {"approved": True}}, gpu_ns)
+    wait(lambda: kube.csv_phase(gpu_ns, "gpu-operator-certified.v25.3.4") == "Succeeded", what="default channel head")
+    time.sleep(0.3)
+    assert _sub_status(kube, gpu_ns, "gpu-operator-certified")["state"] == "AtLatestKnown"
+    kube.sim.update_catalog(publish=[{"package": "gpu-operator-certified", "channel": "v25.10",
+                                      "csv": "gpu-operator-certified.v25.10.0"}],
+                            default_channels={"gpu-operator-certified": "v25.10"})
+    status = wait(lambda: _sub_status(kube, gpu_ns, "gpu-operator-certified").get("state") == "UpgradePending"
+                  and _sub_status(kube, gpu_ns, "gpu-operator-certified"), what="upgrade offered on the new default")
+    assert status["currentCSV"] == "gpu-operator-certified.v25.10.0"
+    assert status["installedCSV"] == "gpu-operator-certified.v25.3.4"
+
+
+def test_any_manual_subscription_makes_the_namespace_plans_manual(kube):
+    """catalog/operator.go syncResolvingNamespace: one Manual Subscription makes every plan of the namespace Manual."""
+    ns = "shared-operators"
+    kube.namespace(ns)
+    kube.operator_group(ns)
+    kube.subscribe("nvidia-network-operator", ns, approval="Manual")
+    wait(lambda: _sub_status(kube, ns, "nvidia-network-operator").get("installPlanRef"), what="manual plan")
+    kube.subscribe("gpu-operator-certified", ns, approval="Automatic")
+    ref = wait(lambda: _sub_status(kube, ns, "gpu-operator-certified").get("installPlanRef"), what="second plan")
+    plan = kube.get(V1A1, "InstallPlan", ref["name"], ns)
+    assert plan["spec"]["approval"] == "Manual" and plan["spec"]["approved"] is False
+
+
+def test_catalog_update_over_http(kube):
+    """The control endpoint the CLI and other processes use: a bad update is a 400, a good one shows at once."""
+    from simulator.conftest import Http
+
+    http = Http(kube.sim)
+    bad = http.post("/_sim/catalog", {"default_channels": {"nfd": "nope"}})
+    assert bad.status_code == 400 and "no channel nope" in bad.text
+    good = http.post("/_sim/catalog", {"publish": [{"package": "nfd", "channel": "fast", "csv": "nfd.4.21.0-202601010000"}],
+                                       "default_channels": {"nfd": "fast"}})
+    assert good.status_code == 200
+    pm = kube.get("packages.operators.coreos.com/v1", "PackageManifest", "nfd", "openshift-marketplace")
+    assert pm["status"]["defaultChannel"] == "fast"
+    assert next(c for c in pm["status"]["channels"] if c["name"] == "fast")["currentCSV"] == "nfd.4.21.0-202601010000"

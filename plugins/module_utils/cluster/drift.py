@@ -75,7 +75,10 @@ def prefetch_kinds(operators, manifests, waits, prune_kinds, sriov_states, olm_s
     return kinds
 
 
-def _operator_differences(snapshot, entry):
+VERSION_KEYS = ("package", "namespace", "channel", "default_channel", "csv", "installed_csv", "channel_head", "upgrade_available")
+
+
+def _operator_differences(snapshot, entry, versions=None):
     params = operator_params(entry)
     installer = OperatorInstaller(snapshot, params, check_mode=True)
     where = "operator %s in %s" % (params["package"], params["namespace"])
@@ -83,6 +86,8 @@ def _operator_differences(snapshot, entry):
         result = installer.run()
     except ClusterError as exc:
         return ["%s: %s" % (where, exc)]
+    if versions is not None:
+        versions.append(dict((k, result.get(k)) for k in VERSION_KEYS))
     differences = []
     passive = {"create": "created", "update": "updated", "approve": "approved", "delete": "deleted"}
     for obj in result.get("objects") or []:
@@ -140,12 +145,16 @@ def _wait_difference(snapshot, wait, option):
     return "%s: not ready%s" % (title, " (%s)" % detail if detail else "")
 
 
-def compare(snapshot, operators=(), manifests=(), waits=(), prune_kinds=(), prune_label_selector=None):
-    """Every way the cluster differs from the plan, as sentences, in the order a converge meets them."""
+def compare(snapshot, operators=(), manifests=(), waits=(), prune_kinds=(), prune_label_selector=None, versions=None):
+    """Every way the cluster differs from the plan, as sentences, in the order a converge meets them.
+
+    ``versions``, a list, receives each operator's channel and CSVs (wanted, installed, channel head, upgrade OLM
+    offers); an available upgrade is information, not a difference.
+    """
     prune_kinds = [parse_kind(k) if isinstance(k, str) else tuple(k) for k in prune_kinds]
     differences = []
     for entry in operators:
-        differences.extend(_operator_differences(snapshot, entry))
+        differences.extend(_operator_differences(snapshot, entry, versions))
     differences.extend(_manifest_differences(snapshot, list(manifests), prune_kinds, prune_label_selector))
     for index, wait in enumerate(waits):
         text = _wait_difference(snapshot, wait, "waits[%d]." % index)

@@ -281,6 +281,73 @@ def subscription_summary(subscription):
     return ", ".join(parts)
 
 
+def _approval(spec_or_params, key):
+    return (spec_or_params or {}).get(key) or "Automatic"
+
+
+def pin_problem(params):
+    """Why ``starting_csv`` with Automatic approval cannot hold a version, or None.
+
+    OLM's resolver replaces an installed CSV with any bundle of the channel that replaces or skips it
+    (operator-lifecycle-manager, pkg/controller/registry/resolver/resolver.go, getSubscriptionVariables), and
+    Automatic approval installs that plan at once: startingCSV only chooses the first install.
+    """
+    if params.get("starting_csv") and _approval(params, "install_plan_approval") == "Automatic":
+        return ("starting_csv=%s with install_plan_approval=Automatic does not pin the version: OLM installs %s and then "
+                "upgrades along the channel without asking. Set install_plan_approval to Manual to pin it (the collection "
+                "then approves exactly that CSV), or leave starting_csv empty to follow the channel." % (
+                    params["starting_csv"], params["starting_csv"]))
+    return None
+
+
+def approval_problem(params, subscriptions):
+    """Why the namespace's other Subscriptions make this one's approval mode impossible, or None.
+
+    ``subscriptions`` are Subscription objects (existing ones and, for preflight, the planned ones). OLM makes
+    every InstallPlan of a namespace Manual once any Subscription in it is Manual, and one plan can carry the
+    CSVs of several Subscriptions (operator-lifecycle-manager, pkg/controller/operators/catalog/operator.go,
+    syncResolvingNamespace).
+    """
+    namespace = params["namespace"]
+    own = params.get("subscription_name") or params["package"]
+    mine = _approval(params, "install_plan_approval")
+    others = sorted(set("%s (%s)" % (s["metadata"]["name"], _approval(s.get("spec"), "installPlanApproval"))
+                        for s in subscriptions
+                        if s["metadata"].get("namespace") == namespace and s["metadata"]["name"] != own
+                        and _approval(s.get("spec"), "installPlanApproval") != mine))
+    if not others:
+        return None
+    return ("namespace %s also holds Subscription %s, while %s asks for install_plan_approval=%s. OLM makes every "
+            "InstallPlan of a namespace Manual as soon as one Subscription there is Manual, and one plan can install "
+            "several operators: an Automatic operator would wait forever, and approving a plan could upgrade the other "
+            "operator. Install %s into its own namespace, or give both the same approval." % (
+                namespace, ", ".join(others), own, mine, params["package"]))
+
+
+def operator_problems(params, subscriptions):
+    """Every reason, known before any write, why the operator's options cannot be honoured."""
+    return [p for p in (pin_problem(params), approval_problem(params, subscriptions)) if p]
+
+
+def planned_subscription(params):
+    """The identity and approval of the Subscription the options describe (for approval_problem)."""
+    return {"metadata": {"namespace": params["namespace"], "name": params.get("subscription_name") or params["package"]},
+            "spec": {"installPlanApproval": _approval(params, "install_plan_approval")}}
+
+
+def upgrade_offer(subscription):
+    """(CSV, InstallPlan name) OLM offers beyond the installed CSV, from the Subscription status, or (None, None).
+
+    While an upgrade waits, the status reads state UpgradePending with currentCSV the new CSV and installedCSV
+    the old one (operator-lifecycle-manager, pkg/controller/operators/catalog/operator.go).
+    """
+    status = (subscription or {}).get("status") or {}
+    current, installed = status.get("currentCSV"), status.get("installedCSV")
+    if status.get("state") == "UpgradePending" and current and installed and current != installed:
+        return current, (status.get("installPlanRef") or {}).get("name")
+    return None, None
+
+
 # -- the installer -----------------------------------------------------------------------------
 
 
@@ -464,9 +531,9 @@ class OperatorInstaller:
             spec["config"] = self.params["subscription_config"]
         return spec
 
-    def ensure_subscription(self, desired_spec, namespace_exists):
+    def ensure_subscription(self, desired_spec, namespace_exists, existing):
         resource = self._res(SUBSCRIPTION)
-        existing = self.cluster.get(resource, self.subscription_name, self.namespace) if namespace_exists else None
+        existing = existing if namespace_exists else None
         if existing is None:
             body = {"apiVersion": SUBSCRIPTION[0], "kind": "Subscription",
                     "metadata": {"name": self.subscription_name, "namespace": self.namespace,
@@ -515,9 +582,15 @@ class OperatorInstaller:
         self.result["install_plan"] = name
 
         def mutate(obj):
-            # Re-checked on every attempt: approve only while the plan still installs the wanted CSV.
+            # Re-checked on every attempt: approve only while the plan installs the wanted CSV and nothing else.
             if wanted_csv not in plan_csvs(obj):
                 raise self.fail("InstallPlan %s no longer lists %s; not approving it" % (name, wanted_csv))
+            others = [c for c in plan_csvs(obj) if c != wanted_csv]
+            if others:
+                raise self.fail("InstallPlan %s would install %s together with %s (OLM plans a namespace's Subscriptions "
+                                "together); approving it would change another operator, so it was left unapproved. Approve "
+                                "it yourself once you want all of them, or install the operators into separate namespaces."
+                                % (name, wanted_csv, ", ".join(others)))
             if (obj.get("spec") or {}).get("approved"):
                 return False
             obj["spec"]["approved"] = True
@@ -557,21 +630,91 @@ class OperatorInstaller:
         self.timeline = merge_timeline((csv.get("status") or {}).get("conditions"), progress.observed)
         return csv
 
-    def present(self):
-        manifest = self.package_manifest()
-        channel_entry, channel = resolve_channel(manifest, self.params.get("channel"))
-        install_modes = (channel_entry.get("currentCSVDesc") or {}).get("installModes") or []
-        wanted_csv = self.params.get("starting_csv") or channel_entry.get("currentCSV")
-        if not wanted_csv:
+    def existing_subscriptions(self):
+        """The Subscriptions of the namespace (one list request; empty when the namespace does not exist)."""
+        items, _rv = self.cluster.list(self._res(SUBSCRIPTION), self.namespace)
+        return items
+
+    def wanted_csv(self, channel_entry, channel, existing):
+        """The CSV this run installs or keeps.
+
+        A pin (starting_csv) is what the user asked for. Without one, an installed operator keeps its CSV: a
+        catalog update or a moved default channel must not turn a routine re-run into an upgrade. Under
+        Automatic approval OLM upgrades by itself, so the CSV it is moving to (currentCSV) is the one to wait for.
+        """
+        if self.params.get("starting_csv"):
+            return self.params["starting_csv"]
+        status = (existing or {}).get("status") or {}
+        if status.get("installedCSV"):
+            if _approval(self.params, "install_plan_approval") == "Automatic":
+                return status.get("currentCSV") or status["installedCSV"]
+            return status["installedCSV"]
+        wanted = channel_entry.get("currentCSV")
+        if not wanted:
             raise self.fail("Channel %s of package %s names no current CSV" % (channel, self.package))
-        self.result.update({"channel": channel, "csv": wanted_csv, "install_plan": None})
+        return wanted
+
+    def check_pin_change(self, existing, wanted_csv):
+        """A changed pin on an installed operator is an upgrade OLM must offer: fail before any write when it does not.
+
+        OLM moves an installed operator only along the channel's replaces/skipRange edges, one InstallPlan at a
+        time; a new startingCSV on an existing Subscription is ignored (resolver.go uses it for the first install
+        only). So the new pin is reachable exactly when the pending upgrade plan installs it.
+        """
+        status = (existing or {}).get("status") or {}
+        installed = status.get("installedCSV")
+        if not installed or installed == wanted_csv:
+            return
+        if self.cluster.get(self._res(CSV), wanted_csv, self.namespace) is not None:
+            return
+        offered, plan = upgrade_offer(existing)
+        if offered == wanted_csv:
+            return
+        channel = (existing.get("spec") or {}).get("channel") or "the default channel"
+        raise self.fail(
+            "starting_csv is %s but %s is installed, and OLM %s. OLM only moves an installed operator along its "
+            "channel (%s), one InstallPlan at a time, so approving cannot reach %s. Set starting_csv to the CSV OLM "
+            "offers%s, or reinstall at %s (remove the Subscription and CSV %s; the operator's custom resources stay) "
+            "and run again. Nothing was changed." % (
+                wanted_csv, installed,
+                "offers %s (InstallPlan %s)" % (offered, plan) if offered else "offers no upgrade (state %s)" % (status.get("state") or "unset"),
+                channel, wanted_csv, " (%s)" % offered if offered else "", wanted_csv, installed),
+            csv=wanted_csv, installed_csv=installed, upgrade_available=offered)
+
+    def present(self):
+        problem = pin_problem(self.params)
+        if problem:
+            raise self.fail(problem)
+        manifest = self.package_manifest()
+        subscriptions = self.existing_subscriptions()
+        problem = approval_problem(self.params, subscriptions)
+        if problem:
+            raise self.fail(problem)
+        existing = next((s for s in subscriptions if s["metadata"]["name"] == self.subscription_name), None)
+        # An installed operator stays on its channel unless one is asked for: the package's default moves.
+        kept_channel = ((existing or {}).get("spec") or {}).get("channel")
+        channel_entry, channel = resolve_channel(manifest, self.params.get("channel") or kept_channel)
+        default_channel = (manifest.get("status") or {}).get("defaultChannel")
+        if not self.params.get("channel") and kept_channel and default_channel and kept_channel != default_channel:
+            self.warn("The default channel of %s is now %s; the Subscription stays on %s. Set the channel to move." % (
+                self.package, default_channel, kept_channel))
+        install_modes = (channel_entry.get("currentCSVDesc") or {}).get("installModes") or []
+        wanted_csv = self.wanted_csv(channel_entry, channel, existing)
+        self.check_pin_change(existing, wanted_csv)
+        offered, _plan = upgrade_offer(existing)
+        installed = ((existing or {}).get("status") or {}).get("installedCSV")
+        self.result.update({"channel": channel, "csv": wanted_csv, "install_plan": None, "installed_csv": installed,
+                            "channel_head": channel_entry.get("currentCSV"), "default_channel": default_channel,
+                            "upgrade_available": offered if offered and offered != wanted_csv else None})
+        if self.result["upgrade_available"] is None and installed == wanted_csv and channel_entry.get("currentCSV") not in (None, wanted_csv):
+            self.result["upgrade_available"] = channel_entry["currentCSV"]
         if wanted_csv == channel_entry.get("currentCSV"):
             self.result["version"] = (channel_entry.get("currentCSVDesc") or {}).get("version")
 
         namespace_exists = self.ensure_namespace()
         self.ensure_operator_group(install_modes, namespace_exists)
         desired = self.desired_subscription_spec(manifest, channel)
-        self.ensure_subscription(desired, namespace_exists)
+        self.ensure_subscription(desired, namespace_exists, existing)
 
         csv_resource = self._res(CSV)
         current = self.cluster.get(csv_resource, wanted_csv, self.namespace) if namespace_exists else None
@@ -586,6 +729,7 @@ class OperatorInstaller:
             if desired["installPlanApproval"] == "Manual":
                 self.approve_install_plan(wanted_csv)
             current = self.wait_for_csv(wanted_csv)
+            self.result["installed_csv"] = wanted_csv
         else:
             self.timeline = merge_timeline((current.get("status") or {}).get("conditions"), [])
         return self.finish(phase=csv_phase(current), timeline=self.timeline, version=self._version(current), diff=self.changes.diffs)

@@ -20,7 +20,7 @@ from .networks import NetworkController
 from .nfd import NfdController
 from .olm import OlmController
 from .perftest_pods import PerftestPodController
-from .seed import seed_cluster
+from .seed import seed_cluster, sync_package_manifests
 from .sriov import SriovController
 from .types import CrdServing, register_types
 
@@ -42,6 +42,17 @@ class Controllers:
         for op in self.operators:
             if hasattr(op, "resync"):
                 op.resync()
+
+    def update_catalog(self, publish=(), default_channels=None):
+        """A catalog update as a polled CatalogSource brings it (spec.updateStrategy.registryPoll): bundles published
+        at channel heads ({"package", "channel", "csv"}) and default channels moved ({package: channel}); the
+        package server shows the new content and OLM re-resolves every namespace. Runs on the server loop."""
+        for entry in publish or ():
+            self.catalog.publish(entry["package"], entry["channel"], entry["csv"])
+        for package, channel in (default_channels or {}).items():
+            self.catalog.set_default_channel(package, channel)
+        sync_package_manifests(self.runtime)
+        self.olm.resync()
 
     def dispatch(self, etype, rtype, obj):
         self.olm.on_event(etype, rtype, obj)

@@ -13,6 +13,7 @@ Behaviour follows OLM as an OpenShift cluster shows it (see docs/hardware-profil
 """
 
 import json
+import re
 
 from ..catalog import csv_version
 from ._base import OLM_GROUP, now, pod_hash, rand_suffix
@@ -92,6 +93,9 @@ class OlmController:
         elif rtype.plural == CSV:
             if etype == "ADDED":
                 self.rt.enqueue(("csv", ns, name), lambda: self.sync_csv(ns, name), self.rt.cfg("olm_step_seconds"))
+            replaced = (obj.get("spec") or {}).get("replaces")
+            if replaced and etype != "DELETED":
+                self.rt.enqueue(("csv", ns, replaced), lambda: self.sync_csv(ns, replaced), self.rt.cfg("olm_step_seconds"))
             self._subscriptions_follow(ns)
         elif rtype.plural == OG:
             if etype != "DELETED":
@@ -167,6 +171,7 @@ class OlmController:
         ref = status.get("installPlanRef")
         if ref:
             self._refresh_subscription(sub, status, ref)
+            self._resolve_upgrade(ns, name)
             return
         try:
             package, pkg, _channel, csv_name = self.resolve(sub)
@@ -186,8 +191,19 @@ class OlmController:
             # Test control: resolution in this namespace has not finished yet (a slow catalog, a busy catalog
             # operator), so no InstallPlan exists; lifting the hold resyncs and resolution goes on.
             return
-        approval = (sub.get("spec") or {}).get("installPlanApproval") or "Automatic"
-        generation = len(self.rt.list(OLM_GROUP, IP, ns)) + 1
+        self._create_plan(sub, status, package, pkg, csv_name, healthy)
+
+    def _namespace_approval(self, ns):
+        """Manual when any Subscription of the namespace is Manual: OLM plans a namespace at once
+        (operator-lifecycle-manager, pkg/controller/operators/catalog/operator.go, syncResolvingNamespace)."""
+        subs = self.rt.list(OLM_GROUP, SUB, ns)
+        manual = any((s.get("spec") or {}).get("installPlanApproval") == "Manual" for s in subs)
+        return "Manual" if manual else "Automatic"
+
+    def _create_plan(self, sub, status, package, pkg, csv_name, healthy):
+        ns, name = sub["metadata"]["namespace"], sub["metadata"]["name"]
+        approval = self._namespace_approval(ns)
+        generation = max([(p.get("spec") or {}).get("generation") or 0 for p in self.rt.list(OLM_GROUP, IP, ns)] + [0]) + 1
         plan_name = "install-" + rand_suffix(rng=self.rt.rng)
         ip = self.rt.create(OLM_GROUP, IP, {
             "metadata": {
@@ -228,6 +244,31 @@ class OlmController:
             "conditions": conditions,
         })
         self.rt.set_status(OLM_GROUP, SUB, ns, name, status)
+
+    def _resolve_upgrade(self, ns, name):
+        """An installed Subscription keeps being resolved: a bundle of its channel that replaces the installed CSV
+        or whose skipRange covers its version becomes the next InstallPlan, the channel head first
+        (operator-lifecycle-manager, pkg/controller/registry/resolver/resolver.go, getSubscriptionVariables). An
+        empty spec.channel means the package's default channel at the time of each resolution."""
+        sub = self.rt.get(OLM_GROUP, SUB, ns, name)
+        if sub is None or sub["metadata"].get("deletionTimestamp"):
+            return
+        status = dict(sub.get("status") or {})
+        installed = status.get("installedCSV")
+        if status.get("state") != "AtLatestKnown" or not installed or self.rt.get(OLM_GROUP, CSV, ns, installed) is None:
+            return
+        if ns in (self.rt.operator_faults().get("olm_resolution_hold") or ()):
+            return
+        spec = sub.get("spec") or {}
+        package = spec.get("name") or ""
+        pkg = self.rt.catalog.package(package)
+        if pkg is None or pkg["catalog"] != spec.get("source"):
+            return
+        entries = pkg["channels"].get(spec.get("channel") or pkg["defaultChannel"]) or []
+        target = upgrade_target(entries, installed)
+        if target is None or self.rt.get(OLM_GROUP, CSV, ns, target) is not None:
+            return
+        self._create_plan(sub, status, package, pkg, target, self._catalog_health())
 
     def _plan_steps(self, package, pkg, csv_name):
         steps = [{"resolving": csv_name, "status": "Unknown",
@@ -344,7 +385,15 @@ class OlmController:
             "install": {"strategy": "deployment", "spec": {"deployments": [
                 {"name": pkg["deployment"], "spec": _deployment_spec(pkg)}]}},
         }
-        if idx > 0:
+        # An upgrade's CSV replaces the CSV installed now, whatever the bundle says (resolver.go sets Replaces to
+        # the current CSV; steps.go writes it into spec.replaces); a first install keeps the bundle's own edge.
+        label = pkg_label(package, ns)
+        current = next((c["metadata"]["name"] for c in self.rt.list(OLM_GROUP, CSV, ns)
+                        if label in (c["metadata"].get("labels") or {}) and c["metadata"]["name"] != csv_name
+                        and (c.get("status") or {}).get("phase") not in ("Replacing", "Deleting")), None)
+        if current:
+            spec["replaces"] = current
+        elif idx > 0:
             spec["replaces"] = channel_entries[idx - 1]
         self.rt.create(OLM_GROUP, CSV, {
             "metadata": {
@@ -419,6 +468,8 @@ class OlmController:
             def annotate(o):
                 o["metadata"].setdefault("annotations", {}).update(wanted)
             csv = self.rt.mutate(OLM_GROUP, CSV, ns, name, annotate)
+        if self._replaced(csv, phase):
+            return
         error = install_mode_error(pkg["installModes"], ns, targets)
         if error:
             self._set_phase(csv, "Failed", "UnsupportedOperatorGroup", error)
@@ -450,6 +501,25 @@ class OlmController:
             if self.rt.cfg("crds_served_at") == "csv_succeeded":
                 self.crds.set_groups(pkg["ownedGroups"], True)
             self._subscriptions_follow(ns)
+
+    def _replaced(self, csv, phase):
+        """A CSV that a newer CSV in its namespace replaces goes Replacing, then, once the new one succeeded,
+        Deleting and is removed (operator-lifecycle-manager, pkg/controller/operators/olm/operator.go,
+        checkReplacementsAndUpdateStatus and the Replacing/Deleting phases). True when it is being replaced."""
+        ns, name = csv["metadata"]["namespace"], csv["metadata"]["name"]
+        successor = next((c for c in self.rt.list(OLM_GROUP, CSV, ns)
+                          if (c.get("spec") or {}).get("replaces") == name), None)
+        if successor is None:
+            return False
+        if phase == "Deleting":
+            self.rt.delete(OLM_GROUP, CSV, ns, name)
+        elif (successor.get("status") or {}).get("phase") == "Succeeded":
+            self._set_phase(csv, "Deleting", "Replaced",
+                            "has been replaced by a newer ClusterServiceVersion that has successfully installed.")
+            self._step(ns, name)
+        else:
+            self._set_phase(csv, "Replacing", "BeingReplaced", "being replaced by csv: %s" % successor["metadata"]["name"])
+        return True
 
     def _recover(self, ns, name):
         csv = self.rt.get(OLM_GROUP, CSV, ns, name)
@@ -527,6 +597,26 @@ class OlmController:
                                    {"waiting": {"reason": "ContainerCreating"}}} for c in pkg["containers"]],
             "hostIP": "10.0.0.1", "podIP": "10.128.0.%d" % (10 + n), "startTime": now(), "qosClass": "Burstable",
         })
+
+
+def version_key(version):
+    """'25.3.1' -> (25, 3, 1); '4.20.0-202510140902' -> (4, 20, 0, 202510140902)."""
+    return tuple(int(p) for p in re.findall(r"\d+", version))
+
+
+def upgrade_target(entries, installed):
+    """The bundle of a channel (entries oldest first) that OLM resolves as the installed CSV's replacement:
+    the head-most entry that replaces it (its predecessor in the channel) or whose skipRange (<own version, the
+    annotation _create_csv writes) includes the installed version; None when nothing newer is there."""
+    have = version_key(csv_version(installed))
+    for idx in range(len(entries) - 1, -1, -1):
+        entry = entries[idx]
+        if entry == installed:
+            continue
+        replaces = entries[idx - 1] if idx > 0 else None
+        if replaces == installed or have < version_key(csv_version(entry)):
+            return entry
+    return None
 
 
 def _deployment_spec(pkg):

@@ -294,5 +294,12 @@ def sync_package_manifests(rt):
         want = source_ready(rt, pkg["catalog"])
         if want and not present:
             rt.store.create(t, package_manifest(rt, name, pkg))
+        elif want:
+            # The package server serves what the catalog holds now: a published bundle or a moved default
+            # channel shows at once (operator-lifecycle-manager, pkg/package-server/provider/registry.go).
+            existing = rt.store.try_get(t, "openshift-marketplace", name)
+            fresh = package_manifest(rt, name, pkg)
+            if existing.get("status") != fresh["status"]:
+                rt.store.update(t, dict(existing, status=fresh["status"]))
         elif present and not want:
             rt.store.delete(t, "openshift-marketplace", name)
