@@ -32,7 +32,9 @@ description:
   - Fails before any write when another Subscription in the namespace uses the other approval mode (OLM plans
     all Subscriptions of a namespace together).
   - Waits, following a watch rather than polling, until the ClusterServiceVersion is C(Succeeded).
-    A CSV that stays C(Failed) longer than O(failure_grace_period) fails the task with OLM's reason and message.
+    A CSV that stays C(Failed) longer than O(failure_grace_period) fails the task with OLM's reason and message;
+    so does a Subscription condition saying OLM cannot get as far as a CSV (for example a bundle image that cannot
+    be pulled on a disconnected cluster).
   - With O(state=absent), removes the Subscription and the CSV and, on request, the OperatorGroup,
     the CRDs the CSV owns and the namespace.
   - Transient API errors (HTTP 5xx, 429, dropped connections) are retried with backoff; update
@@ -127,8 +129,10 @@ options:
     default: 600
   failure_grace_period:
     description:
-      - Seconds a CSV may stay in phase C(Failed) before the task fails. OLM sometimes reports
-        C(Failed) for a moment during an install that then succeeds.
+      - Seconds a CSV may stay in phase C(Failed), or the Subscription report that OLM is stuck before the CSV
+        (C(BundleUnpackFailed), C(ResolutionFailed), C(CatalogSourcesUnhealthy), C(InstallPlanFailed), or
+        C(BundleUnpacking) because the bundle image cannot be pulled), before the task fails quoting OLM's message.
+        OLM sometimes reports C(Failed) for a moment during an install that then succeeds.
     type: int
     default: 30
   remove_operator_group:

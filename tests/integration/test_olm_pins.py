@@ -2,6 +2,7 @@
 cluster whose catalog changes at run time (SimulatedCluster.update_catalog: published bundles, moved default
 channels)."""
 
+import pytest
 from simulator.controllers.testing import wait
 
 from test_olm_operator import OLM_V1A1, OPERATORS, get, items, kube, run_olm
@@ -128,16 +129,30 @@ def test_preflight_refuses_a_pin_that_cannot_hold_and_mixed_approvals_before_any
     assert run.writes == 0 and run.dry_run_writes == 0
 
 
-def test_preflight_lists_the_upgrade_olm_offers_without_acting(sim_factory):
+def test_preflight_lists_the_upgrade_olm_offers_without_acting_and_the_subscription_config_is_applied(sim_factory):
     from site_support import example, run_playbook
 
     sim = sim_factory(profile="mixed-lab")  # the lab the configuration examples describe
-    pin = '{"nvidia_gpu_operator_starting_csv": "%s"}' % V25_3_1
+    pin = ('{"nvidia_gpu_operator_starting_csv": "%s", "nvidia_gpu_operator_subscription_config": '
+           '{"env": [{"name": "HTTPS_PROXY", "value": "http://proxy.example:3128"}]}}' % V25_3_1)
     first = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", pin)
     assert first.rc == 0, first.output[-4000:]
+    assert subscription(kube(sim))["spec"]["config"] == {"env": [{"name": "HTTPS_PROXY", "value": "http://proxy.example:3128"}]}
     wait(lambda: pending_upgrade(kube(sim), V25_3_4), what="OLM offers the channel head")
     again = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", pin, "--tags", "preflight")
     assert again.rc == 0, again.output[-4000:]
     assert "gpu-operator-certified in nvidia-gpu-operator: %s installed on channel v25.3, %s available" % (V25_3_1, V25_3_4) \
         in " ".join(again.output.split())
     assert again.writes == 0 and again.dry_run_writes == 0
+
+
+@pytest.mark.parametrize("approval", ["Manual", "Automatic"])
+def test_a_bundle_that_cannot_be_unpacked_fails_within_the_grace_period_quoting_olm(sim_factory, tmp_path, approval):
+    sim = sim_factory(profile="roce-lab", faults={"operator_faults": {"bundle_unpack_failure": {"gpu-operator-certified": {}}}})
+    results, took = run_olm(sim, tmp_path, [dict(GPU, install_plan_approval=approval, failure_grace_period=3, wait_timeout=300)])
+    result = results[0]
+    assert result["failed"] is True
+    assert "BundleUnpacking (UnpackingInProgress): Bundle image pull failed" in result["msg"], result["msg"]
+    assert result["reason"] == "BundleUnpacking"
+    # Failed after the grace period, long before wait_timeout (and before OLM's own unpack timeout).
+    assert result["elapsed"] >= 3 and took < 200

@@ -515,3 +515,27 @@ def test_catalog_update_over_http(kube):
     pm = kube.get("packages.operators.coreos.com/v1", "PackageManifest", "nfd", "openshift-marketplace")
     assert pm["status"]["defaultChannel"] == "fast"
     assert next(c for c in pm["status"]["channels"] if c["name"] == "fast")["currentCSV"] == "nfd.4.21.0-202601010000"
+
+
+def test_a_bundle_that_cannot_be_pulled_blocks_resolution_then_times_out_as_olm_words_it(kube_factory):
+    """BundleUnpacking (UnpackingInProgress) at once, BundleUnpackFailed after the unpack timeout, no InstallPlan;
+    once the image can be pulled the install goes on and the conditions go away."""
+    kube = kube_factory(profile="roce-lab", config={"olm_bundle_unpack_timeout_seconds": 0.5},
+                        faults={"operator_faults": {"bundle_unpack_failure": {"nfd": {}}}})
+    kube.namespace("openshift-nfd")
+    kube.operator_group("openshift-nfd")
+    kube.subscribe("nfd", "openshift-nfd")
+
+    def condition(kind):
+        return next((c for c in _sub_status(kube, "openshift-nfd", "nfd").get("conditions") or []
+                     if c["type"] == kind and c["status"] == "True"), None)
+
+    unpacking = wait(lambda: condition("BundleUnpacking"), what="unpacking")
+    assert unpacking["reason"] == "UnpackingInProgress" and unpacking["message"].startswith("Bundle image pull failed.")
+    failed = wait(lambda: condition("BundleUnpackFailed"), what="unpack timeout")
+    assert failed["message"].startswith("Bundle unpacking failed - DeadlineExceeded: Job was active longer than specified deadline.")
+    assert condition("BundleUnpacking") is None
+    assert kube.list(V1A1, "InstallPlan", "openshift-nfd") == []
+    kube.sim.faults.update({"replace": True, "operator_faults": {}})
+    wait(lambda: kube.csv_phase("openshift-nfd") == "Succeeded", what="install once the image can be pulled")
+    assert condition("BundleUnpackFailed") is None

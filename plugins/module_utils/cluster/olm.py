@@ -247,6 +247,54 @@ class CsvProgress:
         return None if self.failed_since is None else self.failed_since + self.grace
 
 
+# Subscription conditions that mean OLM cannot get on with the install (operator-lifecycle-manager,
+# pkg/controller/operators/catalog/operator.go); BundleUnpacking only with the catalog operator's image-pull message.
+SUBSCRIPTION_FAILURES = ("BundleUnpackFailed", "ResolutionFailed", "CatalogSourcesUnhealthy", "InstallPlanFailed")
+IMAGE_PULL_FAILED = "Bundle image pull failed"
+
+
+def subscription_failure(subscription):
+    """'Type (reason): message' of the first condition saying the install cannot proceed, or None."""
+    for cond in ((subscription or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("status") != "True":
+            continue
+        kind = cond.get("type")
+        if kind in SUBSCRIPTION_FAILURES or (kind == "BundleUnpacking" and (cond.get("message") or "").startswith(IMAGE_PULL_FAILED)):
+            return "%s (%s): %s" % (kind, cond.get("reason") or "no reason", cond.get("message") or "no message")
+    return None
+
+
+class SubscriptionHealth:
+    """Reads the Subscription now and then during a wait on InstallPlans or the CSV, which say nothing while
+    OLM is stuck before them (unpacking, resolution); a failure that lasts ``grace`` seconds aborts the wait."""
+
+    def __init__(self, read, grace, clock=time.monotonic):
+        self.read = read
+        self.grace = float(grace)
+        self.clock = clock
+        self.interval = max(1.0, min(10.0, self.grace / 3))
+        self.next_read = clock()
+        self.failing_since = None
+
+    def check(self):
+        now = self.clock()
+        if now < self.next_read:
+            return
+        self.next_read = now + self.interval
+        failure = subscription_failure(self.read())
+        if failure is None:
+            self.failing_since = None
+            return
+        if self.failing_since is None:
+            self.failing_since = now
+        if now - self.failing_since >= self.grace:
+            raise OLMError("The Subscription reports %s (for %.0f s; OLM creates no InstallPlan or CSV until that is fixed)" % (
+                failure, now - self.failing_since), reason=failure.split(" ", 1)[0])
+
+    def recheck_at(self):
+        return self.next_read
+
+
 def strip_for_diff(obj):
     """What a user wants to compare: identity, labels, annotations, spec (no server bookkeeping)."""
     if not obj:
@@ -557,12 +605,22 @@ class OperatorInstaller:
         resource = self._res(INSTALL_PLAN)
         seen = {}
 
+        health = self.subscription_health()
+
         def found(plans):
             seen["plans"] = plans
-            return select_install_plan(plans, wanted_csv) is not None
+            if select_install_plan(plans, wanted_csv) is not None:
+                return True
+            health.check()
+            return False
 
         try:
-            waited = wait_for(self.cluster, resource, found, namespace=self.namespace, timeout=self.remaining())
+            waited = wait_for(self.cluster, resource, found, namespace=self.namespace, timeout=self.remaining(),
+                              recheck_at=health.recheck_at)
+        except OLMError as exc:
+            if exc.result:
+                raise
+            raise self.fail(str(exc), csv=wanted_csv, reason=exc.reason)
         except WaitTimeout:
             others = ["%s (%s, approved=%s)" % (p["metadata"]["name"], ", ".join(plan_csvs(p)), bool((p.get("spec") or {}).get("approved")))
                       for p in seen.get("plans") or []]
@@ -609,12 +667,28 @@ class OperatorInstaller:
         if plan is not None and needs_approval(plan):
             self._approve(resource, plan, wanted_csv)
 
+    def subscription_health(self):
+        resource = self._res(SUBSCRIPTION)
+        return SubscriptionHealth(lambda: self.cluster.get(resource, self.subscription_name, self.namespace),
+                                  self.params.get("failure_grace_period", 30), clock=self.clock)
+
     def wait_for_csv(self, wanted_csv):
         resource = self._res(CSV)
         progress = CsvProgress(wanted_csv, self.params.get("failure_grace_period", 30), clock=self.clock)
+        health = self.subscription_health()
+
+        def settled(csv):
+            if csv is None:
+                health.check()
+            return progress(csv)
+
+        def recheck_at():
+            times = [t for t in (progress.recheck_at(), health.recheck_at()) if t is not None]
+            return min(times) if times else None
+
         try:
-            waited = wait_for(self.cluster, resource, progress, name=wanted_csv, namespace=self.namespace,
-                              timeout=self.remaining(), recheck_at=progress.recheck_at)
+            waited = wait_for(self.cluster, resource, settled, name=wanted_csv, namespace=self.namespace,
+                              timeout=self.remaining(), recheck_at=recheck_at)
         except OLMError as exc:
             self.timeline = merge_timeline(((progress.last or {}).get("status") or {}).get("conditions"), progress.observed)
             raise self.fail(str(exc), csv=wanted_csv, phase=csv_phase(progress.last), timeline=self.timeline,

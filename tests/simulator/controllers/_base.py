@@ -16,6 +16,9 @@ DEFAULT_CONFIG = {
     "controller_delay_seconds": 0.01,  # reaction delay of every controller to an event
     "olm_step_seconds": 0.05,  # one OLM state transition (InstallPlan and CSV phases)
     "olm_transient_failure_seconds": 0.2,  # how long a transient CSV failure lasts
+    # A bundle unpack job that cannot pull its image is given up after --bundle-unpack-timeout (10 min upstream,
+    # operator-lifecycle-manager cmd/catalog/start.go); scaled like the other OLM timings.
+    "olm_bundle_unpack_timeout_seconds": 30.0,
     "nfd_label_delay_seconds": 0.1,  # NodeFeatureDiscovery created -> node labels
     "sriov_sync_seconds": 0.1,  # SriovNetworkNodeState InProgress -> Succeeded
     "sriov_reboot_seconds": 0.2,  # extra time a node is drained/NotReady when a policy adds Mellanox VFs

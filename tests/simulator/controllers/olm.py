@@ -22,6 +22,17 @@ from .seed import install_modes_list, source_ready, sync_package_manifests
 SUB, IP, CSV, OG, CS = "subscriptions", "installplans", "clusterserviceversions", "operatorgroups", "catalogsources"
 V1A1 = OLM_GROUP + "/v1alpha1"
 
+# Subscription conditions of a bundle whose image cannot be pulled, as the catalog operator words them
+# (pkg/controller/operators/catalog/operator.go); the job failure is Kubernetes' DeadlineExceeded.
+_UNPACK_GUIDANCE = ("Common causes: Missing ICSP (ppc64le/s390x/arm64), auth failure, invalid image. ")
+UNPACK_PULL_MESSAGE = ("Bundle image pull failed. " + _UNPACK_GUIDANCE + "Job will retry until timeout (~10 min), then "
+                       "auto-cleanup and retry in ~5 min. Manual retry: in the CatalogSource namespace, run `kubectl get "
+                       "jobs -l operatorframework.io/bundle-unpack-ref` and delete the specific failing job.")
+UNPACK_FAILED_MESSAGE = ("Bundle unpacking failed - DeadlineExceeded: Job was active longer than specified deadline. "
+                         "Auto-retry in ~5 min after job cleanup (TTL). " + _UNPACK_GUIDANCE + "Manual retry: in the "
+                         "CatalogSource namespace, run `kubectl get jobs -l operatorframework.io/bundle-unpack-ref` and "
+                         "delete the specific failing job.")
+
 # Reasons and messages as olm-operator sets them.
 MSG = {
     "RequirementsUnknown": "requirements not yet checked",
@@ -191,6 +202,8 @@ class OlmController:
             # Test control: resolution in this namespace has not finished yet (a slow catalog, a busy catalog
             # operator), so no InstallPlan exists; lifting the hold resyncs and resolution goes on.
             return
+        if self._unpack_blocked(sub, status, package, csv_name):
+            return
         self._create_plan(sub, status, package, pkg, csv_name, healthy)
 
     def _namespace_approval(self, ns):
@@ -227,7 +240,7 @@ class OlmController:
         if ip is None:
             return
         conditions = _healthy_conditions(status.get("conditions"))
-        conditions = [c for c in conditions if c.get("type") != "ResolutionFailed"]
+        conditions = [c for c in conditions if c.get("type") not in ("ResolutionFailed", "BundleUnpacking", "BundleUnpackFailed")]
         conditions.append({"type": "InstallPlanPending", "status": "True",
                            "reason": "RequiresApproval" if approval == "Manual" else "Installing",
                            "lastTransitionTime": now()})
@@ -268,7 +281,40 @@ class OlmController:
         target = upgrade_target(entries, installed)
         if target is None or self.rt.get(OLM_GROUP, CSV, ns, target) is not None:
             return
+        if self._unpack_blocked(sub, status, package, target):
+            return
         self._create_plan(sub, status, package, pkg, target, self._catalog_health())
+
+    def _unpack_blocked(self, sub, status, package, csv_name):
+        """Operator fault bundle_unpack_failure {package: any}: the bundle image cannot be pulled. Resolution waits
+        on the unpack job: condition BundleUnpacking (UnpackingInProgress, the image-pull message) at once, then
+        after the unpack timeout BundleUnpackFailed, and no InstallPlan (operator-lifecycle-manager,
+        pkg/controller/operators/catalog/operator.go, syncResolvingNamespace; pkg/controller/bundle/bundle_unpacker.go).
+        True while the fault holds."""
+        if package not in (self.rt.operator_faults().get("bundle_unpack_failure") or {}):
+            return False
+        types = {c.get("type") for c in status.get("conditions") or [] if c.get("status") == "True"}
+        if "BundleUnpacking" in types or "BundleUnpackFailed" in types:
+            return True
+        ns, name = sub["metadata"]["namespace"], sub["metadata"]["name"]
+        conditions = [c for c in _healthy_conditions(status.get("conditions")) if c.get("type") != "ResolutionFailed"]
+        conditions.append({"type": "BundleUnpacking", "status": "True", "reason": "UnpackingInProgress",
+                           "message": UNPACK_PULL_MESSAGE, "lastTransitionTime": now()})
+        status.update({"conditions": conditions, "lastUpdated": now()})
+        self.rt.set_status(OLM_GROUP, SUB, ns, name, status)
+        self.rt.later(self.rt.cfg("olm_bundle_unpack_timeout_seconds"), lambda: self._unpack_timed_out(ns, name, package))
+        return True
+
+    def _unpack_timed_out(self, ns, name, package):
+        sub = self.rt.get(OLM_GROUP, SUB, ns, name)
+        if sub is None or package not in (self.rt.operator_faults().get("bundle_unpack_failure") or {}):
+            return
+        status = dict(sub.get("status") or {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") not in ("BundleUnpacking", "BundleUnpackFailed")]
+        conditions.append({"type": "BundleUnpackFailed", "status": "True", "reason": "BundleUnpackFailed",
+                           "message": UNPACK_FAILED_MESSAGE, "lastTransitionTime": now()})
+        status.update({"conditions": conditions, "lastUpdated": now()})
+        self.rt.set_status(OLM_GROUP, SUB, ns, name, status)
 
     def _plan_steps(self, package, pkg, csv_name):
         steps = [{"resolving": csv_name, "status": "Unknown",

@@ -517,3 +517,55 @@ def test_get_returns_none_on_404_and_list_fills_kind():
     assert cluster.get(NsResource(), "missing") is None
     found, version = cluster.list(NsResource())
     assert version == "9" and found[0]["kind"] == "Namespace" and found[0]["apiVersion"] == "v1"
+
+
+# -- pins, approval modes, Subscription failures ----------------------------------------------------
+
+
+def sub(name, approval, namespace="ns", status=None):
+    return {"metadata": {"name": name, "namespace": namespace}, "spec": {"installPlanApproval": approval}, "status": status or {}}
+
+
+def test_a_starting_csv_pins_only_with_manual_approval():
+    assert olm.pin_problem({"starting_csv": "x.v1", "install_plan_approval": "Manual"}) is None
+    assert olm.pin_problem({"starting_csv": "", "install_plan_approval": "Automatic"}) is None
+    assert "does not pin the version" in olm.pin_problem({"starting_csv": "x.v1", "install_plan_approval": "Automatic"})
+
+
+def test_two_approval_modes_in_one_namespace_are_a_problem_but_not_across_namespaces():
+    params = {"package": "gpu", "namespace": "ns", "install_plan_approval": "Automatic"}
+    assert olm.approval_problem(params, [sub("gpu", "Manual"), sub("net", "Automatic")]) is None  # its own Subscription
+    assert olm.approval_problem(params, [sub("net", "Manual", namespace="other")]) is None
+    assert "also holds Subscription net (Manual)" in olm.approval_problem(params, [sub("net", "Manual")])
+
+
+def test_the_upgrade_offer_is_read_from_an_upgrade_pending_subscription_only():
+    pending = sub("gpu", "Manual", status={"state": "UpgradePending", "currentCSV": "g.v2", "installedCSV": "g.v1",
+                                           "installPlanRef": {"name": "install-abc"}})
+    assert olm.upgrade_offer(pending) == ("g.v2", "install-abc")
+    first = sub("gpu", "Manual", status={"state": "UpgradePending", "currentCSV": "g.v1"})
+    assert olm.upgrade_offer(first) == (None, None)
+
+
+@pytest.mark.parametrize("condition, failing", [
+    ({"type": "BundleUnpacking", "status": "True", "message": "Bundle image pull failed. ..."}, True),
+    ({"type": "BundleUnpacking", "status": "True", "message": ""}, False),  # still unpacking, nothing wrong yet
+    ({"type": "BundleUnpackFailed", "status": "True", "message": "Bundle unpacking failed - DeadlineExceeded"}, True),
+    ({"type": "CatalogSourcesUnhealthy", "status": "False"}, False),
+    ({"type": "ResolutionFailed", "status": "True", "reason": "ConstraintsNotSatisfiable", "message": "no operators"}, True),
+])
+def test_subscription_failure_conditions(condition, failing):
+    assert (olm.subscription_failure({"status": {"conditions": [condition]}}) is not None) is failing
+
+
+def test_subscription_health_fails_only_after_the_grace_period():
+    now = [0.0]
+    state = {"status": {"conditions": [{"type": "BundleUnpackFailed", "status": "True", "reason": "BundleUnpackFailed",
+                                        "message": "m"}]}}
+    health = olm.SubscriptionHealth(lambda: state, grace=6, clock=lambda: now[0])
+    health.check()
+    now[0] = 3.0
+    health.check()
+    now[0] = 6.5
+    with pytest.raises(olm.OLMError, match=r"BundleUnpackFailed \(BundleUnpackFailed\): m"):
+        health.check()
