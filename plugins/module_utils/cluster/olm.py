@@ -683,7 +683,9 @@ class OperatorInstaller:
             return progress(csv)
 
         def recheck_at():
-            times = [t for t in (progress.recheck_at(), health.recheck_at()) if t is not None]
+            # The Subscription is only read while the CSV does not exist; after that the CSV says how it goes.
+            times = [progress.recheck_at(), health.recheck_at() if progress.last is None else None]
+            times = [t for t in times if t is not None]
             return min(times) if times else None
 
         try:
@@ -739,10 +741,11 @@ class OperatorInstaller:
         installed = status.get("installedCSV")
         if not installed or installed == wanted_csv:
             return
-        if self.cluster.get(self._res(CSV), wanted_csv, self.namespace) is not None:
-            return
         offered, plan = upgrade_offer(existing)
         if offered == wanted_csv:
+            return
+        # Only read the CSV when the Subscription does not settle it (present() reads it again afterwards).
+        if self.cluster.get(self._res(CSV), wanted_csv, self.namespace) is not None:
             return
         channel = (existing.get("spec") or {}).get("channel") or "the default channel"
         raise self.fail(
