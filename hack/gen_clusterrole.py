@@ -21,8 +21,8 @@ writes, as the items of one `kind: List` document (`oc apply -f` takes it as is)
 Normalisations keep the result independent of timing and of the configurations run (docs/least-privilege.md):
 every resource that is listed may also be watched; what the collection creates it may also patch and update
 (by name), except the short-lived pods and ConfigMaps of facts and verification; the RDMA configuration kinds share
-one rule and their names are those every example configuration (and --vars) renders; CRDs may be deleted by the names
-of the operators' CRDs (teardown_remove_crds).
+one rule and their names are those every example configuration (and --vars) renders; CRDs may be read (the schema
+check before writing a custom resource) and deleted (teardown_remove_crds) by the names of the operators' CRDs.
 """
 
 import argparse
@@ -212,7 +212,9 @@ class Permissions:
         for key, by_verb in self.named.items():
             for verb in by_verb:
                 by_verb[verb] |= rendered.get(key, set())
-        self.named.setdefault(("apiextensions.k8s.io", "customresourcedefinitions"), {}).setdefault("delete", set()).update(crds)
+        # get: apply_manifests reads the CRD of every custom resource it writes (schema check); delete: teardown.
+        for verb in ("get", "delete"):
+            self.named.setdefault(("apiextensions.k8s.io", "customresourcedefinitions"), {}).setdefault(verb, set()).update(crds)
         for key, by_verb in self.named.items():
             for verb in by_verb:
                 by_verb[verb].discard(None)

@@ -56,6 +56,15 @@ options:
     type: list
     elements: str
     default: []
+  schema_owner:
+    description:
+      - The operator (for example its installed CSV) whose CRDs serve O(manifests), named in the message when a
+        manifest holds a field the served CRD schema does not declare.
+      - Whatever its value, with O(state=present) every custom resource is first checked against the schema of
+        its CRD as the cluster serves it; a field the API server would drop fails the task before any write,
+        naming the field, since the installed operator would run without it and every re-run would patch again.
+    type: str
+    default: ""
   waits:
     description:
       - Readiness conditions to wait for after a successful O(state=present), one after the other, each with the
@@ -185,6 +194,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions imp
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind, validate_manifests
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.schema import SchemaChecker
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import (
     WAIT_OPTIONS,
     WaitFailed,
@@ -204,6 +214,7 @@ def argument_spec():
         prune_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
         prune_namespaces=dict(type="list", elements="str", default=[]),
         waits=dict(type="list", elements="dict", default=[], options=copy.deepcopy(WAIT_OPTIONS)),
+        schema_owner=dict(type="str", default=""),
     )
     return spec
 
@@ -228,6 +239,10 @@ def main():
     try:
         cluster = connect(module, check_mode=module.check_mode)
         applier = ManifestApplier(cluster)
+        if params["state"] == "present":
+            unknown = SchemaChecker(cluster).problems(params["manifests"], params["schema_owner"])
+            if unknown:
+                module.fail_json(msg=" ".join(unknown), results=[])
         if params["state"] in ("present", "pruned") and prune_kinds:
             applier.prune(params["manifests"], prune_kinds, params["prune_label_selector"], params["prune_namespaces"] or None)
         if params["state"] == "present":

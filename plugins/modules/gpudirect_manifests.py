@@ -143,6 +143,16 @@ input_warnings:
   returned: always
   type: list
   elements: str
+images:
+  description:
+    - Every operand image the rendered objects name (NicClusterPolicy components, the GPU driver when pinned, the NFD
+      operand when set), with the object and field that names it; the list to mirror for a disconnected cluster.
+    - Images the operators pick by themselves and the operator bundles' own images are not in it; the PackageManifest
+      of each operator lists those (C(status.channels[].currentCSVDesc.relatedImages)).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"object": "NicClusterPolicy/nic-cluster-policy", "field": "spec.ofedDriver", "image": "nvcr.io/nvidia/mellanox/doca-driver:24.10-0.7.0.0-0"}]
 summary:
   description: Configuration label and number (1-6), pod resources, networks and their pod annotation, NIC selection and expected reboots.
   returned: always
@@ -174,7 +184,7 @@ def main():
     )
     if module.params["validate_only"]:
         errors, warnings = validate(module.params["variables"])
-        result = {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}}
+        result = {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}, "images": []}
     else:
         result = render_all(module.params["variables"])
     output = dict(
@@ -185,6 +195,7 @@ def main():
         errors=result["errors"],
         input_warnings=result["warnings"],
         summary=result["summary"],
+        images=result["images"],
     )
     for warning in result["warnings"]:
         module.warn(warning)

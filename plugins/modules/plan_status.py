@@ -294,7 +294,10 @@ def trimmed_package(manifest):
             "catalogSource": status.get("catalogSource"),
             "catalogSourceNamespace": status.get("catalogSourceNamespace"),
             "defaultChannel": status.get("defaultChannel"),
-            "channels": [{"name": c.get("name"), "currentCSV": c.get("currentCSV")} for c in status.get("channels") or []],
+            "channels": [{"name": c.get("name"), "currentCSV": c.get("currentCSV"),
+                          "entries": [e.get("name") for e in c.get("entries") or []],
+                          "minKubeVersion": (c.get("currentCSVDesc") or {}).get("minKubeVersion")}
+                         for c in status.get("channels") or []],
         },
     }
 

@@ -78,7 +78,7 @@ def assert_ok(result):
 
 
 def test_fresh_install_of_the_four_operators_then_rerun_writes_nothing(sim_factory, tmp_path):
-    sim = sim_factory(profile="mixed-lab")
+    sim = sim_factory(profile="mixed-lab@4.17.30")
     client = kube(sim)
     mark = sim.mark()
     results, took = run_olm(sim, tmp_path, OPERATORS)
@@ -122,7 +122,7 @@ def test_fresh_install_of_the_four_operators_then_rerun_writes_nothing(sim_facto
 
 
 def test_check_mode_lists_objects_and_writes_nothing(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     mark = sim.mark()
     results, _took = run_olm(sim, tmp_path, [OPERATORS[0]], check=True, diff=True)
     result = results[0]
@@ -139,7 +139,7 @@ def test_check_mode_lists_objects_and_writes_nothing(sim_factory, tmp_path):
 
 
 def test_check_mode_on_installed_operator_reports_the_subscription_change(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     gpu = dict(OPERATORS[3])
     results, _took = run_olm(sim, tmp_path, [gpu])
     assert_ok(results[0])
@@ -157,7 +157,7 @@ def test_check_mode_on_installed_operator_reports_the_subscription_change(sim_fa
 
 
 def test_manual_approval_approves_only_the_plan_of_the_wanted_csv(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     client = kube(sim)
     ns = "nvidia-gpu-operator"
     head = channel_head(client, "gpu-operator-certified")
@@ -187,7 +187,7 @@ def test_manual_approval_approves_only_the_plan_of_the_wanted_csv(sim_factory, t
 
 
 def test_check_mode_reports_the_pending_approval_without_approving(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     client = kube(sim)
     ns = "nvidia-gpu-operator"
     manual = dict(OPERATORS[3], install_plan_approval="Manual")
@@ -223,7 +223,7 @@ def test_check_mode_reports_the_pending_approval_without_approving(sim_factory, 
 
 def test_csv_failure_fails_after_the_grace_period_quoting_olm(sim_factory, tmp_path):
     grace = 3
-    sim = sim_factory(profile="roce-lab", faults={"operator_faults": {"csv_failure": {"nfd": "InstallComponentFailed"}}})
+    sim = sim_factory(profile="roce-lab@4.17.30", faults={"operator_faults": {"csv_failure": {"nfd": "InstallComponentFailed"}}})
     results, took = run_olm(sim, tmp_path, [dict(OPERATORS[0], failure_grace_period=grace, wait_timeout=120)])
     result = results[0]
     assert result["failed"] is True
@@ -239,7 +239,7 @@ def test_csv_failure_fails_after_the_grace_period_quoting_olm(sim_factory, tmp_p
 
 
 def test_transient_csv_failure_within_grace_still_succeeds(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab", faults={"operator_faults": {"csv_transient_failure": {"nfd": "InstallComponentFailed"}}},
+    sim = sim_factory(profile="roce-lab@4.17.30", faults={"operator_faults": {"csv_transient_failure": {"nfd": "InstallComponentFailed"}}},
                       config={"olm_transient_failure_seconds": 1.0})
     results, _took = run_olm(sim, tmp_path, [dict(OPERATORS[0], failure_grace_period=20)])
     result = results[0]
@@ -249,7 +249,7 @@ def test_transient_csv_failure_within_grace_still_succeeds(sim_factory, tmp_path
 
 
 def test_foreign_operator_group_that_does_not_fit_is_an_error(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     client = kube(sim)
     ns = "openshift-nfd"
     client.resources.get(api_version="v1", kind="Namespace").create(body={"metadata": {"name": ns}})
@@ -266,7 +266,7 @@ def test_foreign_operator_group_that_does_not_fit_is_an_error(sim_factory, tmp_p
 
 
 def test_foreign_operator_group_that_fits_is_used(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     client = kube(sim)
     ns = "openshift-nfd"
     client.resources.get(api_version="v1", kind="Namespace").create(body={"metadata": {"name": ns}})
@@ -280,7 +280,7 @@ def test_foreign_operator_group_that_fits_is_used(sim_factory, tmp_path):
 
 
 def test_state_absent_removes_operator_and_waits_for_namespace_termination(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     client = kube(sim)
     ns = "openshift-nfd"
     results, _took = run_olm(sim, tmp_path, [OPERATORS[0]])
@@ -303,7 +303,7 @@ def test_state_absent_removes_operator_and_waits_for_namespace_termination(sim_f
 
 
 def test_state_absent_removes_the_crds_the_csv_owns(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     client = kube(sim)
     ns = "openshift-nfd"
     results, _took = run_olm(sim, tmp_path, [OPERATORS[0]])
@@ -323,7 +323,7 @@ def test_state_absent_removes_the_crds_the_csv_owns(sim_factory, tmp_path):
 
 
 def test_absent_keeps_namespace_and_operator_group_by_default(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     client = kube(sim)
     ns = "nvidia-network-operator"
     results, _took = run_olm(sim, tmp_path, [OPERATORS[2]])
@@ -342,7 +342,7 @@ def test_transient_api_errors_and_conflicts_are_retried(sim_factory, tmp_path):
         {"verb": "get", "plural": "packagemanifests", "code": 429, "retry_after": 1, "count": 1},
         {"verb": "update", "plural": "namespaces", "code": 409, "count": 1},
     ]}
-    sim = sim_factory(profile="roce-lab", faults=faults)
+    sim = sim_factory(profile="roce-lab@4.17.30", faults=faults)
     client = kube(sim)
     ns = "openshift-nfd"
     client.resources.get(api_version="v1", kind="Namespace").create(body={"metadata": {"name": ns, "labels": {"keep": "me"}}})
@@ -358,7 +358,7 @@ def test_transient_api_errors_and_conflicts_are_retried(sim_factory, tmp_path):
 
 def test_dropped_watch_streams_are_resumed_from_the_last_resource_version(sim_factory, tmp_path):
     # Every CSV watch is cut after one event, as a load balancer or an apiserver restart would do.
-    sim = sim_factory(profile="roce-lab", faults={"rules": [
+    sim = sim_factory(profile="roce-lab@4.17.30", faults={"rules": [
         {"verb": "watch", "plural": "clusterserviceversions", "drop_after_events": 1}]})
     results, _took = run_olm(sim, tmp_path, [OPERATORS[0]])
     assert_ok(results[0])
@@ -373,7 +373,7 @@ def test_dropped_watch_streams_are_resumed_from_the_last_resource_version(sim_fa
 
 
 def test_client_errors_are_not_retried(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab", faults={"rules": [{"verb": "create", "plural": "subscriptions", "code": 403}]})
+    sim = sim_factory(profile="roce-lab@4.17.30", faults={"rules": [{"verb": "create", "plural": "subscriptions", "code": 403}]})
     results, _took = run_olm(sim, tmp_path, [OPERATORS[0]])
     assert results[0]["failed"] is True
     assert "Subscription" in results[0]["msg"] and "403" in results[0]["msg"]
@@ -382,7 +382,7 @@ def test_client_errors_are_not_retried(sim_factory, tmp_path):
 
 @pytest.mark.parametrize("package", ["nonexistent-operator"])
 def test_unknown_package_is_reported(sim_factory, tmp_path, package):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     results, _took = run_olm(sim, tmp_path, [{"package": package, "namespace": "x"}])
     assert results[0]["failed"] is True and package in results[0]["msg"]
     assert sim.count(writes_only=True) == 0

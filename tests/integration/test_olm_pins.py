@@ -23,7 +23,7 @@ def pending_upgrade(client, csv):
 
 
 def test_a_moved_default_channel_leaves_a_pinned_install_unchanged(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     client = kube(sim)
     pinned = dict(GPU, install_plan_approval="Manual", starting_csv=V25_3_4)
     first, _took = run_olm(sim, tmp_path, [pinned])
@@ -49,7 +49,7 @@ def test_a_moved_default_channel_leaves_a_pinned_install_unchanged(sim_factory, 
 
 
 def test_a_pin_holds_while_olm_offers_an_upgrade_and_the_offer_is_reported(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     client = kube(sim)
     pinned = dict(GPU, install_plan_approval="Manual", starting_csv=V25_3_1)
     first, _took = run_olm(sim, tmp_path, [pinned])
@@ -64,7 +64,7 @@ def test_a_pin_holds_while_olm_offers_an_upgrade_and_the_offer_is_reported(sim_f
 
 
 def test_moving_the_pin_to_the_offered_csv_upgrades_exactly_to_it(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     client = kube(sim)
     run_olm(sim, tmp_path, [dict(GPU, install_plan_approval="Manual", starting_csv=V25_3_1)])
     wait(lambda: pending_upgrade(client, V25_3_4), what="OLM offers the channel head")
@@ -80,7 +80,7 @@ def test_moving_the_pin_to_the_offered_csv_upgrades_exactly_to_it(sim_factory, t
 
 
 def test_a_pin_olm_cannot_reach_fails_before_any_write_naming_the_offer(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     client = kube(sim)
     run_olm(sim, tmp_path, [dict(GPU, install_plan_approval="Manual", starting_csv=V25_3_4)])
     mark = sim.mark()
@@ -93,7 +93,7 @@ def test_a_pin_olm_cannot_reach_fails_before_any_write_naming_the_offer(sim_fact
 
 
 def test_automatic_approval_with_a_starting_csv_is_refused_before_any_write(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     mark = sim.mark()
     results, _took = run_olm(sim, tmp_path, [dict(GPU, install_plan_approval="Automatic", starting_csv=V25_3_1)])
     result = results[0]
@@ -102,7 +102,7 @@ def test_automatic_approval_with_a_starting_csv_is_refused_before_any_write(sim_
 
 
 def test_two_approval_modes_in_one_namespace_are_refused_before_any_write(sim_factory, tmp_path):
-    sim = sim_factory(profile="roce-lab")
+    sim = sim_factory(profile="roce-lab@4.17.30")
     client = kube(sim)
     run_olm(sim, tmp_path, [dict(OPERATORS[2], namespace=NS, install_plan_approval="Manual")])
     mark = sim.mark()
@@ -116,7 +116,7 @@ def test_two_approval_modes_in_one_namespace_are_refused_before_any_write(sim_fa
 def test_preflight_refuses_a_pin_that_cannot_hold_and_mixed_approvals_before_any_write(sim_factory):
     from site_support import example, run_playbook
 
-    sim = sim_factory(profile="mixed-lab")
+    sim = sim_factory(profile="mixed-lab@4.17.30")
     run = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e",
                        '{"nvidia_gpu_operator_install_plan_approval": "Automatic", '
                        '"nvidia_gpu_operator_starting_csv": "%s", '
@@ -132,7 +132,7 @@ def test_preflight_refuses_a_pin_that_cannot_hold_and_mixed_approvals_before_any
 def test_preflight_lists_the_upgrade_olm_offers_without_acting_and_the_subscription_config_is_applied(sim_factory):
     from site_support import example, run_playbook
 
-    sim = sim_factory(profile="mixed-lab")  # the lab the configuration examples describe
+    sim = sim_factory(profile="mixed-lab@4.17.30")  # the lab the configuration examples describe
     pin = ('{"nvidia_gpu_operator_starting_csv": "%s", "nvidia_gpu_operator_subscription_config": '
            '{"env": [{"name": "HTTPS_PROXY", "value": "http://proxy.example:3128"}]}}' % V25_3_1)
     first = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", pin)
@@ -148,7 +148,7 @@ def test_preflight_lists_the_upgrade_olm_offers_without_acting_and_the_subscript
 
 @pytest.mark.parametrize("approval", ["Manual", "Automatic"])
 def test_a_bundle_that_cannot_be_unpacked_fails_within_the_grace_period_quoting_olm(sim_factory, tmp_path, approval):
-    sim = sim_factory(profile="roce-lab", faults={"operator_faults": {"bundle_unpack_failure": {"gpu-operator-certified": {}}}})
+    sim = sim_factory(profile="roce-lab@4.17.30", faults={"operator_faults": {"bundle_unpack_failure": {"gpu-operator-certified": {}}}})
     results, took = run_olm(sim, tmp_path, [dict(GPU, install_plan_approval=approval, failure_grace_period=3, wait_timeout=300)])
     result = results[0]
     assert result["failed"] is True

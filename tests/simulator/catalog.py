@@ -8,6 +8,7 @@ Versions are those of an OpenShift 4.20 catalog.
 
 import copy
 import json
+import re
 
 ALL_MODES = ("OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces")
 
@@ -141,11 +142,13 @@ PACKAGES = {
         "channels": {
             "v25.1": ["nvidia-network-operator.v25.1.0"],
             "v25.4": ["nvidia-network-operator.v25.4.0"],
-            "stable": ["nvidia-network-operator.v25.1.0", "nvidia-network-operator.v25.4.0"],
+            "v26.4": ["nvidia-network-operator.v26.4.1"],
+            "stable": ["nvidia-network-operator.v25.1.0", "nvidia-network-operator.v25.4.0", "nvidia-network-operator.v26.4.1"],
         },
         "installModes": _modes("OwnNamespace", "SingleNamespace"),
         "suggestedNamespace": "nvidia-network-operator",
         "ownedGroups": ["mellanox.com"],
+        "crdSource": "network-operator",
         "ownedCRDs": [("mellanox.com", "v1alpha1", "NicClusterPolicy", "nicclusterpolicies"),
                       ("mellanox.com", "v1alpha1", "MacvlanNetwork", "macvlannetworks"),
                       ("mellanox.com", "v1alpha1", "HostDeviceNetwork", "hostdevicenetworks"),
@@ -159,15 +162,18 @@ PACKAGES = {
         "catalog": "certified-operators",
         "displayName": "NVIDIA GPU Operator",
         "provider": "NVIDIA Corporation",
-        "defaultChannel": "v25.3",
+        "defaultChannel": "v26.7",
         "channels": {
             "v24.9": ["gpu-operator-certified.v24.9.0", "gpu-operator-certified.v24.9.2"],
             "v25.3": ["gpu-operator-certified.v25.3.0", "gpu-operator-certified.v25.3.1", "gpu-operator-certified.v25.3.4"],
-            "stable": ["gpu-operator-certified.v25.3.4"],
+            "v26.7": ["gpu-operator-certified.v26.7.0"],
+            "stable": ["gpu-operator-certified.v24.9.0", "gpu-operator-certified.v24.9.2", "gpu-operator-certified.v25.3.0",
+                       "gpu-operator-certified.v25.3.1", "gpu-operator-certified.v25.3.4", "gpu-operator-certified.v26.7.0"],
         },
         "installModes": _modes("OwnNamespace", "SingleNamespace"),
         "suggestedNamespace": "nvidia-gpu-operator",
         "ownedGroups": ["nvidia.com"],
+        "crdSource": "gpu-operator",
         "ownedCRDs": [("nvidia.com", "v1", "ClusterPolicy", "clusterpolicies"),
                       ("nvidia.com", "v1alpha1", "NVIDIADriver", "nvidiadrivers")],
         "deployment": "gpu-operator",
@@ -177,17 +183,80 @@ PACKAGES = {
 }
 
 
+# What each bundle declares beyond its place in a channel (BUNDLE_FIELDS), from the operators' published bundles
+# (SOURCES.md beside data/): spec.minKubeVersion and spec.relatedImages of the CSV, and the
+# com.redhat.openshift.versions label of bundle metadata/annotations.yaml, which decides into which OpenShift
+# version's index image Red Hat's pipeline puts the bundle ("v4.12" = 4.12 and later, "v4.12-v4.17" = a range,
+# "=v4.12" = only 4.12). A bundle absent here declares none of them.
+# Each bundle's default-channel annotation (operators.operatorframework.io.bundle.channel.default.v1) is kept too: the
+# package's default channel in an index is the one its newest bundle names.
+# Read from each tag's bundle/metadata/annotations.yaml (NVIDIA/gpu-operator, Mellanox/network-operator).
+BUNDLE_FIELDS = ("minKubeVersion", "relatedImages", "openshiftVersions", "defaultChannel")
+BUNDLES = {
+    "gpu-operator-certified.v24.9.0": {"openshiftVersions": "v4.12-v4.17", "defaultChannel": "v24.9"},
+    "gpu-operator-certified.v24.9.2": {"openshiftVersions": "v4.12-v4.17", "defaultChannel": "v24.9"},
+    "gpu-operator-certified.v25.3.0": {"openshiftVersions": "v4.12-v4.18", "defaultChannel": "v24.9"},
+    "gpu-operator-certified.v25.3.1": {"openshiftVersions": "v4.12-v4.18", "defaultChannel": "v25.3"},
+    "gpu-operator-certified.v25.3.4": {"openshiftVersions": "v4.14-v4.19", "defaultChannel": "v25.3"},
+    "gpu-operator-certified.v26.7.0": {"openshiftVersions": "v4.18-v4.22", "defaultChannel": "v26.7"},
+    "nvidia-network-operator.v25.1.0": {"openshiftVersions": "v4.14-v4.17", "defaultChannel": "v25.1"},
+    "nvidia-network-operator.v25.4.0": {"openshiftVersions": "v4.14-v4.18", "defaultChannel": "v25.4"},
+    "nvidia-network-operator.v26.4.1": {"openshiftVersions": "v4.17-v4.20", "defaultChannel": "stable"},
+}
+
+
+def openshift_versions_include(spec, minor):
+    """Whether a com.redhat.openshift.versions value admits OpenShift ``minor`` ("4.16")."""
+    if not spec:
+        return True
+    wanted = tuple(int(x) for x in minor.split("."))
+
+    def parse(text):
+        return tuple(int(x) for x in text.strip().lstrip("=").lstrip("v").split("."))
+
+    spec = spec.strip()
+    if "," in spec:
+        return any(parse(part) == wanted for part in spec.split(","))
+    if spec.startswith("="):
+        return parse(spec) == wanted
+    if "-" in spec:
+        low, high = spec.split("-", 1)
+        return parse(low) <= wanted <= parse(high)
+    return parse(spec) <= wanted
+
+
 def csv_version(csv_name):
     """'nfd.4.20.0-202510140902' -> '4.20.0-202510140902'; 'gpu-operator-certified.v25.3.1' -> '25.3.1'."""
     version = csv_name.split(".", 1)[1]
     return version[1:] if version.startswith("v") else version
 
 
+def version_order(csv_name):
+    """Sort key of a CSV name by its version."""
+    return [int(tok) for tok in re.findall(r"\d+", csv_version(csv_name))]
+
+
 class Catalog:
     """The catalog one simulated cluster serves: PACKAGES minus removed ones, with per-source health."""
 
-    def __init__(self, remove_packages=(), source_states=None):
+    def __init__(self, remove_packages=(), source_states=None, openshift_minor=None):
         self.packages = {k: copy.deepcopy(v) for k, v in PACKAGES.items() if k not in set(remove_packages)}
+        self.bundles = copy.deepcopy(BUNDLES)
+        if openshift_minor:
+            # The index image of an OpenShift version holds only the bundles whose versions label admits it; a
+            # package with none is not in that index at all.
+            for name, pkg in list(self.packages.items()):
+                for channel, entries in list(pkg["channels"].items()):
+                    entries[:] = [e for e in entries if openshift_versions_include(
+                        self.bundle(e).get("openshiftVersions"), openshift_minor)]
+                    if not entries:
+                        del pkg["channels"][channel]
+                if not pkg["channels"]:
+                    del self.packages[name]
+                    continue
+                newest = max((e for entries in pkg["channels"].values() for e in entries), key=version_order)
+                if self.bundle(newest).get("defaultChannel") in pkg["channels"]:
+                    pkg["defaultChannel"] = self.bundle(newest)["defaultChannel"]
         self.sources = copy.deepcopy(CATALOG_SOURCES)
         self.source_states = {name: "READY" for name in self.sources}
         self.source_states.update(source_states or {})
@@ -198,7 +267,11 @@ class Catalog:
     def packages_in(self, source):
         return {k: v for k, v in self.packages.items() if v["catalog"] == source}
 
-    def publish(self, package, channel, csv_name):
+    def bundle(self, csv_name):
+        """The bundle metadata of a CSV (BUNDLE_FIELDS); {} when it declares none."""
+        return self.bundles.get(csv_name) or {}
+
+    def publish(self, package, channel, csv_name, bundle=None):
         """A new bundle becomes the head of ``channel`` (created when new), as a catalog image update brings it.
 
         Real catalogs are polled (CatalogSource spec.updateStrategy.registryPoll) and OLM re-resolves every
@@ -207,6 +280,11 @@ class Catalog:
         pkg = self._known(package)
         if self.package_of_csv(csv_name) not in (None, package):
             raise ValueError("CSV %s belongs to another package" % csv_name)
+        unknown = sorted(set(bundle or {}) - set(BUNDLE_FIELDS))
+        if unknown:
+            raise ValueError("unknown bundle field(s) %s (known: %s)" % (", ".join(unknown), ", ".join(BUNDLE_FIELDS)))
+        if bundle:
+            self.bundles[csv_name] = dict(bundle)
         entries = pkg["channels"].setdefault(channel, [])
         if csv_name in entries:
             entries.remove(csv_name)

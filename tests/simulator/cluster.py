@@ -2,6 +2,7 @@
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import importlib
 import inspect
 import logging
@@ -19,7 +20,8 @@ from aiohttp import web
 from . import rbac
 from .app import ApiServer
 from .builtins import register_builtins
-from .crds import default_crd_dir, load_crds
+from .crds import (available_crd_refs, crd_ref_for_version, crd_resource_types, default_crd_dir, load_crds,
+                   served_crd_refs, source_crd_documents)
 from .errors import ApiError
 from .faults import FaultInjector
 from .requestlog import RequestLog
@@ -113,6 +115,7 @@ class SimulatedCluster:
         if self._started:
             return self
         self.crds = load_crds(self.store, self.crd_dir, self.crd_refs)
+        self.crd_refs_served = served_crd_refs(self.crd_dir, self.crd_refs) if os.path.isdir(self.crd_dir or "") else {}
         register_builtins(self.store)
         self.profile = self._load_profile(self.profile_spec)
         self._server = ApiServer(self)
@@ -377,6 +380,27 @@ class SimulatedCluster:
     def update_catalog(self, publish=(), default_channels=None):
         """Publish bundles and move default channels at run time (see Controllers.update_catalog)."""
         return self.call(self.controllers.update_catalog, list(publish or ()), dict(default_channels or {}))
+
+    def serve_operator_version(self, source, version):
+        """OLM applies the CRDs of the bundle it installs (operator-lifecycle-manager,
+        pkg/controller/operators/catalog/operator.go ExecutePlan, step.go: create, or update after
+        validateV1CRDCompatibility): serve source's CRDs of the ref that ships with operator ``version``.
+        A ref pinned by crd_refs= stays. Returns the ref served."""
+        current = self.crd_refs_served.get(source)
+        if current is None or source in self.crd_refs:
+            return current
+        ref = crd_ref_for_version(available_crd_refs(self.crd_dir).get(source, []), version)
+        if ref is None or ref == current:
+            return current
+        with self.store.lock:
+            served = {(t.group, t.plural): t.served for t in self.store.resource_types()}
+            for crd in source_crd_documents(self.crd_dir, source, ref):
+                key = (crd["spec"]["group"], crd["spec"]["names"]["plural"])
+                for rtype in crd_resource_types(crd):
+                    self.store.register(dataclasses.replace(rtype, served=served.get(key, rtype.served)))
+                self.crds[key] = crd
+            self.crd_refs_served[source] = ref
+        return ref
 
     def set_served(self, group, plural, served=True):
         self.store.set_served(group, plural, served)

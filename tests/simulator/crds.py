@@ -75,6 +75,21 @@ def available_crd_refs(crd_dir):
     return {source: sorted(refs, key=_ref_sort_key) for source, refs in out.items()}
 
 
+def crd_ref_for_version(refs, version):
+    """The CRD ref that ships with operator ``version``: the newest ref of the same or an older major.minor
+    (v25.3.4 for 25.3.0 .. 25.3.x), else the oldest ref; None when the refs are not versions (a branch)."""
+    def minor_of(text):
+        found = re.match(r"^v?(\d+)\.(\d+)", text or "")
+        return (int(found.group(1)), int(found.group(2))) if found else None
+
+    wanted = minor_of(version)
+    numbered = [ref for ref in refs if minor_of(ref)]
+    if wanted is None or not numbered or len(numbered) != len(refs):
+        return None
+    older = [ref for ref in numbered if minor_of(ref) <= wanted]
+    return max(older, key=_ref_sort_key) if older else min(numbered, key=_ref_sort_key)
+
+
 def load_crd_documents(crd_dir, refs=None):
     """[(path, crd dict)] for every CustomResourceDefinition served from crd_dir (select_crd_files).
     Cached per process."""
@@ -114,6 +129,19 @@ def crd_resource_types(crd):
 
 def crd_name(crd):
     return crd["metadata"]["name"]
+
+
+def served_crd_refs(crd_dir, refs=None):
+    """{source: ref} that select_crd_files serves: refs[source], else the newest."""
+    return {source: (refs or {}).get(source) or max(found, key=_ref_sort_key)
+            for source, found in available_crd_refs(crd_dir).items()}
+
+
+def source_crd_documents(crd_dir, source, ref):
+    """[crd dict] of one source at one ref (an operator version's CRDs)."""
+    folder = os.path.join(os.path.abspath(crd_dir), source, ref) + os.sep
+    return [crd for path, crd in load_crd_documents(crd_dir, {source: ref})
+            if os.path.abspath(path).startswith(folder)]
 
 
 def load_crds(store, crd_dir, refs=None):

@@ -162,12 +162,14 @@ def test_package_manifests(kube):
     netop = pms["nvidia-network-operator"]["status"]
     assert netop["catalogSource"] == "certified-operators" and netop["catalogSourceNamespace"] == "openshift-marketplace"
     channel = next(c for c in netop["channels"] if c["name"] == netop["defaultChannel"])
-    assert channel["currentCSV"] == "nvidia-network-operator.v25.4.0"
+    assert channel["currentCSV"] == "nvidia-network-operator.v26.4.1"
     modes = {m["type"]: m["supported"] for m in channel["currentCSVDesc"]["installModes"]}
     assert modes == {"OwnNamespace": True, "SingleNamespace": True, "MultiNamespace": False, "AllNamespaces": False}
     gpu = pms["gpu-operator-certified"]["status"]
-    assert gpu["defaultChannel"] == "v25.3"
-    assert next(c for c in gpu["channels"] if c["name"] == "v25.3")["currentCSV"].startswith("gpu-operator-certified.v25.3.")
+    # OpenShift 4.20's index holds only the bundles labelled for it (com.redhat.openshift.versions): v26.7 here.
+    assert gpu["defaultChannel"] == "v26.7"
+    assert sorted(c["name"] for c in gpu["channels"]) == ["stable", "v26.7"]
+    assert next(c for c in gpu["channels"] if c["name"] == "v26.7")["currentCSV"] == "gpu-operator-certified.v26.7.0"
     nfd = pms["nfd"]["status"]
     assert nfd["catalogSource"] == "redhat-operators" and nfd["channels"][0]["currentCSV"].startswith("nfd.4.20.0-")
     with pytest.raises(MethodNotAllowedError):
@@ -239,7 +241,8 @@ def test_automatic_install_reaches_succeeded_within_a_second(kube):
     assert [p.status.phase for p in pods] == ["Running"] and pods[0].metadata.name.startswith("nfd-controller-manager-")
 
 
-def test_manual_approval_waits_then_installs(kube):
+def test_manual_approval_waits_then_installs(kube_factory):
+    kube = kube_factory(profile="roce-lab@4.18.20")
     ns = "nvidia-gpu-operator"
     kube.namespace(ns)
     kube.operator_group(ns, name="nvidia-gpu-operator-group")
@@ -418,7 +421,8 @@ def _sub_status(kube, ns, name):
     return (kube.get(V1A1, "Subscription", name, ns) or {}).get("status") or {}
 
 
-def test_automatic_approval_upgrades_past_the_starting_csv(kube):
+def test_automatic_approval_upgrades_past_the_starting_csv(kube_factory):
+    kube = kube_factory(profile="roce-lab@4.18.20")
     """resolver.go: once a CSV is installed, bundles that replace or skip it are candidates; Automatic installs
     the plan at once and the old CSV goes Replacing, Deleting and away (olm/operator.go)."""
     ns = "nvidia-gpu-operator"
@@ -437,7 +441,8 @@ def test_automatic_approval_upgrades_past_the_starting_csv(kube):
     assert sorted(p["spec"]["clusterServiceVersionNames"][0] for p in plans) == ["gpu-operator-certified.v25.3.1", head]
 
 
-def test_manual_approval_leaves_the_upgrade_pending(kube):
+def test_manual_approval_leaves_the_upgrade_pending(kube_factory):
+    kube = kube_factory(profile="roce-lab@4.18.20")
     ns = "nvidia-gpu-operator"
     kube.namespace(ns)
     kube.operator_group(ns)
@@ -458,7 +463,8 @@ def test_manual_approval_leaves_the_upgrade_pending(kube):
     assert kube.get(V1A1, "ClusterServiceVersion", "gpu-operator-certified.v25.3.4", ns) is None
 
 
-def test_a_published_bundle_and_a_moved_default_channel_are_resolved(kube):
+def test_a_published_bundle_and_a_moved_default_channel_are_resolved(kube_factory):
+    kube = kube_factory(profile="roce-lab@4.17.30")
     """A catalog update (registryPoll) changes the PackageManifest and OLM re-resolves: an empty spec.channel
     follows the default channel of the moment."""
     ns = "openshift-nfd"
@@ -539,3 +545,90 @@ def test_a_bundle_that_cannot_be_pulled_blocks_resolution_then_times_out_as_olm_
     kube.sim.faults.update({"replace": True, "operator_faults": {}})
     wait(lambda: kube.csv_phase("openshift-nfd") == "Succeeded", what="install once the image can be pulled")
     assert condition("BundleUnpackFailed") is None
+
+
+def _driver_properties(kube):
+    crd = kube.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "clusterpolicies.nvidia.com")
+    schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
+    return schema["properties"]["spec"]["properties"]["driver"]["properties"]
+
+
+def test_the_installed_operator_version_brings_its_crds(kube_factory):
+    kube = kube_factory(profile="roce-lab@4.17.30")
+    """catalog/operator.go ExecutePlan applies the bundle's CRDs with its plan: v24.9.2's ClusterPolicy has no
+    driver.kernelModuleType, so the API server prunes it (Strict refuses it); the upgrade to v25.3 brings it."""
+    ns = "nvidia-gpu-operator"
+    kube.install("gpu-operator-certified", ns, channel="v24.9")
+    assert kube.csv_phase(ns, "gpu-operator-certified.v24.9.2") == "Succeeded"
+    driver = _driver_properties(kube)
+    assert "kernelModuleType" not in driver and "useOpenKernelModules" in driver
+    policy = copy.deepcopy(PACKAGES["gpu-operator-certified"]["almExamples"][0])
+    policy["metadata"]["name"] = "probe"
+    policy["spec"]["driver"]["kernelModuleType"] = "open"
+    created = kube.create(policy)
+    assert "kernelModuleType" not in (created["spec"].get("driver") or {})
+    kube.delete("nvidia.com/v1", "ClusterPolicy", "probe")
+
+    kube.patch(V1A1, "Subscription", "gpu-operator-certified", {"spec": {"channel": "v25.3"}}, ns)
+    wait(lambda: kube.csv_phase(ns, "gpu-operator-certified.v25.3.4") == "Succeeded", what="upgrade to v25.3.4")
+    assert "kernelModuleType" in _driver_properties(kube)
+    created = kube.create(policy)
+    assert created["spec"]["driver"]["kernelModuleType"] == "open"
+
+
+def test_crds_pinned_by_the_test_stay_whatever_version_installs(kube_factory):
+    kube = kube_factory(profile="roce-lab@4.17.30", crd_refs={"gpu-operator": "v26.7.0"})
+    kube.install("gpu-operator-certified", channel="v24.9")
+    assert "kernelModuleType" in _driver_properties(kube)
+
+
+def test_min_kube_version_keeps_the_csv_pending_as_olm_words_it(kube):
+    """olm/requirements.go minKubeVersionStatus; olm/operator.go: Pending, RequirementsNotMet."""
+    ns = "nvidia-network-operator"
+    kube.namespace(ns)
+    kube.operator_group(ns)
+    future = "nvidia-network-operator.v99.1.0"
+    kube.sim.update_catalog(publish=[{"package": "nvidia-network-operator", "channel": "v99.1", "csv": future,
+                                      "bundle": {"minKubeVersion": "1.99.0"}}])
+    pm = kube.get("packages.operators.coreos.com/v1", "PackageManifest", "nvidia-network-operator", "openshift-marketplace")
+    assert next(c for c in pm["status"]["channels"] if c["name"] == "v99.1")["currentCSVDesc"]["minKubeVersion"] == "1.99.0"
+    kube.subscribe("nvidia-network-operator", ns, channel="v99.1")
+    csv = wait(lambda: (kube.get(V1A1, "ClusterServiceVersion", future, ns) or {}).get("status", {}).get("reason")
+               == "RequirementsNotMet" and kube.get(V1A1, "ClusterServiceVersion", future, ns), what="requirements not met")
+    server = kube.sim.profile.cluster.kubernetes_version
+    assert csv["status"]["phase"] == "Pending" and csv["status"]["message"] == "one or more requirements couldn't be found"
+    assert csv["status"]["requirementStatus"] == [{
+        "group": "operators.coreos.com", "version": "v1alpha1", "kind": "ClusterServiceVersion", "name": future,
+        "status": "PresentNotSatisfied",
+        "message": "CSV version requirement not met: minKubeVersion (1.99.0) > server version (%s)" % server}]
+    time.sleep(0.3)
+    assert kube.csv_phase(ns, future) == "Pending"
+    assert not kube.served("mellanox.com/v1alpha1", "NicClusterPolicy")
+
+
+def test_an_openshift_version_sees_only_the_bundles_built_for_it(kube_factory):
+    """Red Hat's index image of an OpenShift version holds the bundles whose com.redhat.openshift.versions admits it."""
+    from simulator.catalog import Catalog, openshift_versions_include
+
+    assert openshift_versions_include("v4.12-v4.17", "4.16") and not openshift_versions_include("v4.12-v4.17", "4.18")
+    assert openshift_versions_include("v4.14", "4.22") and not openshift_versions_include("v4.14", "4.13")
+    assert openshift_versions_include("=v4.16", "4.16") and not openshift_versions_include("=v4.16", "4.17")
+    for minor in ("4.16", "4.18", "4.20", "4.22"):
+        catalog = Catalog(openshift_minor=minor)
+        for name, pkg in catalog.packages.items():
+            assert pkg["channels"] and pkg["defaultChannel"] in pkg["channels"], (minor, name)
+            for entries in pkg["channels"].values():
+                assert entries and all(openshift_versions_include(catalog.bundle(e).get("openshiftVersions"), minor)
+                                       for e in entries), (minor, name)
+    # The package's default channel is the one its newest admitted bundle names.
+    assert Catalog(openshift_minor="4.16").package("gpu-operator-certified")["defaultChannel"] == "v25.3"
+    assert Catalog(openshift_minor="4.16").package("nvidia-network-operator")["defaultChannel"] == "v25.4"
+    assert Catalog(openshift_minor="4.20").package("gpu-operator-certified")["channels"]["v26.7"] == ["gpu-operator-certified.v26.7.0"]
+    assert "v24.9" not in Catalog(openshift_minor="4.18").package("gpu-operator-certified")["channels"]
+    # No network operator bundle admits 4.22: the package is not in that index.
+    assert Catalog(openshift_minor="4.22").package("nvidia-network-operator") is None
+    kube = kube_factory(profile="roce-lab@4.16.40")
+    listed = kube.list("packages.operators.coreos.com/v1", "PackageManifest", "openshift-marketplace")
+    pms = {p["metadata"]["name"]: p["status"] for p in listed}
+    assert pms["gpu-operator-certified"]["defaultChannel"] == "v25.3"
+    assert sorted(c["name"] for c in pms["gpu-operator-certified"]["channels"]) == ["stable", "v24.9", "v25.3"]

@@ -730,7 +730,7 @@ class OperatorInstaller:
             raise self.fail("Channel %s of package %s names no current CSV" % (channel, self.package))
         return wanted
 
-    def check_pin_change(self, existing, wanted_csv):
+    def check_pin_change(self, existing, wanted_csv, channel=None):
         """A changed pin on an installed operator is an upgrade OLM must offer: fail before any write when it does not.
 
         OLM moves an installed operator only along the channel's replaces/skipRange edges, one InstallPlan at a
@@ -740,6 +740,10 @@ class OperatorInstaller:
         status = (existing or {}).get("status") or {}
         installed = status.get("installedCSV")
         if not installed or installed == wanted_csv:
+            return
+        if channel and channel != ((existing or {}).get("spec") or {}).get("channel"):
+            # A new channel is resolved again from the installed CSV (resolver.go): what OLM offers there is known
+            # only after the Subscription changed; present() then approves only a plan that installs wanted_csv.
             return
         offered, plan = upgrade_offer(existing)
         if offered == wanted_csv:
@@ -777,7 +781,7 @@ class OperatorInstaller:
                 self.package, default_channel, kept_channel))
         install_modes = (channel_entry.get("currentCSVDesc") or {}).get("installModes") or []
         wanted_csv = self.wanted_csv(channel_entry, channel, existing)
-        self.check_pin_change(existing, wanted_csv)
+        self.check_pin_change(existing, wanted_csv, channel)
         offered, _plan = upgrade_offer(existing)
         installed = ((existing or {}).get("status") or {}).get("installedCSV")
         self.result.update({"channel": channel, "csv": wanted_csv, "install_plan": None, "installed_csv": installed,

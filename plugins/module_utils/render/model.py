@@ -109,10 +109,12 @@ FIELDS = {
     "doca_driver_image": Field("str", "doca-driver"),
     "doca_driver_version": Field("str", "24.10-0.7.0.0-0"),
     "image_overrides": Field("dict", {}),
+    "image_pull_secrets": Field("list", []),
     "gpu_rdma_mode": Field("str", "dmabuf", ("dmabuf", "peermem")),
     "gpu_use_host_mofed": Field("bool", False),
     "gpu_kernel_module_type": Field("str", lambda values: "auto" if values.get("gpu_rdma_mode") == "peermem" else "open",
                                     ("auto", "open", "proprietary")),
+    "gpu_operator_version": Field("str", ""),
     "gpu_gdrcopy": Field("bool", False),
     "gpu_cluster_policy_name": Field("str", "gpu-cluster-policy"),
     "gpu_driver_repository": Field("str"),
@@ -561,6 +563,8 @@ def _check_gpu(values, provided, errors):
             errors.add("gpu_use_host_mofed", "only applies to gpudirect_rdma_gpu_rdma_mode: peermem")
     elif mode == "peermem" and driver == "inbox":
         errors.add("gpu_rdma_mode", "peermem needs MLNX/DOCA-OFED: use gpudirect_rdma_nic_driver: doca, or dmabuf with the inbox driver")
+    if values.get("gpu_operator_version") and not re.match(r"^v?\d+\.\d+(\.\d+)?$", values["gpu_operator_version"]):
+        errors.add("gpu_operator_version", "%r is not a GPU Operator version (X.Y or X.Y.Z, e.g. 24.9.2)" % values["gpu_operator_version"])
     if mode == "dmabuf" and values["gpu_kernel_module_type"] == "proprietary":
         errors.add("gpu_kernel_module_type", "dmabuf needs the open GPU kernel modules (open or auto), not proprietary")
     for field in ("gpu_driver_repository", "gpu_driver_image", "gpu_driver_version"):
@@ -589,6 +593,9 @@ def _check_images(values, provided, errors):
                                  ("gpu_driver_image", _IMAGE, "image name"), ("gpu_driver_version", _VERSION, "image tag")):
         if values.get(field) and not pattern.match(values[field]):
             errors.add(field, "%r is not a valid %s" % (values[field], what))
+    for secret in values["image_pull_secrets"]:
+        if not isinstance(secret, str) or not re.match(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$", secret):
+            errors.add("image_pull_secrets", "%r is not a Secret name (lowercase letters, digits, '-' and '.')" % (secret,))
     for component, override in values["image_overrides"].items():
         if component not in IMAGE_COMPONENTS:
             errors.add("image_overrides", "unknown component %r (known: %s)" % (component, ", ".join(IMAGE_COMPONENTS)))

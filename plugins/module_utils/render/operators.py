@@ -7,6 +7,8 @@ NicClusterPolicy driver section and the GPU ClusterPolicy."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import re
+
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma
 
@@ -72,7 +74,7 @@ def doca_driver_section(model):
     """NicClusterPolicy.spec.ofedDriver, or None with the inbox driver."""
     if model["nic_driver"] != "doca":
         return None
-    return {
+    return rdma.with_pull_secrets(model, {
         "image": model["doca_driver_image"],
         "repository": model["doca_driver_repository"],
         "version": model["doca_driver_version"],
@@ -94,7 +96,7 @@ def doca_driver_section(model):
             {"name": "RESTORE_DRIVER_ON_POD_TERMINATION", "value": "true"},
             {"name": "CREATE_IFNAMES_UDEV", "value": "true"},
         ],
-    }
+    })
 
 
 def nic_cluster_policy(model):
@@ -122,6 +124,29 @@ def nic_cluster_policy(model):
     }
 
 
+# gpu-operator v25.3.0 added driver.kernelModuleType (auto/open/proprietary); older ClusterPolicy CRDs have only
+# the boolean driver.useOpenKernelModules (NVIDIA/gpu-operator, api/nvidia/v1/clusterpolicy_types.go at v24.9.2).
+KERNEL_MODULE_TYPE_SINCE = (25, 3)
+
+
+def operator_version_tuple(version):
+    """'24.9.2' or 'v25.3' -> (24, 9); '' -> None (the newest supported version)."""
+    found = re.match(r"^v?(\d+)\.(\d+)", version or "")
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def kernel_module_fields(model):
+    """The driver fields that choose the kernel modules, as the GPU Operator version in use knows them.
+
+    Before v25.3 only open or proprietary exists: dmabuf needs the open modules, so ``auto`` means open with dmabuf
+    and the operator's default (proprietary) with peermem."""
+    version = operator_version_tuple(model.get("gpu_operator_version"))
+    kind = model["gpu_kernel_module_type"]
+    if version is None or version >= KERNEL_MODULE_TYPE_SINCE:
+        return {"kernelModuleType": kind}
+    return {"useOpenKernelModules": kind == "open" or (kind == "auto" and model["gpu_rdma_mode"] == "dmabuf")}
+
+
 def gpu_cluster_policy(model):
     """GPU ClusterPolicy with every section the CRD requires and the GPUDirect RDMA choices.
 
@@ -132,7 +157,6 @@ def gpu_cluster_policy(model):
     peermem = model["gpu_rdma_mode"] == "peermem"
     driver = {
         "enabled": True,
-        "kernelModuleType": model["gpu_kernel_module_type"],
         "rdma": {"enabled": peermem, "useHostMofed": bool(model["gpu_use_host_mofed"])},
         "upgradePolicy": {
             "autoUpgrade": True,
@@ -143,6 +167,7 @@ def gpu_cluster_policy(model):
             "waitForCompletion": {"timeoutSeconds": 0},
         },
     }
+    driver.update(kernel_module_fields(model))
     for field, key in (("gpu_driver_repository", "repository"), ("gpu_driver_image", "image"), ("gpu_driver_version", "version")):
         if model.get(field):
             driver[key] = model[field]

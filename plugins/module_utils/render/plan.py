@@ -18,7 +18,7 @@ DEVICE_PLUGIN_KEYS = ("rdmaSharedDevicePlugin", "sriovDevicePlugin", "secondaryN
 
 
 def _empty(errors, warnings):
-    return {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}}
+    return {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}, "images": []}
 
 
 def validate(variables, require_facts=False):
@@ -63,7 +63,30 @@ def render_all(variables):
         "phases": phases,
         "teardown_order": teardown_order(manifests),
         "summary": _summary(model, manifests),
+        "images": images_of(manifests),
     }
+
+
+def images_of(manifests):
+    """[{"object", "field", "image"}] of every operand image the rendered objects name (repository/image:version, or a
+    full reference), for mirroring to a disconnected registry. Images the operators choose themselves (their own
+    defaults, and the operator bundles' images) are not here: see docs/upgrades.md."""
+    found = []
+
+    def walk(value, path, obj):
+        if isinstance(value, dict):
+            if value.get("repository") and value.get("image") and value.get("version"):
+                found.append({"object": obj, "field": path, "image": "%s/%s:%s" % (
+                    value["repository"].rstrip("/"), value["image"], value["version"])})
+            elif isinstance(value.get("image"), str) and "/" in value["image"]:
+                found.append({"object": obj, "field": path, "image": value["image"]})
+            for key, child in value.items():
+                walk(child, "%s.%s" % (path, key), obj)
+
+    for entry in manifests:
+        manifest = entry["manifest"]
+        walk(manifest.get("spec") or {}, "spec", "%s/%s" % (manifest["kind"], manifest["metadata"]["name"]))
+    return found
 
 
 def _number(objects):

@@ -80,7 +80,16 @@ def image(model, component):
     """repository/image/version of a component, with the user's overrides on top of the defaults."""
     merged = dict(DEFAULT_IMAGES[component])
     merged.update(model["image_overrides"].get(component) or {})
-    return {"image": merged["image"], "repository": merged["repository"], "version": str(merged["version"])}
+    section = {"image": merged["image"], "repository": merged["repository"], "version": str(merged["version"])}
+    return with_pull_secrets(model, section)
+
+
+def with_pull_secrets(model, section):
+    """Every NicClusterPolicy component takes imagePullSecrets (mellanox.com_nicclusterpolicies.yaml, v25.1 to v26.4):
+    a mirror registry that needs credentials gets them on each one."""
+    if model.get("image_pull_secrets"):
+        section["imagePullSecrets"] = list(model["image_pull_secrets"])
+    return section
 
 
 def resource_names(model):

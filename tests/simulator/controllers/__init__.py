@@ -48,7 +48,7 @@ class Controllers:
         at channel heads ({"package", "channel", "csv"}) and default channels moved ({package: channel}); the
         package server shows the new content and OLM re-resolves every namespace. Runs on the server loop."""
         for entry in publish or ():
-            self.catalog.publish(entry["package"], entry["channel"], entry["csv"])
+            self.catalog.publish(entry["package"], entry["channel"], entry["csv"], entry.get("bundle"))
         for package, channel in (default_channels or {}).items():
             self.catalog.set_default_channel(package, channel)
         sync_package_manifests(self.runtime)
@@ -73,7 +73,7 @@ def install_controllers(sim):
     remove = list(profile.remove_packages) + list(config_value(sim, "catalog_remove_packages") or [])
     states = dict(profile.source_states)
     states.update(config_value(sim, "catalog_source_states") or {})
-    runtime = Runtime(sim, Catalog(remove_packages=remove, source_states=states))
+    runtime = Runtime(sim, Catalog(remove_packages=remove, source_states=states, openshift_minor=profile.cluster.minor))
     register_types(runtime)
     crds = CrdServing(runtime)
     crds.set_groups(runtime.catalog.owned_groups(), False)

@@ -41,6 +41,7 @@ MSG = {
     "InstallWaiting": "installing: waiting for deployment %s to become ready: deployment \"%s\" not available: "
                       "Deployment does not have minimum availability.",
     "Succeeded": "install strategy completed with no errors",
+    "RequirementsNotMet": "one or more requirements couldn't be found",
     "NoOperatorGroup": "csv in namespace with no operatorgroups",
     "TooManyOperatorGroups": "csv created in namespace with multiple operatorgroups, can't pick one automatically",
 }
@@ -403,6 +404,7 @@ class OlmController:
             self.rt.enqueue(("ip", ns, name), lambda: self.sync_installplan(ns, name), self.rt.cfg("olm_step_seconds"))
         elif phase == "Installing":
             for csv_name in ip["spec"]["clusterServiceVersionNames"]:
+                self._apply_bundle_crds(csv_name)
                 self._create_csv(ns, csv_name)
             steps = [dict(s, status="Created") for s in status.get("plan") or []]
             status.update({"phase": "Complete", "plan": steps,
@@ -413,6 +415,15 @@ class OlmController:
             if package and self.rt.cfg("crds_served_at") == "installplan_complete":
                 self.crds.set_groups(self.rt.catalog.package(package)["ownedGroups"], True)
         self._subscriptions_follow(ns)
+
+    def _apply_bundle_crds(self, csv_name):
+        """The plan's CRD steps come first: the bundle's CRDs replace the served ones (catalog/operator.go ExecutePlan),
+        so an upgrade brings the new operator version's schema and a first install the installed version's."""
+        package = self.rt.catalog.package_of_csv(csv_name)
+        source = (self.rt.catalog.package(package) or {}).get("crdSource")
+        serve = getattr(self.rt.sim, "serve_operator_version", None)
+        if source and serve:
+            serve(source, csv_version(csv_name))
 
     def _create_csv(self, ns, csv_name):
         package = self.rt.catalog.package_of_csv(csv_name)
@@ -431,6 +442,10 @@ class OlmController:
             "install": {"strategy": "deployment", "spec": {"deployments": [
                 {"name": pkg["deployment"], "spec": _deployment_spec(pkg)}]}},
         }
+        bundle = self.rt.catalog.bundle(csv_name)
+        for field in ("minKubeVersion", "relatedImages"):
+            if bundle.get(field):
+                spec[field] = bundle[field]
         # An upgrade's CSV replaces the CSV installed now, whatever the bundle says (resolver.go sets Replaces to
         # the current CSV; steps.go writes it into spec.replaces); a first install keeps the bundle's own edge.
         label = pkg_label(package, ns)
@@ -529,6 +544,14 @@ class OlmController:
             self._set_phase(csv, "Pending", "RequirementsUnknown", MSG["RequirementsUnknown"])
             self._step(ns, name)
         elif phase == "Pending":
+            unmet = self._min_kube_version_unmet(csv)
+            if unmet:
+                # olm/requirements.go minKubeVersionStatus, olm/operator.go: the CSV stays Pending, re-checked.
+                if status.get("requirementStatus") != [unmet]:
+                    self.rt.set_status(OLM_GROUP, CSV, ns, name, dict(status, requirementStatus=[unmet]))
+                    csv = self.rt.get(OLM_GROUP, CSV, ns, name)
+                self._set_phase(csv, "Pending", "RequirementsNotMet", MSG["RequirementsNotMet"])
+                return
             self._set_phase(csv, "InstallReady", "RequirementsMet", MSG["RequirementsMet"])
             self._step(ns, name)
         elif phase == "InstallReady":
@@ -547,6 +570,18 @@ class OlmController:
             if self.rt.cfg("crds_served_at") == "csv_succeeded":
                 self.crds.set_groups(pkg["ownedGroups"], True)
             self._subscriptions_follow(ns)
+
+    def _min_kube_version_unmet(self, csv):
+        """The requirementStatus entry of an unmet spec.minKubeVersion, else None (olm/requirements.go)."""
+        wanted = (csv.get("spec") or {}).get("minKubeVersion")
+        if not wanted or self.rt.profile is None:
+            return None
+        server = self.rt.profile.cluster.kubernetes_version
+        if version_key(wanted.lstrip("v")) <= version_key(server):
+            return None
+        return {"group": OLM_GROUP, "version": "v1alpha1", "kind": "ClusterServiceVersion", "name": csv["metadata"]["name"],
+                "status": "PresentNotSatisfied",
+                "message": "CSV version requirement not met: minKubeVersion (%s) > server version (%s)" % (wanted, server)}
 
     def _replaced(self, csv, phase):
         """A CSV that a newer CSV in its namespace replaces goes Replacing, then, once the new one succeeded,

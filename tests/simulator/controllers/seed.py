@@ -246,20 +246,28 @@ def package_manifest(rt, name, pkg):
     channels = []
     for ch, entries in pkg["channels"].items():
         head = entries[-1]
+        desc = {
+            "displayName": pkg["displayName"],
+            "version": csv_version(head),
+            "provider": {"name": pkg["provider"]},
+            "installModes": install_modes_list(pkg),
+            "annotations": {"alm-examples": json.dumps(pkg["almExamples"]),
+                            "operatorframework.io/suggested-namespace": pkg["suggestedNamespace"]},
+            "customresourcedefinitions": {"owned": [
+                {"name": "%s.%s" % (plural, group), "version": version, "kind": kind}
+                for group, version, kind, plural in pkg["ownedCRDs"]]},
+        }
+        # The package server copies minKubeVersion and the related images of the head's CSV
+        # (operator-lifecycle-manager, pkg/package-server/apis/operators/v1/packagemanifest.go CreateCSVDescription).
+        bundle = rt.catalog.bundle(head)
+        if bundle.get("minKubeVersion"):
+            desc["minKubeVersion"] = bundle["minKubeVersion"]
+        if bundle.get("relatedImages"):
+            desc["relatedImages"] = sorted({i["image"] for i in bundle["relatedImages"]})
         channels.append({
             "name": ch,
             "currentCSV": head,
-            "currentCSVDesc": {
-                "displayName": pkg["displayName"],
-                "version": csv_version(head),
-                "provider": {"name": pkg["provider"]},
-                "installModes": install_modes_list(pkg),
-                "annotations": {"alm-examples": json.dumps(pkg["almExamples"]),
-                                "operatorframework.io/suggested-namespace": pkg["suggestedNamespace"]},
-                "customresourcedefinitions": {"owned": [
-                    {"name": "%s.%s" % (plural, group), "version": version, "kind": kind}
-                    for group, version, kind, plural in pkg["ownedCRDs"]]},
-            },
+            "currentCSVDesc": desc,
             "entries": [{"name": e, "version": csv_version(e)} for e in reversed(entries)],
         })
     return {

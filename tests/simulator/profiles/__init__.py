@@ -438,6 +438,10 @@ def load_profile(name_or_path):
     if isinstance(name_or_path, dict):
         return parse_profile(name_or_path)
     text = str(name_or_path)
+    version = None
+    if "@" in text and not os.path.exists(text):
+        # `roce-lab@4.18.20`: a shipped profile on another OpenShift version (its catalog follows that version).
+        text, _sep, version = text.partition("@")
     if text == "synthetic" or text.startswith("synthetic:"):
         kwargs = {}
         for item in filter(None, text.partition(":")[2].split(",")):
@@ -454,7 +458,10 @@ def load_profile(name_or_path):
             data = yaml.safe_load(fh)
         except yaml.YAMLError as exc:
             raise ProfileError("profile %s: not valid YAML: %s" % (path, exc)) from exc
-    return parse_profile(data, origin=path)
+    if version and isinstance(data, dict) and isinstance(data.get("cluster"), dict):
+        data["cluster"]["version"] = version
+        data["cluster"].pop("channel", None)
+    return parse_profile(data, origin=path if not version else "%s@%s" % (path, version))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import json
 import jsonschema
 import pytest
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.schema import manifest_unknown_fields, unknown_fields
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 
 from conftest import variants
@@ -37,30 +38,6 @@ def to_json_schema(schema):
         return node
 
     return convert(schema)
-
-
-def unknown_fields(value, schema, path=""):
-    """Paths the API server would prune: fields not declared where unknown fields are not preserved."""
-    if schema.get("x-kubernetes-preserve-unknown-fields"):
-        return []
-    found = []
-    if isinstance(value, dict):
-        properties = schema.get("properties") or {}
-        additional = schema.get("additionalProperties")
-        for key, item in value.items():
-            where = "%s.%s" % (path, key) if path else key
-            if key in properties:
-                found.extend(unknown_fields(item, properties[key], where))
-            elif isinstance(additional, dict):
-                found.extend(unknown_fields(item, additional, where))
-            elif additional is True:
-                continue
-            else:
-                found.append(where)
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for index, item in enumerate(value):
-            found.extend(unknown_fields(item, schema["items"], "%s[%d]" % (path, index)))
-    return found
 
 
 def rendered(variables):
@@ -128,3 +105,64 @@ def test_schema_conversion_rejects_bad_int_or_string(crd_schemas):
     bad["spec"]["maxUnavailable"] = [1]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, converted)
+
+
+def _versioned_crd(source, ref, kind):
+    from simulator.crds import DEFAULT_CRD_DIR, source_crd_documents
+
+    return next(c for c in source_crd_documents(DEFAULT_CRD_DIR, source, ref) if c["spec"]["names"]["kind"] == kind)
+
+
+@pytest.mark.parametrize("name,variables", CASES, ids=[c[0] for c in CASES])
+def test_objects_fit_the_oldest_supported_operator_versions(name, variables):
+    """Rendered for GPU Operator v24.9 (gpudirect_rdma_gpu_operator_version), every object fits the CRDs of the oldest
+    supported GPU and Network Operator versions; rendered for the newest, the ClusterPolicy would not."""
+    old_gpu = _versioned_crd("gpu-operator", "v24.9.2", "ClusterPolicy")
+    old_network = _versioned_crd("network-operator", "v25.1.0", "NicClusterPolicy")
+    for entry in rendered(dict(variables, gpudirect_rdma_gpu_operator_version="24.9.2")):
+        manifest = entry["manifest"]
+        crd = {"ClusterPolicy": old_gpu, "NicClusterPolicy": old_network}.get(manifest["kind"])
+        if crd:
+            assert manifest_unknown_fields(manifest, crd) == [], entry["file"]
+    newest = [e["manifest"] for e in rendered(variables) if e["manifest"]["kind"] == "ClusterPolicy"]
+    assert manifest_unknown_fields(newest[0], old_gpu) == ["spec.driver.kernelModuleType"]
+
+
+@pytest.mark.parametrize("version, mode, kind, expected", [
+    ("", "dmabuf", "open", {"kernelModuleType": "open"}),
+    ("25.3.0", "peermem", "auto", {"kernelModuleType": "auto"}),
+    ("24.9.2", "dmabuf", "open", {"useOpenKernelModules": True}),
+    ("24.9", "dmabuf", "auto", {"useOpenKernelModules": True}),
+    ("v24.9.0", "peermem", "auto", {"useOpenKernelModules": False}),
+    ("24.9.2", "peermem", "proprietary", {"useOpenKernelModules": False}),
+])
+def test_kernel_module_fields_follow_the_gpu_operator_version(version, mode, kind, expected):
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.render.operators import kernel_module_fields
+
+    assert kernel_module_fields({"gpu_operator_version": version, "gpu_rdma_mode": mode, "gpu_kernel_module_type": kind}) == expected
+
+
+def test_unknown_fields_respects_preserved_and_embedded_objects():
+    schema = {"type": "object", "properties": {
+        "open": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        "map": {"type": "object", "additionalProperties": {"type": "object", "properties": {"a": {"type": "string"}}}},
+        "list": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+        "quantity": {"x-kubernetes-int-or-string": True},
+    }}
+    value = {"open": {"anything": 1}, "map": {"k": {"a": "x", "b": "y"}}, "list": [{"name": "n", "extra": 1}],
+             "quantity": "1Gi", "missing": True}
+    assert unknown_fields(value, schema) == ["map.k.b", "list[0].extra", "missing"]
+
+
+@pytest.mark.parametrize("name,variables", CASES, ids=[c[0] for c in CASES])
+def test_image_pull_secrets_reach_every_nic_cluster_policy_component(name, variables, crd_schemas):
+    manifests = [e["manifest"] for e in rendered(dict(variables, gpudirect_rdma_image_pull_secrets=["mirror-pull"]))
+                 if e["manifest"]["kind"] == "NicClusterPolicy"]
+    for manifest in manifests:
+        spec = manifest["spec"]
+        sections = [v for k, v in spec.items() if k != "secondaryNetwork"] + list((spec.get("secondaryNetwork") or {}).values())
+        assert sections and all(s["imagePullSecrets"] == ["mirror-pull"] for s in sections)
+        _scope, schema = crd_schemas[("mellanox.com", "v1alpha1", "NicClusterPolicy")]
+        assert manifest_unknown_fields(manifest, {"spec": {"versions": [{"name": "v1alpha1", "schema": {"openAPIV3Schema": schema}}]}}) == []
+    result = render_all(dict(variables, gpudirect_rdma_image_pull_secrets=["Bad Name"]))
+    assert any("gpudirect_rdma_image_pull_secrets" in e for e in result["errors"])

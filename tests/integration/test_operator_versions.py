@@ -1,0 +1,102 @@
+"""Operator versions as the catalog of each OpenShift version holds them (docs/support.md): the oldest supported
+GPU Operator converges with the ClusterPolicy fields it knows, a deliberate upgrade to a newer one converges and
+re-runs with no write, a field the installed version does not know is refused before any write, and a channel the
+cluster's catalog does not hold is refused by preflight."""
+
+import json
+
+from site_support import example, objects, run_playbook
+
+from test_olm_operator import OLM_V1A1, OPERATORS, get, kube, run_olm
+
+OLDEST = {"nvidia_gpu_operator_channel": "v24.9", "nvidia_gpu_operator_install_plan_approval": "Manual",
+          "nvidia_gpu_operator_starting_csv": "gpu-operator-certified.v24.9.2",
+          "nvidia_network_operator_channel": "v25.1", "nvidia_network_operator_install_plan_approval": "Manual",
+          "nvidia_network_operator_starting_csv": "nvidia-network-operator.v25.1.0"}
+NEWER = {"nvidia_gpu_operator_channel": "v25.3", "nvidia_gpu_operator_install_plan_approval": "Manual",
+         "nvidia_gpu_operator_starting_csv": "gpu-operator-certified.v25.3.4",
+         "nvidia_network_operator_channel": "v25.4", "nvidia_network_operator_install_plan_approval": "Manual",
+         "nvidia_network_operator_starting_csv": "nvidia-network-operator.v25.4.0"}
+
+
+def cluster_policy_driver(sim):
+    policies = objects(sim, "nvidia.com/v1", "ClusterPolicy")
+    assert len(policies) == 1
+    return policies[0]["spec"]["driver"]
+
+
+def installed(sim, package, namespace):
+    return get(kube(sim), OLM_V1A1, "Subscription", package, namespace)["status"]["installedCSV"]
+
+
+def test_oldest_versions_converge_then_upgrade_to_newer_ones_with_no_write_on_reruns(sim_factory):
+    sim = sim_factory(profile="mixed-lab@4.17.30")  # OpenShift 4.17: GPU Operator v24.9 and v25.3, Network Operator v25.1 to v26.4
+    config = "@" + example("shared_device/roce")
+    first = run_playbook(sim, "-e", config, "-e", json.dumps(OLDEST))
+    assert first.rc == 0, first.output[-4000:]
+    assert installed(sim, "gpu-operator-certified", "nvidia-gpu-operator") == "gpu-operator-certified.v24.9.2"
+    assert installed(sim, "nvidia-network-operator", "nvidia-network-operator") == "nvidia-network-operator.v25.1.0"
+    driver = cluster_policy_driver(sim)
+    # v24.9's ClusterPolicy has no kernelModuleType: DMA-BUF asks for the open modules the way v24.9 knows.
+    assert driver.get("useOpenKernelModules") is True and "kernelModuleType" not in driver
+    again = run_playbook(sim, "-e", config, "-e", json.dumps(OLDEST), "-e", "gpudirect_always_converge=true")
+    assert again.rc == 0 and again.writes == 0, (again.writes, again.output[-3000:])
+
+    upgrade = run_playbook(sim, "-e", config, "-e", json.dumps(NEWER))
+    assert upgrade.rc == 0, upgrade.output[-4000:]
+    assert installed(sim, "gpu-operator-certified", "nvidia-gpu-operator") == "gpu-operator-certified.v25.3.4"
+    assert installed(sim, "nvidia-network-operator", "nvidia-network-operator") == "nvidia-network-operator.v25.4.0"
+    driver = cluster_policy_driver(sim)
+    assert driver.get("kernelModuleType") == "open" and "useOpenKernelModules" not in driver
+    rerun = run_playbook(sim, "-e", config, "-e", json.dumps(NEWER), "-e", "gpudirect_always_converge=true")
+    assert rerun.rc == 0 and rerun.writes == 0, (rerun.writes, rerun.output[-3000:])
+
+
+def test_a_field_the_installed_operator_does_not_know_is_refused_before_any_write(sim_factory, tmp_path):
+    from simulator.catalog import PACKAGES
+    from site_support import run_test_playbook
+
+    sim = sim_factory(profile="roce-lab@4.17.30")
+    results, _took = run_olm(sim, tmp_path, [dict(OPERATORS[3], channel="v24.9")])
+    assert results[0]["installed_csv"] == "gpu-operator-certified.v24.9.2", results
+    policy = json.loads(json.dumps(PACKAGES["gpu-operator-certified"]["almExamples"][0]))
+    policy["spec"]["driver"]["kernelModuleType"] = "open"
+    mark = sim.mark()
+    results = run_test_playbook(sim, tmp_path, "apply_and_wait.yml", {"steps": [
+        {"manifests": [policy], "schema_owner": "gpu-operator-certified.v24.9.2"}]})
+    assert results[0]["failed"] is True
+    text = results[0]["msg"]
+    assert "ClusterPolicy gpu-cluster-policy: spec.driver.kernelModuleType is not declared by the nvidia.com/v1 schema" \
+        in text, text
+    assert "installed with gpu-operator-certified.v24.9.2" in text
+    assert sim.count(writes_only=True, since=mark) == 0
+
+
+def test_preflight_refuses_a_channel_the_clusters_catalog_does_not_hold(sim_factory):
+    sim = sim_factory(profile="mixed-lab")  # OpenShift 4.20: GPU Operator v26.7 only
+    run = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", json.dumps(OLDEST))
+    text = " ".join(run.output.split())
+    assert run.rc != 0 and "Preflight found" in text, text[-3000:]
+    assert "Channel v24.9 of package gpu-operator-certified is not in the catalog of this OpenShift 4.20.8 cluster" in text
+    assert "available: v26.7, stable" in text
+    assert "CSV gpu-operator-certified.v24.9.2 (starting_csv of gpu-operator-certified) is not in the catalog" in text
+    assert run.writes == 0 and run.dry_run_writes == 0
+
+
+def test_render_lists_the_operand_images_to_mirror(tmp_path):
+    import os
+    import subprocess
+
+    from site_support import ROOT
+
+    out = tmp_path / "out"
+    proc = subprocess.run(["ansible-playbook", "playbooks/render.yml", "-e", "@" + example("shared_device/infiniband"),
+                           "-e", "render_dir=%s" % out, "-e", '{"gpudirect_rdma_image_pull_secrets": ["mirror-pull"]}'],
+                          cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    images = (out / "images.txt").read_text().split()
+    assert images == sorted(set(images)) and len(images) == 3, images
+    assert any("/doca-driver:" in i for i in images) and any("/k8s-rdma-shared-dev-plugin:" in i for i in images)
+    assert any("/ipoib-cni:" in i for i in images)
+    policy = next(p for p in out.glob("*-nicclusterpolicy-*.yaml")).read_text()
+    assert policy.count("- mirror-pull") == 3
