@@ -25,6 +25,12 @@ def cluster_policy_driver(sim):
     return policies[0]["spec"]["driver"]
 
 
+def nic_cluster_policy_images(sim):
+    """The component images follow the installed Network Operator release (render/releases.py)."""
+    spec = objects(sim, "mellanox.com/v1alpha1", "NicClusterPolicy")[0]["spec"]
+    return dict((key, spec[key]["version"]) for key in ("ofedDriver", "rdmaSharedDevicePlugin"))
+
+
 def installed(sim, package, namespace):
     return get(kube(sim), OLM_V1A1, "Subscription", package, namespace)["status"]["installedCSV"]
 
@@ -39,6 +45,7 @@ def test_oldest_versions_converge_then_upgrade_to_newer_ones_with_no_write_on_re
     driver = cluster_policy_driver(sim)
     # v24.9's ClusterPolicy has no kernelModuleType: DMA-BUF asks for the open modules the way v24.9 knows.
     assert driver.get("useOpenKernelModules") is True and "kernelModuleType" not in driver
+    assert nic_cluster_policy_images(sim) == {"ofedDriver": "25.01-0.6.0.0-0", "rdmaSharedDevicePlugin": "v1.5.2"}
     again = run_playbook(sim, "-e", config, "-e", json.dumps(OLDEST), "-e", "gpudirect_always_converge=true")
     assert again.rc == 0 and again.writes == 0, (again.writes, again.output[-3000:])
 
@@ -48,6 +55,7 @@ def test_oldest_versions_converge_then_upgrade_to_newer_ones_with_no_write_on_re
     assert installed(sim, "nvidia-network-operator", "nvidia-network-operator") == "nvidia-network-operator.v25.4.0"
     driver = cluster_policy_driver(sim)
     assert driver.get("kernelModuleType") == "open" and "useOpenKernelModules" not in driver
+    assert nic_cluster_policy_images(sim) == {"ofedDriver": "25.04-0.6.1.0-2", "rdmaSharedDevicePlugin": "v1.5.3"}
     rerun = run_playbook(sim, "-e", config, "-e", json.dumps(NEWER), "-e", "gpudirect_always_converge=true")
     assert rerun.rc == 0 and rerun.writes == 0, (rerun.writes, rerun.output[-3000:])
 
@@ -100,3 +108,55 @@ def test_render_lists_the_operand_images_to_mirror(tmp_path):
     assert any("/ipoib-cni:" in i for i in images)
     policy = next(p for p in out.glob("*-nicclusterpolicy-*.yaml")).read_text()
     assert policy.count("- mirror-pull") == 3
+
+
+def test_upgrade_playbook_plans_then_upgrades_exactly_what_olm_offers_and_reports_it(sim_factory, tmp_path):
+    """playbooks/upgrade.yml: without approval it only shows from -> to, operand images and the nodes whose drivers
+    reload (0 writes); approved, it upgrades in order, rolls the operands to the new releases, writes a report, and a
+    re-run finds nothing more to do."""
+    import glob
+    import os
+
+    sim = sim_factory(profile="mixed-lab@4.17.30")
+    config = "@" + example("shared_device/roce")
+    manual = {"nvidia_network_operator_install_plan_approval": "Manual", "nvidia_network_operator_channel": "stable"}
+    pins = dict(manual, nvidia_gpu_operator_channel="v25.3", nvidia_gpu_operator_starting_csv="gpu-operator-certified.v25.3.1",
+                nvidia_network_operator_starting_csv="nvidia-network-operator.v25.1.0")
+    first = run_playbook(sim, "-e", config, "-e", json.dumps(pins))
+    assert first.rc == 0, first.output[-4000:]
+    env = {"GPUDIRECT_ARTIFACTS_DIR": str(tmp_path / "artifacts")}
+
+    plan = run_playbook(sim, "-e", config, "-e", json.dumps(manual), playbook="playbooks/upgrade.yml", env=env)
+    text = " ".join(plan.output.split())
+    assert plan.rc == 0, plan.output[-4000:]
+    assert "nvidia-network-operator in nvidia-network-operator: nvidia-network-operator.v25.1.0 -> nvidia-network-operator.v26.4.1" in text
+    assert "gpu-operator-certified in nvidia-gpu-operator: gpu-operator-certified.v25.3.1 -> gpu-operator-certified.v25.3.4" in text
+    assert "nvcr.io/nvidia/mellanox/doca-driver:doca3.4.1-26.04-1.1.0.0-1" in text  # the new release's DOCA driver
+    assert "GPU driver reloads on: nvd-srv-32" in text and "NIC driver reloads on:" in text
+    assert "run again with -e gpudirect_upgrade_approve=true" in text
+    assert plan.writes == 0 and plan.dry_run_writes == 0
+    assert installed(sim, "gpu-operator-certified", "nvidia-gpu-operator") == "gpu-operator-certified.v25.3.1"
+
+    approved = run_playbook(sim, "-e", config, "-e", json.dumps(manual), "-e", "gpudirect_upgrade_approve=true",
+                            playbook="playbooks/upgrade.yml", env=env)
+    assert approved.rc == 0, approved.output[-4000:]
+    assert installed(sim, "gpu-operator-certified", "nvidia-gpu-operator") == "gpu-operator-certified.v25.3.4"
+    assert installed(sim, "nvidia-network-operator", "nvidia-network-operator") == "nvidia-network-operator.v26.4.1"
+    assert nic_cluster_policy_images(sim) == {"ofedDriver": "doca3.4.1-26.04-1.1.0.0-1",
+                                              "rdmaSharedDevicePlugin": "network-operator-v26.4.1"}
+    reports = glob.glob(os.path.join(str(tmp_path / "artifacts"), "*", "upgrade-*.json"))
+    assert len(reports) == 1, reports
+    report = json.load(open(reports[0]))
+    assert sorted((o["package"], o["from"], o["installed_now"], o["done"]) for o in report["operators"]) == [
+        ("gpu-operator-certified", "gpu-operator-certified.v25.3.1", "gpu-operator-certified.v25.3.4", True),
+        ("nvidia-network-operator", "nvidia-network-operator.v25.1.0", "nvidia-network-operator.v26.4.1", True)]
+    assert report["keep_these_pins"] == {"nvidia_gpu_operator_starting_csv": "gpu-operator-certified.v25.3.4",
+                                         "nvidia_network_operator_starting_csv": "nvidia-network-operator.v26.4.1"}
+
+    again = run_playbook(sim, "-e", config, "-e", json.dumps(manual), "-e", "gpudirect_upgrade_approve=true",
+                         playbook="playbooks/upgrade.yml", env=env)
+    assert again.rc == 0 and again.writes == 0, again.output[-3000:]
+    assert "No operator upgrade is offered" in again.output
+    kept = dict(manual, nvidia_gpu_operator_channel="v25.3", **report["keep_these_pins"])
+    rerun = run_playbook(sim, "-e", config, "-e", json.dumps(kept), "-e", "gpudirect_always_converge=true")
+    assert rerun.rc == 0 and rerun.writes == 0, (rerun.writes, rerun.output[-3000:])

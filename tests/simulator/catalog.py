@@ -25,6 +25,19 @@ CATALOG_SOURCES = {
         "image": "registry.redhat.io/redhat/certified-operator-index:v{minor}",
         "priority": -200,
     },
+    # The other two default catalogs (openshift/operator-marketplace, defaults/): none of the four operators is in them.
+    "redhat-marketplace": {
+        "displayName": "Red Hat Marketplace",
+        "publisher": "Red Hat",
+        "image": "registry.redhat.io/redhat/redhat-marketplace-index:v{minor}",
+        "priority": -300,
+    },
+    "community-operators": {
+        "displayName": "Community Operators",
+        "publisher": "Red Hat",
+        "image": "registry.redhat.io/redhat/community-operator-index:v{minor}",
+        "priority": -400,
+    },
 }
 
 _NFD_OPERAND = "registry.redhat.io/openshift4/ose-node-feature-discovery-rhel9@sha256:" + "3f1c" * 16

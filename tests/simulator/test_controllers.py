@@ -342,7 +342,7 @@ def test_injected_csv_failure(kube_factory, transient):
     ({"package": "nfd", "channel": "4.12"}, "no operators found in channel 4.12 of package nfd"),
     ({"package": "nfd", "starting_csv": "nfd.4.12.0"}, "no operators found with name nfd.4.12.0 in channel stable"),
     ({"package": "nfd", "source": "certified-operators"}, "no operators found in package nfd"),
-    ({"package": "nfd", "source": "community-operators"}, "community-operators/openshift-marketplace: catalogsource not found"),
+    ({"package": "nfd", "source": "my-mirror"}, "my-mirror/openshift-marketplace: catalogsource not found"),
 ])
 def test_subscription_resolution_failures(kube, spec, message):
     ns = "resolve-test"
@@ -632,3 +632,18 @@ def test_an_openshift_version_sees_only_the_bundles_built_for_it(kube_factory):
     pms = {p["metadata"]["name"]: p["status"] for p in listed}
     assert pms["gpu-operator-certified"]["defaultChannel"] == "v25.3"
     assert sorted(c["name"] for c in pms["gpu-operator-certified"]["channels"]) == ["stable", "v24.9", "v25.3"]
+
+
+def test_openshift_has_four_default_catalogs_and_an_idle_one_still_serves(kube_factory):
+    """openshift/operator-marketplace defaults/; package-server registry.go keeps an IDLE source's packages and the
+    catalog operator counts it healthy (subscription/reconciler.go)."""
+    kube = kube_factory(profile="roce-lab", config={"catalog_source_states": {"certified-operators": "IDLE"}})
+    sources = {c["metadata"]["name"]: c["spec"]["priority"] for c in kube.list(V1A1, "CatalogSource", "openshift-marketplace")}
+    assert sources == {"redhat-operators": -100, "certified-operators": -200, "redhat-marketplace": -300,
+                       "community-operators": -400}
+    pm = kube.get("packages.operators.coreos.com/v1", "PackageManifest", "gpu-operator-certified", "openshift-marketplace")
+    assert pm["status"]["catalogSource"] == "certified-operators"
+    csv = kube.install("gpu-operator-certified")
+    assert csv["status"]["phase"] == "Succeeded"
+    health = _sub_status(kube, "nvidia-gpu-operator", "gpu-operator-certified")["catalogHealth"]
+    assert all(h["healthy"] for h in health) and len(health) == 4

@@ -22,6 +22,7 @@ except ImportError:  # pragma: no cover - ansible-core requires PyYAML; the mode
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import nics
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import releases
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.rdma import MATRIX
 
 MACHINECONFIG_ITEMS = ("irdma_blacklist", "persistent_names", "crio_memlock")
@@ -105,9 +106,10 @@ FIELDS = {
     "sriov_operator_namespace": Field("str", "openshift-sriov-network-operator"),
     "sriov_disable_plugins": Field("list", []),
     "nic_driver": Field("str", "doca", ("doca", "inbox")),
-    "doca_driver_repository": Field("str", "nvcr.io/nvidia/mellanox"),
-    "doca_driver_image": Field("str", "doca-driver"),
-    "doca_driver_version": Field("str", "24.10-0.7.0.0-0"),
+    "network_operator_version": Field("str", ""),
+    "doca_driver_repository": Field("str", lambda values: releases.network_operator_images(values.get("network_operator_version"))["doca_driver"]["repository"]),
+    "doca_driver_image": Field("str", lambda values: releases.network_operator_images(values.get("network_operator_version"))["doca_driver"]["image"]),
+    "doca_driver_version": Field("str", lambda values: releases.network_operator_images(values.get("network_operator_version"))["doca_driver"]["version"]),
     "image_overrides": Field("dict", {}),
     "image_pull_secrets": Field("list", []),
     "gpu_rdma_mode": Field("str", "dmabuf", ("dmabuf", "peermem")),
@@ -115,6 +117,7 @@ FIELDS = {
     "gpu_kernel_module_type": Field("str", lambda values: "auto" if values.get("gpu_rdma_mode") == "peermem" else "open",
                                     ("auto", "open", "proprietary")),
     "gpu_operator_version": Field("str", ""),
+    "driver_upgrade_max_parallel": Field("int"),
     "gpu_gdrcopy": Field("bool", False),
     "gpu_cluster_policy_name": Field("str", "gpu-cluster-policy"),
     "gpu_driver_repository": Field("str"),
@@ -563,6 +566,10 @@ def _check_gpu(values, provided, errors):
             errors.add("gpu_use_host_mofed", "only applies to gpudirect_rdma_gpu_rdma_mode: peermem")
     elif mode == "peermem" and driver == "inbox":
         errors.add("gpu_rdma_mode", "peermem needs MLNX/DOCA-OFED: use gpudirect_rdma_nic_driver: doca, or dmabuf with the inbox driver")
+    if values.get("driver_upgrade_max_parallel") is not None and values["driver_upgrade_max_parallel"] < 1:
+        errors.add("driver_upgrade_max_parallel", "must be 1 or more (nodes whose driver reloads at the same time)")
+    if values.get("network_operator_version") and not re.match(r"^v?\d+\.\d+(\.\d+)?$", values["network_operator_version"]):
+        errors.add("network_operator_version", "%r is not a Network Operator version (X.Y or X.Y.Z, e.g. 25.4.0)" % values["network_operator_version"])
     if values.get("gpu_operator_version") and not re.match(r"^v?\d+\.\d+(\.\d+)?$", values["gpu_operator_version"]):
         errors.add("gpu_operator_version", "%r is not a GPU Operator version (X.Y or X.Y.Z, e.g. 24.9.2)" % values["gpu_operator_version"])
     if mode == "dmabuf" and values["gpu_kernel_module_type"] == "proprietary":

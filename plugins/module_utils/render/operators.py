@@ -85,7 +85,7 @@ def doca_driver_section(model):
         "readinessProbe": {"initialDelaySeconds": 10, "periodSeconds": 30},
         "upgradePolicy": {
             "autoUpgrade": True,
-            "maxParallelUpgrades": 1,
+            "maxParallelUpgrades": model.get("driver_upgrade_max_parallel") or 1,
             "safeLoad": False,
             "drain": {"enable": True, "force": True, "podSelector": "", "timeoutSeconds": 300, "deleteEmptyDir": True},
             "waitForCompletion": {"timeoutSeconds": 0},
@@ -168,6 +168,9 @@ def gpu_cluster_policy(model):
         },
     }
     driver.update(kernel_module_fields(model))
+    if model.get("driver_upgrade_max_parallel"):
+        driver["upgradePolicy"].update({"maxParallelUpgrades": model["driver_upgrade_max_parallel"],
+                                        "maxUnavailable": model["driver_upgrade_max_parallel"]})
     for field, key in (("gpu_driver_repository", "repository"), ("gpu_driver_image", "image"), ("gpu_driver_version", "version")):
         if model.get(field):
             driver[key] = model[field]

@@ -13,6 +13,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import releases
 
 
 class Configuration(object):
@@ -63,11 +64,6 @@ MATRIX = dict(((c.method, c.fabric), c) for c in (
                   None, "sriovlegacy_ib", "sriov-ib-network", False),
 ))
 
-DEFAULT_IMAGES = {
-    "rdma_shared_device_plugin": {"repository": "ghcr.io/mellanox", "image": "k8s-rdma-shared-dev-plugin", "version": "v1.5.1"},
-    "sriov_device_plugin": {"repository": "ghcr.io/k8snetworkplumbingwg", "image": "sriov-network-device-plugin", "version": "v3.7.0"},
-    "ipoib_cni": {"repository": "ghcr.io/mellanox", "image": "ipoib-cni", "version": "v1.2.0"},
-}
 _PLUGIN_IMAGE = {"rdmaSharedDevicePlugin": "rdma_shared_device_plugin", "sriovDevicePlugin": "sriov_device_plugin"}
 _SECONDARY_IMAGE = {"ipoib": "ipoib_cni"}
 
@@ -77,8 +73,8 @@ def configuration(model):
 
 
 def image(model, component):
-    """repository/image/version of a component, with the user's overrides on top of the defaults."""
-    merged = dict(DEFAULT_IMAGES[component])
+    """repository/image/version of a component: the Network Operator release's, with the user's overrides on top."""
+    merged = releases.network_operator_images(model.get("network_operator_version"))[component]
     merged.update(model["image_overrides"].get(component) or {})
     section = {"image": merged["image"], "repository": merged["repository"], "version": str(merged["version"])}
     return with_pull_secrets(model, section)

@@ -17,7 +17,7 @@ import re
 
 from ..catalog import csv_version
 from ._base import OLM_GROUP, now, pod_hash, rand_suffix
-from .seed import install_modes_list, source_ready, sync_package_manifests
+from .seed import SERVING_STATES, install_modes_list, source_ready, sync_package_manifests
 
 SUB, IP, CSV, OG, CS = "subscriptions", "installplans", "clusterserviceversions", "operatorgroups", "catalogsources"
 V1A1 = OLM_GROUP + "/v1alpha1"
@@ -336,7 +336,7 @@ class OlmController:
             out.append({"catalogSourceRef": {"apiVersion": V1A1, "kind": "CatalogSource", "name": meta["name"],
                                              "namespace": meta["namespace"], "resourceVersion": meta["resourceVersion"],
                                              "uid": meta["uid"]},
-                        "healthy": state == "READY", "lastUpdated": now()})
+                        "healthy": state in SERVING_STATES, "lastUpdated": now()})
         return out
 
     def _resolution_failed(self, sub, status, err):

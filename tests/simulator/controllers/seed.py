@@ -230,11 +230,24 @@ def catalog_source_status(name, state):
     }
 
 
-def source_ready(rt, source, namespace="openshift-marketplace"):
+# Connection states in which a catalog still serves: READY, and IDLE (a gRPC connection with no traffic for a while).
+# The package server keeps the packages it cached on every state but TRANSIENT_FAILURE and SHUTDOWN
+# (operator-lifecycle-manager, pkg/package-server/provider/registry.go, "inert source state"), and OLM counts a catalog
+# healthy when its registry server runs, whatever the gRPC state (catalog/subscription/reconciler.go healthy(),
+# CheckRegistryServer).
+SERVING_STATES = ("READY", "IDLE")
+
+
+def source_state(rt, source, namespace="openshift-marketplace"):
     cs = rt.get(OLM_GROUP, "catalogsources", namespace, source)
     if cs is None:
-        return False
-    return ((cs.get("status") or {}).get("connectionState") or {}).get("lastObservedState") == "READY"
+        return None
+    return ((cs.get("status") or {}).get("connectionState") or {}).get("lastObservedState")
+
+
+def source_ready(rt, source, namespace="openshift-marketplace"):
+    """Whether the catalog serves its packages (READY or IDLE)."""
+    return source_state(rt, source, namespace) in SERVING_STATES
 
 
 def install_modes_list(pkg):
@@ -293,7 +306,7 @@ def package_manifest(rt, name, pkg):
 
 
 def sync_package_manifests(rt):
-    """PackageManifests exist for packages of READY CatalogSources only, as the package server serves them."""
+    """PackageManifests exist for packages of serving CatalogSources only (SERVING_STATES), as the package server serves them."""
     t = rt.rtype(*PACKAGEMANIFEST)
     if t is None:
         return

@@ -119,7 +119,7 @@ def test_objects_fit_the_oldest_supported_operator_versions(name, variables):
     supported GPU and Network Operator versions; rendered for the newest, the ClusterPolicy would not."""
     old_gpu = _versioned_crd("gpu-operator", "v24.9.2", "ClusterPolicy")
     old_network = _versioned_crd("network-operator", "v25.1.0", "NicClusterPolicy")
-    for entry in rendered(dict(variables, gpudirect_rdma_gpu_operator_version="24.9.2")):
+    for entry in rendered(dict(variables, gpudirect_rdma_gpu_operator_version="24.9.2", gpudirect_rdma_network_operator_version="25.1.0")):
         manifest = entry["manifest"]
         crd = {"ClusterPolicy": old_gpu, "NicClusterPolicy": old_network}.get(manifest["kind"])
         if crd:

@@ -141,7 +141,26 @@ def test_gpu_cluster_policy_rdma_mode(mode, rdma_enabled, module_type):
 def test_image_overrides_replace_only_given_fields():
     result = render(base_variables("shared_device", "infiniband", image_overrides={"ipoib_cni": {"version": "network-operator-v25.10.0"}}))
     ipoib = by_kind(result, "NicClusterPolicy")[0]["spec"]["secondaryNetwork"]["ipoib"]
-    assert ipoib == {"image": "ipoib-cni", "repository": "ghcr.io/mellanox", "version": "network-operator-v25.10.0"}
+    assert ipoib == {"image": "ipoib-cni", "repository": "nvcr.io/nvidia/mellanox", "version": "network-operator-v25.10.0"}
+
+
+@pytest.mark.parametrize("version, repository, doca, rdma_plugin", [
+    ("", "nvcr.io/nvidia/mellanox", "doca3.4.1-26.04-1.1.0.0-1", "network-operator-v26.4.1"),
+    ("26.4.1", "nvcr.io/nvidia/mellanox", "doca3.4.1-26.04-1.1.0.0-1", "network-operator-v26.4.1"),
+    ("25.4.0", "ghcr.io/mellanox", "25.04-0.6.1.0-2", "v1.5.3"),
+    ("25.7.0", "ghcr.io/mellanox", "25.04-0.6.1.0-2", "v1.5.3"),
+    ("v25.1", "ghcr.io/mellanox", "25.01-0.6.0.0-0", "v1.5.2"),
+    ("24.10.0", "ghcr.io/mellanox", "25.01-0.6.0.0-0", "v1.5.2"),
+])
+def test_component_images_follow_the_network_operator_release(version, repository, doca, rdma_plugin):
+    """render/releases.py: each release's hack/release.yaml images; a user's DOCA pin and overrides stay on top."""
+    result = render(base_variables("shared_device", "roce", network_operator_version=version))
+    spec = by_kind(result, "NicClusterPolicy")[0]["spec"]
+    assert spec["rdmaSharedDevicePlugin"]["repository"] == repository
+    assert spec["rdmaSharedDevicePlugin"]["version"] == rdma_plugin
+    assert spec["ofedDriver"]["version"] == doca and spec["ofedDriver"]["repository"] == "nvcr.io/nvidia/mellanox"
+    pinned = render(base_variables("shared_device", "roce", network_operator_version=version, doca_driver_version="24.10-0.7.0.0-0"))
+    assert by_kind(pinned, "NicClusterPolicy")[0]["spec"]["ofedDriver"]["version"] == "24.10-0.7.0.0-0"
 
 
 # NIC selection from facts ---------------------------------------------------------------------
