@@ -160,3 +160,24 @@ def test_upgrade_playbook_plans_then_upgrades_exactly_what_olm_offers_and_report
     kept = dict(manual, nvidia_gpu_operator_channel="v25.3", **report["keep_these_pins"])
     rerun = run_playbook(sim, "-e", config, "-e", json.dumps(kept), "-e", "gpudirect_always_converge=true")
     assert rerun.rc == 0 and rerun.writes == 0, (rerun.writes, rerun.output[-3000:])
+
+
+def test_the_first_install_writes_its_channels_and_csvs_as_inventory_pins(sim_factory, tmp_path):
+    import yaml
+
+    sim = sim_factory(profile="mixed-lab")
+    pins_file = tmp_path / "pins.yml"
+    first = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", "gpudirect_pins_file=%s" % pins_file)
+    assert first.rc == 0, first.output[-4000:]
+    pins = yaml.safe_load(pins_file.read_text())
+    assert oct(pins_file.stat().st_mode & 0o777) == "0o600"
+    # The GPU Operator (Manual by default) is pinned to what OLM resolved; the others keep their channel.
+    assert pins["nvidia_gpu_operator_channel"] == "v26.7"
+    assert pins["nvidia_gpu_operator_starting_csv"] == "gpu-operator-certified.v26.7.0"
+    assert pins["nvidia_gpu_operator_install_plan_approval"] == "Manual"
+    assert pins["nvidia_network_operator_channel"] == "stable" and "nvidia_network_operator_starting_csv" not in pins
+    assert "# nvidia_network_operator_starting_csv: \"nvidia-network-operator.v26.4.1\"" in pins_file.read_text()
+    assert pins["nfd_channel"] == "stable" and pins["sriov_network_operator_channel"] == "stable"
+    again = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", "@%s" % pins_file,
+                         "-e", "gpudirect_always_converge=true")
+    assert again.rc == 0 and again.writes == 0, (again.writes, again.output[-3000:])

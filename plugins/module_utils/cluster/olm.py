@@ -589,7 +589,17 @@ class OperatorInstaller:
             created = self._create(resource, body) if namespace_exists else body
             self.changes.record("create", "Subscription", self.subscription_name, self.namespace, before=None, after=created)
             return created
-        if not subscription_drift(existing.get("spec"), desired_spec):
+        existing_spec = existing.get("spec") or {}
+        installed = (existing.get("status") or {}).get("installedCSV")
+        if desired_spec.get("startingCSV") and desired_spec["startingCSV"] == installed:
+            # OLM reads startingCSV only for the first install (resolver.go): pinning the CSV that already runs changes
+            # nothing, so the Subscription keeps whatever it says (a pins file written after the install).
+            desired_spec = dict(desired_spec)
+            if "startingCSV" in existing_spec:
+                desired_spec["startingCSV"] = existing_spec["startingCSV"]
+            else:
+                desired_spec.pop("startingCSV")
+        if not subscription_drift(existing_spec, desired_spec):
             self.changes.record("none", "Subscription", self.subscription_name, self.namespace)
             return existing
 
