@@ -181,3 +181,28 @@ def test_the_first_install_writes_its_channels_and_csvs_as_inventory_pins(sim_fa
     again = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", "@%s" % pins_file,
                          "-e", "gpudirect_always_converge=true")
     assert again.rc == 0 and again.writes == 0, (again.writes, again.output[-3000:])
+
+
+def test_a_disconnected_install_from_a_mirrored_catalog_converges(sim_factory):
+    """Default catalogs disabled, one mirrored index (docs/disconnected.md): preflight names what is missing until the
+    mirror's CatalogSource exists; then every operator comes from it and a re-run writes nothing."""
+    mirror = "cs-redhat-operator-index"
+    sim = sim_factory(profile="mixed-lab", config={"catalog_disable_default_sources": True, "catalog_mirror": mirror})
+    sources = {"%s_source" % role: mirror for role in ("nfd", "sriov_network_operator", "nvidia_network_operator", "nvidia_gpu_operator")}
+    settings = dict(sources, gpudirect_rdma_image_pull_secrets=["mirror-pull"])
+    config = "@" + example("shared_device/roce")
+    before = run_playbook(sim, "-e", config, "-e", json.dumps(settings))
+    assert before.rc != 0 and before.writes == 0
+    assert "Package nfd is not in any catalog in openshift-marketplace" in " ".join(before.output.split())
+    kube(sim).resources.get(api_version=OLM_V1A1, kind="CatalogSource").create(
+        namespace="openshift-marketplace",
+        body={"apiVersion": OLM_V1A1, "kind": "CatalogSource", "metadata": {"name": mirror, "namespace": "openshift-marketplace"},
+              "spec": {"sourceType": "grpc", "image": "mirror.example:5000/redhat/redhat-operator-index:v4.20"}})
+    first = run_playbook(sim, "-e", config, "-e", json.dumps(settings))
+    assert first.rc == 0, first.output[-4000:]
+    subscriptions = objects(sim, OLM_V1A1, "Subscription")
+    assert len(subscriptions) == 4 and {s["spec"]["source"] for s in subscriptions} == {mirror}
+    policy = objects(sim, "mellanox.com/v1alpha1", "NicClusterPolicy")[0]["spec"]
+    assert policy["ofedDriver"]["imagePullSecrets"] == ["mirror-pull"]
+    again = run_playbook(sim, "-e", config, "-e", json.dumps(settings), "-e", "gpudirect_always_converge=true")
+    assert again.rc == 0 and again.writes == 0, (again.writes, again.output[-3000:])

@@ -252,9 +252,13 @@ def version_order(csv_name):
 class Catalog:
     """The catalog one simulated cluster serves: PACKAGES minus removed ones, with per-source health."""
 
-    def __init__(self, remove_packages=(), source_states=None, openshift_minor=None):
+    def __init__(self, remove_packages=(), source_states=None, openshift_minor=None, mirror=None, disable_default_sources=False):
         self.packages = {k: copy.deepcopy(v) for k, v in PACKAGES.items() if k not in set(remove_packages)}
         self.bundles = copy.deepcopy(BUNDLES)
+        # The default CatalogSources the marketplace operator creates (none with disableAllDefaultSources), and a
+        # mirrored index (oc-mirror's CatalogSource) that holds every package instead; a user creates that one.
+        self.seeded_sources = () if disable_default_sources else tuple(CATALOG_SOURCES)
+        self.mirror = mirror
         if openshift_minor:
             # The index image of an OpenShift version holds only the bundles whose versions label admits it; a
             # package with none is not in that index at all.
@@ -271,6 +275,10 @@ class Catalog:
                 if self.bundle(newest).get("defaultChannel") in pkg["channels"]:
                     pkg["defaultChannel"] = self.bundle(newest)["defaultChannel"]
         self.sources = copy.deepcopy(CATALOG_SOURCES)
+        if mirror:
+            self.sources[mirror] = {"displayName": "Mirrored catalog", "publisher": "", "image": "", "priority": 0}
+            for pkg in self.packages.values():
+                pkg["catalog"] = mirror
         self.source_states = {name: "READY" for name in self.sources}
         self.source_states.update(source_states or {})
 

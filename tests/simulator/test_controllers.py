@@ -647,3 +647,22 @@ def test_openshift_has_four_default_catalogs_and_an_idle_one_still_serves(kube_f
     assert csv["status"]["phase"] == "Succeeded"
     health = _sub_status(kube, "nvidia-gpu-operator", "gpu-operator-certified")["catalogHealth"]
     assert all(h["healthy"] for h in health) and len(health) == 4
+
+
+def test_a_disconnected_cluster_resolves_from_the_mirrored_catalog_its_admin_creates(kube_factory):
+    """OperatorHub disableAllDefaultSources: no default catalog, no package; the mirror's CatalogSource (as oc-mirror
+    writes it) connects and then serves every package (catalog/operator.go syncSourceState re-resolves)."""
+    mirror = "cs-redhat-operator-index"
+    kube = kube_factory(profile="roce-lab", config={"catalog_disable_default_sources": True, "catalog_mirror": mirror})
+    assert kube.list(V1A1, "CatalogSource", "openshift-marketplace") == []
+    assert kube.list("packages.operators.coreos.com/v1", "PackageManifest", "openshift-marketplace") == []
+    kube.create({"apiVersion": V1A1, "kind": "CatalogSource", "metadata": {"name": mirror, "namespace": "openshift-marketplace"},
+                 "spec": {"sourceType": "grpc", "image": "mirror.example:5000/redhat/redhat-operator-index:v4.20"}})
+    wait(lambda: len(kube.list("packages.operators.coreos.com/v1", "PackageManifest", "openshift-marketplace")) == 4,
+         what="the mirrored packages")
+    source = kube.get(V1A1, "CatalogSource", mirror, "openshift-marketplace")
+    assert source["status"]["connectionState"]["lastObservedState"] == "READY"
+    pm = kube.get("packages.operators.coreos.com/v1", "PackageManifest", "nfd", "openshift-marketplace")
+    assert pm["status"]["catalogSource"] == mirror
+    csv = kube.install("nfd", source=mirror)
+    assert csv["status"]["phase"] == "Succeeded"

@@ -73,7 +73,9 @@ def install_controllers(sim):
     remove = list(profile.remove_packages) + list(config_value(sim, "catalog_remove_packages") or [])
     states = dict(profile.source_states)
     states.update(config_value(sim, "catalog_source_states") or {})
-    runtime = Runtime(sim, Catalog(remove_packages=remove, source_states=states, openshift_minor=profile.cluster.minor))
+    runtime = Runtime(sim, Catalog(remove_packages=remove, source_states=states, openshift_minor=profile.cluster.minor,
+                                   mirror=config_value(sim, "catalog_mirror") or None,
+                                   disable_default_sources=bool(config_value(sim, "catalog_disable_default_sources"))))
     register_types(runtime)
     crds = CrdServing(runtime)
     crds.set_groups(runtime.catalog.owned_groups(), False)

@@ -33,6 +33,10 @@ DEFAULT_CONFIG = {
     "crds_served_at": "csv_succeeded",
     "catalog_remove_packages": [],  # package names missing from the catalog (preflight tests)
     "catalog_source_states": {},  # CatalogSource name -> READY | CONNECTING | TRANSIENT_FAILURE
+    # A disconnected cluster: OperatorHub's spec.disableAllDefaultSources (no default CatalogSource) and the name of
+    # the CatalogSource of a mirrored index that holds every package; whoever mirrors creates it in openshift-marketplace.
+    "catalog_disable_default_sources": False,
+    "catalog_mirror": "",
 }
 
 OLM_GROUP = "operators.coreos.com"

@@ -17,7 +17,7 @@ import re
 
 from ..catalog import csv_version
 from ._base import OLM_GROUP, now, pod_hash, rand_suffix
-from .seed import SERVING_STATES, install_modes_list, source_ready, sync_package_manifests
+from .seed import SERVING_STATES, catalog_source_status, install_modes_list, source_ready, sync_package_manifests
 
 SUB, IP, CSV, OG, CS = "subscriptions", "installplans", "clusterserviceversions", "operatorgroups", "catalogsources"
 V1A1 = OLM_GROUP + "/v1alpha1"
@@ -116,7 +116,20 @@ class OlmController:
                 cname = csv["metadata"]["name"]
                 self.rt.enqueue(("csv", ns, cname), lambda cname=cname: self.sync_csv(ns, cname), self.rt.cfg("olm_step_seconds"))
         elif rtype.plural == CS:
+            if etype != "DELETED" and not (obj.get("status") or {}).get("connectionState"):
+                # A CatalogSource someone created (a mirrored index): its registry pod starts, then the catalog
+                # operator reports the gRPC connection READY and re-resolves the namespaces that use it
+                # (catalog/operator.go syncSourceState). One that names no catalog the simulator knows serves nothing.
+                self.rt.enqueue(("cs", ns, name), lambda: self._connect_source(ns, name), self.rt.cfg("olm_step_seconds"))
             self.rt.enqueue(("packagemanifests",), lambda: sync_package_manifests(self.rt))
+
+    def _connect_source(self, ns, name):
+        cs = self.rt.get(OLM_GROUP, CS, ns, name)
+        if cs is None or (cs.get("status") or {}).get("connectionState"):
+            return
+        self.rt.set_status(OLM_GROUP, CS, ns, name, catalog_source_status(name, self.rt.catalog.source_states.get(name, "READY")))
+        sync_package_manifests(self.rt)
+        self.resync()
 
     def resync(self):
         """Every Subscription syncs again (after operator faults changed at run time)."""

@@ -207,7 +207,7 @@ def seed_catalog_sources(rt):
         return
     minor = rt.profile.cluster.minor
     for name, src in rt.catalog.sources.items():
-        if rt.store.try_get(t, "openshift-marketplace", name) is not None:
+        if name not in rt.catalog.seeded_sources or rt.store.try_get(t, "openshift-marketplace", name) is not None:
             continue
         state = rt.catalog.source_states.get(name, "READY")
         rt.store.create(t, {
@@ -255,7 +255,7 @@ def install_modes_list(pkg):
 
 
 def package_manifest(rt, name, pkg):
-    src = rt.catalog.sources[pkg["catalog"]]
+    src = rt.catalog.sources.get(pkg["catalog"]) or {"displayName": pkg["catalog"], "publisher": ""}
     channels = []
     for ch, entries in pkg["channels"].items():
         head = entries[-1]
