@@ -298,20 +298,32 @@ def test_unsupported_operator_group_fails_the_csv(kube):
 
 
 def test_operator_group_problems_and_recovery(kube):
+    """catalog/operator.go syncResolvingNamespace resolves nothing unless the namespace has exactly one OperatorGroup
+    ("found N operatorGroups, expected 1"); olm-operator fails an existing CSV on the same condition."""
     ns = "openshift-sriov-network-operator"
     kube.namespace(ns)
     kube.subscribe("sriov-network-operator", ns)
-    wait(lambda: kube.csv_phase(ns) == "Failed", what="CSV Failed without OperatorGroup")
-    csv = kube.list(V1A1, "ClusterServiceVersion", ns)[0]
-    assert (csv["status"]["reason"], csv["status"]["message"]) == ("NoOperatorGroup", "csv in namespace with no operatorgroups")
+    time.sleep(0.5)
+    assert kube.list(V1A1, "InstallPlan", ns) == [] and kube.csv_phase(ns) is None
+    assert not (kube.get(V1A1, "Subscription", "sriov-network-operator", ns).get("status") or {}).get("state")
     kube.operator_group(ns, name="one")
+    kube.operator_group(ns, name="two")
+    time.sleep(0.5)
+    assert kube.list(V1A1, "InstallPlan", ns) == [] and kube.csv_phase(ns) is None
+    kube.delete(OLM + "/v1", "OperatorGroup", "two", ns)
+    wait(lambda: kube.csv_phase(ns) == "Succeeded", what="resolution once one OperatorGroup is left")
+    og = kube.get(OLM + "/v1", "OperatorGroup", "one", ns)
+    assert og["status"]["namespaces"] == [ns]
     kube.operator_group(ns, name="two")
     wait(lambda: (kube.list(V1A1, "ClusterServiceVersion", ns)[0]["status"]["reason"] == "TooManyOperatorGroups"),
          what="TooManyOperatorGroups")
     kube.delete(OLM + "/v1", "OperatorGroup", "two", ns)
-    wait(lambda: kube.csv_phase(ns) == "Succeeded", what="CSV recovers once one OperatorGroup is left")
-    og = kube.get(OLM + "/v1", "OperatorGroup", "one", ns)
-    assert og["status"]["namespaces"] == [ns]
+    kube.delete(OLM + "/v1", "OperatorGroup", "one", ns)
+    csv = wait(lambda: (kube.list(V1A1, "ClusterServiceVersion", ns)[0]["status"]["reason"] == "NoOperatorGroup")
+               and kube.list(V1A1, "ClusterServiceVersion", ns)[0], what="NoOperatorGroup")
+    assert csv["status"]["message"] == "csv in namespace with no operatorgroups"
+    kube.operator_group(ns, name="three")
+    wait(lambda: kube.csv_phase(ns) == "Succeeded", what="CSV recovers with one OperatorGroup")
 
 
 @pytest.mark.parametrize("transient", [False, True])

@@ -50,6 +50,11 @@ class Field(object):
         self.choices = choices
 
 
+def _release_doca(values, key):
+    """The DOCA driver image of the Network Operator release in use (render/releases.py)."""
+    return releases.network_operator_images(values.get("network_operator_version"))["doca_driver"][key]
+
+
 def _per_config(attribute):
     def default(values):
         entry = MATRIX.get((values.get("method"), values.get("fabric")))
@@ -107,9 +112,9 @@ FIELDS = {
     "sriov_disable_plugins": Field("list", []),
     "nic_driver": Field("str", "doca", ("doca", "inbox")),
     "network_operator_version": Field("str", ""),
-    "doca_driver_repository": Field("str", lambda values: releases.network_operator_images(values.get("network_operator_version"))["doca_driver"]["repository"]),
-    "doca_driver_image": Field("str", lambda values: releases.network_operator_images(values.get("network_operator_version"))["doca_driver"]["image"]),
-    "doca_driver_version": Field("str", lambda values: releases.network_operator_images(values.get("network_operator_version"))["doca_driver"]["version"]),
+    "doca_driver_repository": Field("str", lambda values: _release_doca(values, "repository")),
+    "doca_driver_image": Field("str", lambda values: _release_doca(values, "image")),
+    "doca_driver_version": Field("str", lambda values: _release_doca(values, "version")),
     "image_overrides": Field("dict", {}),
     "image_pull_secrets": Field("list", []),
     "gpu_rdma_mode": Field("str", "dmabuf", ("dmabuf", "peermem")),

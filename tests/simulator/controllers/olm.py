@@ -112,6 +112,7 @@ class OlmController:
         elif rtype.plural == OG:
             if etype != "DELETED":
                 self.rt.enqueue(("og", ns, name), lambda: self.sync_operator_group(ns, name))
+            self._subscriptions_follow(ns)  # syncOperatorGroups requeues the namespace's resolution
             for csv in self.rt.list(OLM_GROUP, CSV, ns):
                 cname = csv["metadata"]["name"]
                 self.rt.enqueue(("csv", ns, cname), lambda cname=cname: self.sync_csv(ns, cname), self.rt.cfg("olm_step_seconds"))
@@ -194,9 +195,16 @@ class OlmController:
             return
         status = dict(sub.get("status") or {})
         ref = status.get("installPlanRef")
+        # syncResolvingNamespace stops before resolving anything unless the namespace has exactly one OperatorGroup
+        # (catalog/operator.go; resolver/fail_forward.go IsFailForwardEnabled: "found N operatorGroups, expected 1"):
+        # no InstallPlan, no CSV, no Subscription status; an OperatorGroup event requeues the namespace.
+        resolvable = len(self._operator_groups(ns)) == 1
         if ref:
             self._refresh_subscription(sub, status, ref)
-            self._resolve_upgrade(ns, name)
+            if resolvable:
+                self._resolve_upgrade(ns, name)
+            return
+        if not resolvable:
             return
         try:
             package, pkg, _channel, csv_name = self.resolve(sub)
@@ -219,6 +227,9 @@ class OlmController:
         if self._unpack_blocked(sub, status, package, csv_name):
             return
         self._create_plan(sub, status, package, pkg, csv_name, healthy)
+
+    def _operator_groups(self, ns):
+        return [g for g in self.rt.list(OLM_GROUP, OG, ns) if not g["metadata"].get("deletionTimestamp")]
 
     def _namespace_approval(self, ns):
         """Manual when any Subscription of the namespace is Manual: OLM plans a namespace at once
