@@ -268,8 +268,9 @@ class SubscriptionHealth:
     """Reads the Subscription now and then during a wait on InstallPlans or the CSV, which say nothing while
     OLM is stuck before them (unpacking, resolution); a failure that lasts ``grace`` seconds aborts the wait."""
 
-    def __init__(self, read, grace, clock=time.monotonic):
+    def __init__(self, read, grace, clock=time.monotonic, count_operator_groups=None):
         self.read = read
+        self.count_operator_groups = count_operator_groups
         self.grace = float(grace)
         self.clock = clock
         self.interval = max(1.0, min(10.0, self.grace / 3))
@@ -281,7 +282,16 @@ class SubscriptionHealth:
         if now < self.next_read:
             return
         self.next_read = now + self.interval
-        failure = subscription_failure(self.read())
+        subscription = self.read()
+        failure = subscription_failure(subscription)
+        status = (subscription or {}).get("status") or {}
+        if failure is None and self.count_operator_groups and not (status.get("installPlanRef") or status.get("installedCSV")):
+            # OLM resolves nothing, and says so only in its log, while the namespace has no or several OperatorGroups
+            # (catalog/operator.go syncResolvingNamespace: "found N operatorGroups, expected 1").
+            count = self.count_operator_groups()
+            if count != 1:
+                failure = "OperatorGroups (found %d operatorGroups, expected 1): OLM resolves nothing in the namespace " \
+                          "until exactly one OperatorGroup is left" % count
         if failure is None:
             self.failing_since = None
             return
@@ -679,8 +689,10 @@ class OperatorInstaller:
 
     def subscription_health(self):
         resource = self._res(SUBSCRIPTION)
+        groups = self._res(OPERATOR_GROUP)
         return SubscriptionHealth(lambda: self.cluster.get(resource, self.subscription_name, self.namespace),
-                                  self.params.get("failure_grace_period", 30), clock=self.clock)
+                                  self.params.get("failure_grace_period", 30), clock=self.clock,
+                                  count_operator_groups=lambda: len(self.cluster.list(groups, self.namespace)[0]))
 
     def wait_for_csv(self, wanted_csv):
         resource = self._res(CSV)

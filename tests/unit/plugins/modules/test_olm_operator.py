@@ -558,6 +558,23 @@ def test_subscription_failure_conditions(condition, failing):
     assert (olm.subscription_failure({"status": {"conditions": [condition]}}) is not None) is failing
 
 
+@pytest.mark.parametrize("groups, status, fails", [
+    (2, {}, True), (0, {}, True), (1, {}, False),
+    (2, {"installPlanRef": {"name": "install-abc"}}, False),  # OLM resolved before the second group came
+])
+def test_subscription_health_names_a_namespace_without_exactly_one_operator_group(groups, status, fails):
+    now = [0.0]
+    health = olm.SubscriptionHealth(lambda: {"status": status}, grace=6, clock=lambda: now[0],
+                                    count_operator_groups=lambda: groups)
+    health.check()
+    now[0] = 7.0
+    if fails:
+        with pytest.raises(olm.OLMError, match=r"found %d operatorGroups, expected 1" % groups):
+            health.check()
+    else:
+        health.check()
+
+
 def test_subscription_health_fails_only_after_the_grace_period():
     now = [0.0]
     state = {"status": {"conditions": [{"type": "BundleUnpackFailed", "status": "True", "reason": "BundleUnpackFailed",
