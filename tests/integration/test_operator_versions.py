@@ -206,3 +206,23 @@ def test_a_disconnected_install_from_a_mirrored_catalog_converges(sim_factory):
     assert policy["ofedDriver"]["imagePullSecrets"] == ["mirror-pull"]
     again = run_playbook(sim, "-e", config, "-e", json.dumps(settings), "-e", "gpudirect_always_converge=true")
     assert again.rc == 0 and again.writes == 0, (again.writes, again.output[-3000:])
+
+
+def test_a_plan_that_would_also_install_another_operator_is_left_unapproved(sim_factory, tmp_path):
+    """Two Manual operators subscribed in one namespace before OLM resolved it share one InstallPlan; the module
+    approves only a plan that installs its own CSV alone, and says why."""
+    sim = sim_factory(profile="roce-lab")
+    client = kube(sim)
+    ns = "shared-operators"
+    client.resources.get(api_version="v1", kind="Namespace").create(body={"metadata": {"name": ns}})
+    subscriptions = client.resources.get(api_version=OLM_V1A1, kind="Subscription")
+    subscriptions.create(namespace=ns, body={"metadata": {"name": "nvidia-network-operator", "namespace": ns}, "spec": {
+        "name": "nvidia-network-operator", "channel": "stable", "source": "certified-operators",
+        "sourceNamespace": "openshift-marketplace", "installPlanApproval": "Manual"}})
+    results, _took = run_olm(sim, tmp_path, [dict(OPERATORS[3], namespace=ns, install_plan_approval="Manual", failure_grace_period=3,
+                                                  wait_timeout=60)])
+    result = results[0]
+    assert result["failed"] is True, result
+    assert "would install gpu-operator-certified.v26.7.0 together with nvidia-network-operator.v26.4.1" in result["msg"]
+    plans = client.resources.get(api_version=OLM_V1A1, kind="InstallPlan").get(namespace=ns).to_dict()["items"]
+    assert len(plans) == 1 and plans[0]["spec"]["approved"] is False

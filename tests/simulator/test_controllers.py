@@ -678,3 +678,24 @@ def test_a_disconnected_cluster_resolves_from_the_mirrored_catalog_its_admin_cre
     assert pm["status"]["catalogSource"] == mirror
     csv = kube.install("nfd", source=mirror)
     assert csv["status"]["phase"] == "Succeeded"
+
+
+def test_subscriptions_resolved_together_share_one_install_plan(kube):
+    """syncResolvingNamespace resolves a namespace at once: Subscriptions that need an install then get one
+    InstallPlan listing every CSV, owned by each of them; approving it installs all of them."""
+    ns = "shared-operators"
+    kube.namespace(ns)
+    kube.subscribe("nvidia-network-operator", ns, approval="Manual")
+    kube.subscribe("gpu-operator-certified", ns, approval="Manual")
+    kube.operator_group(ns)  # resolution starts once the namespace has its OperatorGroup: both are pending then
+    ref = wait(lambda: _sub_status(kube, ns, "gpu-operator-certified").get("installPlanRef"), what="plan")
+    assert _sub_status(kube, ns, "nvidia-network-operator")["installPlanRef"]["name"] == ref["name"]
+    plan = kube.get(V1A1, "InstallPlan", ref["name"], ns)
+    assert sorted(plan["spec"]["clusterServiceVersionNames"]) == ["gpu-operator-certified.v26.7.0", "nvidia-network-operator.v26.4.1"]
+    assert sorted(o["name"] for o in plan["metadata"]["ownerReferences"]) == ["gpu-operator-certified", "nvidia-network-operator"]
+    assert len(kube.list(V1A1, "InstallPlan", ns)) == 1
+    kube.patch(V1A1, "InstallPlan", ref["name"], {"spec": {"approved": True}}, ns)
+    wait(lambda: kube.csv_phase(ns, "gpu-operator-certified.v26.7.0") == "Succeeded"
+         and kube.csv_phase(ns, "nvidia-network-operator.v26.4.1") == "Succeeded", what="both CSVs")
+    assert _sub_status(kube, ns, "gpu-operator-certified")["installedCSV"] == "gpu-operator-certified.v26.7.0"
+    assert _sub_status(kube, ns, "nvidia-network-operator")["installedCSV"] == "nvidia-network-operator.v26.4.1"

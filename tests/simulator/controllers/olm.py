@@ -238,25 +238,48 @@ class OlmController:
         manual = any((s.get("spec") or {}).get("installPlanApproval") == "Manual" for s in subs)
         return "Manual" if manual else "Automatic"
 
+    def _pending_peers(self, ns, name):
+        """Other Subscriptions of the namespace that resolve now and have no plan yet: OLM resolves a namespace at
+        once and writes one InstallPlan with every CSV it needs (catalog/operator.go syncResolvingNamespace,
+        ensureInstallPlan), so operators subscribed together are planned together."""
+        peers = []
+        for other in self.rt.list(OLM_GROUP, SUB, ns):
+            if other["metadata"]["name"] == name or other["metadata"].get("deletionTimestamp"):
+                continue
+            if ((other.get("status") or {}).get("installPlanRef")):
+                continue
+            try:
+                package, pkg, _channel, csv_name = self.resolve(other)
+            except _Unresolvable:
+                continue
+            if self.rt.catalog.package_of_csv(csv_name) and not self._unpack_fault(package):
+                peers.append((other, package, pkg, csv_name))
+        return peers
+
+    def _unpack_fault(self, package):
+        return package in ((self.rt.operator_faults().get("bundle_unpack_failure") or {}))
+
     def _create_plan(self, sub, status, package, pkg, csv_name, healthy):
         ns, name = sub["metadata"]["namespace"], sub["metadata"]["name"]
         approval = self._namespace_approval(ns)
         generation = max([(p.get("spec") or {}).get("generation") or 0 for p in self.rt.list(OLM_GROUP, IP, ns)] + [0]) + 1
         plan_name = "install-" + rand_suffix(rng=self.rt.rng)
+        members = [(sub, package, pkg, csv_name)] + self._pending_peers(ns, name)
         ip = self.rt.create(OLM_GROUP, IP, {
             "metadata": {
                 "name": plan_name, "namespace": ns,
-                "labels": {pkg_label(package, ns): ""},
-                "ownerReferences": [{"apiVersion": V1A1, "kind": "Subscription", "name": name,
-                                     "uid": sub["metadata"]["uid"], "controller": False, "blockOwnerDeletion": False}],
+                "labels": dict((pkg_label(m_package, ns), "") for _s, m_package, _p, _c in members),
+                "ownerReferences": [{"apiVersion": V1A1, "kind": "Subscription", "name": m_sub["metadata"]["name"],
+                                     "uid": m_sub["metadata"]["uid"], "controller": False, "blockOwnerDeletion": False}
+                                    for m_sub, _pk, _p, _c in members],
             },
-            "spec": {"approval": approval, "approved": approval == "Automatic", "clusterServiceVersionNames": [csv_name],
-                     "generation": generation},
+            "spec": {"approval": approval, "approved": approval == "Automatic",
+                     "clusterServiceVersionNames": [m_csv for _s, _pk, _p, m_csv in members], "generation": generation},
             "status": {
                 "phase": "RequiresApproval" if approval == "Manual" else "Installing",
-                "catalogSources": [pkg["catalog"]],
+                "catalogSources": sorted(set(m_pkg["catalog"] for _s, _pk, m_pkg, _c in members)),
                 "bundleLookups": [],
-                "plan": self._plan_steps(package, pkg, csv_name),
+                "plan": [step for _s, m_package, m_pkg, m_csv in members for step in self._plan_steps(m_package, m_pkg, m_csv)],
                 "startTime": now(),
                 "conditions": ([{"type": "Installed", "status": "False", "reason": "RequiresApproval",
                                  "lastTransitionTime": now(), "lastUpdateTime": now()}] if approval == "Manual" else []),
@@ -264,6 +287,13 @@ class OlmController:
         })
         if ip is None:
             return
+        for m_sub, _m_package, _m_pkg, m_csv in members:
+            m_status = status if m_sub is sub else dict(m_sub.get("status") or {})
+            self._point_to_plan(m_sub, m_status, ip, m_csv, approval, generation, healthy)
+
+    def _point_to_plan(self, sub, status, ip, csv_name, approval, generation, healthy):
+        ns, name = sub["metadata"]["namespace"], sub["metadata"]["name"]
+        plan_name = ip["metadata"]["name"]
         conditions = _healthy_conditions(status.get("conditions"))
         conditions = [c for c in conditions if c.get("type") not in ("ResolutionFailed", "BundleUnpacking", "BundleUnpackFailed")]
         conditions.append({"type": "InstallPlanPending", "status": "True",
@@ -390,7 +420,9 @@ class OlmController:
         phase = (ip.get("status") or {}).get("phase")
         conditions = [c for c in (status.get("conditions") or []) if c.get("type") not in ("InstallPlanPending", "InstallPlanFailed")]
         if phase == "Complete":
-            csv_name = ip["spec"]["clusterServiceVersionNames"][0]
+            planned = ip["spec"]["clusterServiceVersionNames"]
+            # A namespace's plan may install several operators: each Subscription records its own CSV.
+            csv_name = status.get("currentCSV") if status.get("currentCSV") in planned else planned[0]
             status.update({"state": "AtLatestKnown", "installedCSV": csv_name, "currentCSV": csv_name})
         elif phase == "Failed":
             conditions.append({"type": "InstallPlanFailed", "status": "True", "reason": "InstallComponentFailed",
@@ -435,9 +467,10 @@ class OlmController:
                            "conditions": [{"type": "Installed", "status": "True", "lastTransitionTime": now(),
                                            "lastUpdateTime": now()}]})
             self.rt.set_status(OLM_GROUP, IP, ns, name, status)
-            package = self.rt.catalog.package_of_csv(ip["spec"]["clusterServiceVersionNames"][0])
-            if package and self.rt.cfg("crds_served_at") == "installplan_complete":
-                self.crds.set_groups(self.rt.catalog.package(package)["ownedGroups"], True)
+            for planned in ip["spec"]["clusterServiceVersionNames"]:
+                package = self.rt.catalog.package_of_csv(planned)
+                if package and self.rt.cfg("crds_served_at") == "installplan_complete":
+                    self.crds.set_groups(self.rt.catalog.package(package)["ownedGroups"], True)
         self._subscriptions_follow(ns)
 
     def _apply_bundle_crds(self, csv_name):
