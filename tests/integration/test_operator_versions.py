@@ -226,3 +226,15 @@ def test_a_plan_that_would_also_install_another_operator_is_left_unapproved(sim_
     assert "would install gpu-operator-certified.v26.7.0 together with nvidia-network-operator.v26.4.1" in result["msg"]
     plans = client.resources.get(api_version=OLM_V1A1, kind="InstallPlan").get(namespace=ns).to_dict()["items"]
     assert len(plans) == 1 and plans[0]["spec"]["approved"] is False
+
+
+def test_an_install_plan_that_fails_fails_the_task_within_the_grace_period_quoting_olm(sim_factory, tmp_path):
+    error = 'error creating csv gpu-operator-certified.v26.7.0: admission webhook "example" denied the request'
+    sim = sim_factory(profile="roce-lab", faults={"operator_faults": {"installplan_failure": {"gpu-operator-certified": error}}},
+                      config={"olm_installplan_retry_timeout_seconds": 1.0})
+    results, took = run_olm(sim, tmp_path, [dict(OPERATORS[3], install_plan_approval="Automatic", failure_grace_period=3,
+                                                 wait_timeout=300)])
+    result = results[0]
+    assert result["failed"] is True, result
+    assert "InstallPlanFailed" in result["msg"] and error in result["msg"], result["msg"]
+    assert took < 120

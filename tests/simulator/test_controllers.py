@@ -699,3 +699,29 @@ def test_subscriptions_resolved_together_share_one_install_plan(kube):
          and kube.csv_phase(ns, "nvidia-network-operator.v26.4.1") == "Succeeded", what="both CSVs")
     assert _sub_status(kube, ns, "gpu-operator-certified")["installedCSV"] == "gpu-operator-certified.v26.7.0"
     assert _sub_status(kube, ns, "nvidia-network-operator")["installedCSV"] == "nvidia-network-operator.v26.4.1"
+
+
+def test_a_plan_that_cannot_execute_is_retried_then_fails_as_olm_words_it(kube_factory):
+    """catalog/operator.go transitionInstallPlanState: execution errors are retried ("retrying execution due to
+    error: ...") until --install-plan-retry-timeout, then the plan is Failed (Installed=False, InstallComponentFailed)
+    and the Subscription says InstallPlanFailed."""
+    error = 'error creating csv gpu-operator-certified.v26.7.0: admission webhook "example" denied the request'
+    kube = kube_factory(profile="roce-lab", faults={"operator_faults": {"installplan_failure": {"gpu-operator-certified": error}}},
+                        config={"olm_installplan_retry_timeout_seconds": 1.0})
+    ns = "nvidia-gpu-operator"
+    kube.namespace(ns)
+    kube.operator_group(ns)
+    kube.subscribe("gpu-operator-certified", ns)
+    ref = wait(lambda: _sub_status(kube, ns, "gpu-operator-certified").get("installPlanRef"), what="plan")
+    retrying = wait(lambda: (kube.get(V1A1, "InstallPlan", ref["name"], ns).get("status") or {}).get("message", "")
+                    .startswith("retrying") and kube.get(V1A1, "InstallPlan", ref["name"], ns), what="retrying")
+    assert retrying["status"]["phase"] == "Installing"
+    assert retrying["status"]["message"] == "retrying execution due to error: " + error
+    plan = wait(lambda: kube.get(V1A1, "InstallPlan", ref["name"], ns)["status"]["phase"] == "Failed"
+                and kube.get(V1A1, "InstallPlan", ref["name"], ns), what="plan Failed")
+    installed = next(c for c in plan["status"]["conditions"] if c["type"] == "Installed")
+    assert (installed["status"], installed["reason"], installed["message"]) == ("False", "InstallComponentFailed", error)
+    cond = wait(lambda: _condition(kube.get(V1A1, "Subscription", "gpu-operator-certified", ns), "InstallPlanFailed"),
+                what="InstallPlanFailed")
+    assert cond["status"] == "True" and error in cond["message"]
+    assert kube.csv_phase(ns) is None

@@ -19,6 +19,9 @@ DEFAULT_CONFIG = {
     # A bundle unpack job that cannot pull its image is given up after --bundle-unpack-timeout (10 min upstream,
     # operator-lifecycle-manager cmd/catalog/start.go); scaled like the other OLM timings.
     "olm_bundle_unpack_timeout_seconds": 30.0,
+    # Plan execution errors are retried for this long, then the plan fails (catalog --install-plan-retry-timeout,
+    # 1 min upstream; operator fault installplan_failure).
+    "olm_installplan_retry_timeout_seconds": 3,
     "nfd_label_delay_seconds": 0.1,  # NodeFeatureDiscovery created -> node labels
     "sriov_sync_seconds": 0.1,  # SriovNetworkNodeState InProgress -> Succeeded
     "sriov_reboot_seconds": 0.2,  # extra time a node is drained/NotReady when a policy adds Mellanox VFs

@@ -14,6 +14,7 @@ Behaviour follows OLM as an OpenShift cluster shows it (see docs/hardware-profil
 
 import json
 import re
+import time
 
 from ..catalog import csv_version
 from ._base import OLM_GROUP, now, pod_hash, rand_suffix
@@ -88,6 +89,7 @@ def install_mode_error(modes, operator_ns, targets):
 
 class OlmController:
     def __init__(self, rt, crd_serving):
+        self._plan_retry_since = {}  # InstallPlan uid -> monotonic time of the first failed execution
         self.rt = rt
         self.crds = crd_serving
         self._transient_done = set()  # CSV uids that already went through their injected transient failure
@@ -459,6 +461,8 @@ class OlmController:
             self.rt.set_status(OLM_GROUP, IP, ns, name, status)
             self.rt.enqueue(("ip", ns, name), lambda: self.sync_installplan(ns, name), self.rt.cfg("olm_step_seconds"))
         elif phase == "Installing":
+            if self._plan_execution_fails(ns, name, ip, status):
+                return
             for csv_name in ip["spec"]["clusterServiceVersionNames"]:
                 self._apply_bundle_crds(csv_name)
                 self._create_csv(ns, csv_name)
@@ -472,6 +476,33 @@ class OlmController:
                 if package and self.rt.cfg("crds_served_at") == "installplan_complete":
                     self.crds.set_groups(self.rt.catalog.package(package)["ownedGroups"], True)
         self._subscriptions_follow(ns)
+
+    def _plan_execution_fails(self, ns, name, ip, status):
+        """Operator fault installplan_failure {package: error}: ExecutePlan fails for a planned CSV of that package. OLM
+        retries with status.message "retrying execution due to error: ..." until the retry timeout, then the plan is
+        Failed with condition Installed=False/InstallComponentFailed (catalog/operator.go transitionInstallPlanState)."""
+        faults = self.rt.operator_faults().get("installplan_failure") or {}
+        error = next((faults[p] for p in (self.rt.catalog.package_of_csv(c) for c in ip["spec"]["clusterServiceVersionNames"])
+                      if p in faults), None)
+        if error is None:
+            return False
+        error = str(error or "error creating object")
+        first = self._plan_retry_since.setdefault(ip["metadata"]["uid"], time.monotonic())
+        left = float(self.rt.cfg("olm_installplan_retry_timeout_seconds")) - (time.monotonic() - first)
+        if left > 0:
+            retrying = "retrying execution due to error: %s" % error
+            if status.get("message") != retrying:
+                status.update({"startTime": status.get("startTime") or now(), "message": retrying})
+                self.rt.set_status(OLM_GROUP, IP, ns, name, status)
+            self.rt.enqueue(("ip-retry", ns, name), lambda: self.sync_installplan(ns, name), left + 0.01)
+            return True
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Installed"]
+        conditions.append({"type": "Installed", "status": "False", "reason": "InstallComponentFailed", "message": error,
+                           "lastTransitionTime": now(), "lastUpdateTime": now()})
+        status.update({"phase": "Failed", "message": error, "conditions": conditions})
+        self.rt.set_status(OLM_GROUP, IP, ns, name, status)
+        self._subscriptions_follow(ns)
+        return True
 
     def _apply_bundle_crds(self, csv_name):
         """The plan's CRD steps come first: the bundle's CRDs replace the served ones (catalog/operator.go ExecutePlan),
