@@ -411,16 +411,19 @@ def _make_row(cells, units, lineno):
 
 
 def _rate(value, name):
-    """Accept 200, 200.0, '200', '200 Gb/sec (4X HDR)' (ibstatus) or '200 Gb/s'."""
+    """Accept 200, 200.0, '200', '200 Gb/sec (4X HDR)' (ibstatus), '200 Gb/s', or '100000Mb/s' (ethtool, converted)."""
     if isinstance(value, bool):
         raise ValueError('%s must be a number, got a boolean' % name)
     if isinstance(value, (int, float)):
         number = float(value)
     elif isinstance(value, str):
-        match = re.match(r'^\s*(\d+(?:\.\d+)?)\s*(?:Gb/s(?:ec)?|Gbps)?\b', value)
+        # The unit is read, not skipped: '100000 Mb/s' is 100 Gb/s, and an unknown unit is refused.
+        match = re.match(r'^\s*(\d+(?:\.\d+)?)\s*(Gb/s(?:ec)?|Gbps|Mb/s(?:ec)?|Mbps)?\s*(?:\([^()]*\))?\s*$', value)
         if not match:
             raise ValueError('%s %r is not a rate in Gb/s' % (name, value))
         number = float(match.group(1))
+        if (match.group(2) or '').startswith('M'):
+            number /= 1000.0
     else:
         raise ValueError('%s must be a number, got %s' % (name, type(value).__name__))
     if math.isnan(number) or math.isinf(number) or number <= 0:

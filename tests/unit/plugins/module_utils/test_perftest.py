@@ -595,3 +595,19 @@ def test_diagnose_unknown():
 def test_every_code_has_a_message():
     assert set(DIAGNOSIS_CODES) == set(perftest._MESSAGES)
     assert {code for code, _pattern in perftest.ERROR_PATTERNS} <= set(DIAGNOSIS_CODES)
+
+
+@pytest.mark.parametrize('rate, gbps', [
+    ('100000 Mb/s', 100.0), ('100000Mb/s', 100.0), ('25000Mbps', 25.0),
+    ('200 Gb/sec (4X HDR)', 200.0), ('400 Gb/s', 400.0), ('50', 50.0), (' 100 Gbps ', 100.0),
+])
+def test_link_rate_units_are_read_not_skipped(rate, gbps):
+    """issue 18 point 9: '100000 Mb/s' (ethtool) was read as 100000 Gb/s."""
+    result = evaluate_bw(parse_bw_output(read_capture(SERVER)), rate)
+    assert result['link_rate_gbps'] == gbps
+
+
+@pytest.mark.parametrize('rate', ['100 Kb/s', '100 GB/s', '100 Gb/s extra', '100 furlongs'])
+def test_a_link_rate_with_an_unknown_unit_is_refused(rate):
+    with pytest.raises(ValueError, match='link_rate_gbps'):
+        evaluate_bw(parse_bw_output(read_capture(SERVER)), rate)
