@@ -244,9 +244,9 @@ def csv_version(csv_name):
     return version[1:] if version.startswith("v") else version
 
 
-def version_order(csv_name):
-    """Sort key of a CSV name by its version."""
-    return [int(tok) for tok in re.findall(r"\d+", csv_version(csv_name))]
+def version_key(version):
+    """'25.3.1' -> (25, 3, 1); '4.20.0-202510140902' -> (4, 20, 0, 202510140902)."""
+    return tuple(int(p) for p in re.findall(r"\d+", version))
 
 
 class Catalog:
@@ -271,7 +271,7 @@ class Catalog:
                 if not pkg["channels"]:
                     del self.packages[name]
                     continue
-                newest = max((e for entries in pkg["channels"].values() for e in entries), key=version_order)
+                newest = max((e for entries in pkg["channels"].values() for e in entries), key=lambda csv_name: version_key(csv_version(csv_name)))
                 if self.bundle(newest).get("defaultChannel") in pkg["channels"]:
                     pkg["defaultChannel"] = self.bundle(newest)["defaultChannel"]
         self.sources = copy.deepcopy(CATALOG_SOURCES)

@@ -573,10 +573,10 @@ def _check_gpu(values, provided, errors):
         errors.add("gpu_rdma_mode", "peermem needs MLNX/DOCA-OFED: use gpudirect_rdma_nic_driver: doca, or dmabuf with the inbox driver")
     if values.get("driver_upgrade_max_parallel") is not None and values["driver_upgrade_max_parallel"] < 1:
         errors.add("driver_upgrade_max_parallel", "must be 1 or more (nodes whose driver reloads at the same time)")
-    if values.get("network_operator_version") and not re.match(r"^v?\d+\.\d+(\.\d+)?$", values["network_operator_version"]):
-        errors.add("network_operator_version", "%r is not a Network Operator version (X.Y or X.Y.Z, e.g. 25.4.0)" % values["network_operator_version"])
-    if values.get("gpu_operator_version") and not re.match(r"^v?\d+\.\d+(\.\d+)?$", values["gpu_operator_version"]):
-        errors.add("gpu_operator_version", "%r is not a GPU Operator version (X.Y or X.Y.Z, e.g. 24.9.2)" % values["gpu_operator_version"])
+    for field, operator, example in (("network_operator_version", "Network Operator", "25.4.0"),
+                                     ("gpu_operator_version", "GPU Operator", "24.9.2")):
+        if values.get(field) and not re.match(r"^v?\d+\.\d+(\.\d+)?$", values[field]):
+            errors.add(field, "%r is not a %s version (X.Y or X.Y.Z, e.g. %s)" % (values[field], operator, example))
     if mode == "dmabuf" and values["gpu_kernel_module_type"] == "proprietary":
         errors.add("gpu_kernel_module_type", "dmabuf needs the open GPU kernel modules (open or auto), not proprietary")
     for field in ("gpu_driver_repository", "gpu_driver_image", "gpu_driver_version"):

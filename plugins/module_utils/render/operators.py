@@ -7,10 +7,9 @@ NicClusterPolicy driver section and the GPU ClusterPolicy."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import re
-
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import releases
 
 # PCI classes NFD must label: network (02: 0200 Ethernet, 0207 InfiniBand), display (03, GPUs)
 # and processing accelerators (12). IB-mode ConnectX ports are 0207, missed by 0200-only lists.
@@ -129,18 +128,12 @@ def nic_cluster_policy(model):
 KERNEL_MODULE_TYPE_SINCE = (25, 3)
 
 
-def operator_version_tuple(version):
-    """'24.9.2' or 'v25.3' -> (24, 9); '' -> None (the newest supported version)."""
-    found = re.match(r"^v?(\d+)\.(\d+)", version or "")
-    return (int(found.group(1)), int(found.group(2))) if found else None
-
-
 def kernel_module_fields(model):
     """The driver fields that choose the kernel modules, as the GPU Operator version in use knows them.
 
     Before v25.3 only open or proprietary exists: dmabuf needs the open modules, so ``auto`` means open with dmabuf
     and the operator's default (proprietary) with peermem."""
-    version = operator_version_tuple(model.get("gpu_operator_version"))
+    version = releases.minor_of(model.get("gpu_operator_version"))
     kind = model["gpu_kernel_module_type"]
     if version is None or version >= KERNEL_MODULE_TYPE_SINCE:
         return {"kernelModuleType": kind}

@@ -41,14 +41,19 @@ NETWORK_OPERATOR_RELEASES = {
 }
 
 
+def minor_of(version):
+    """'24.9.2' or 'v25.3' -> (24, 9); '' or not a version -> None (meaning the newest supported)."""
+    found = re.match(r"^v?(\d+)\.(\d+)", version or "")
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
 def release_key(version):
     """The release whose images an operator ``version`` uses: the newest known release not newer than its
     major.minor, the oldest for an older one, the newest when ``version`` is empty."""
-    found = re.match(r"^v?(\d+)\.(\d+)", version or "")
+    wanted = minor_of(version)
     known = sorted(NETWORK_OPERATOR_RELEASES)
-    if not found:
+    if wanted is None:
         return known[-1]
-    wanted = (int(found.group(1)), int(found.group(2)))
     older = [key for key in known if key <= wanted]
     return older[-1] if older else known[0]
 

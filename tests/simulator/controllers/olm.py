@@ -16,7 +16,7 @@ import json
 import re
 import time
 
-from ..catalog import csv_version
+from ..catalog import csv_version, version_key
 from ._base import OLM_GROUP, now, pod_hash, rand_suffix
 from .seed import SERVING_STATES, catalog_source_status, install_modes_list, source_ready, sync_package_manifests
 
@@ -766,11 +766,6 @@ class OlmController:
                                    {"waiting": {"reason": "ContainerCreating"}}} for c in pkg["containers"]],
             "hostIP": "10.0.0.1", "podIP": "10.128.0.%d" % (10 + n), "startTime": now(), "qosClass": "Burstable",
         })
-
-
-def version_key(version):
-    """'25.3.1' -> (25, 3, 1); '4.20.0-202510140902' -> (4, 20, 0, 202510140902)."""
-    return tuple(int(p) for p in re.findall(r"\d+", version))
 
 
 def upgrade_target(entries, installed):

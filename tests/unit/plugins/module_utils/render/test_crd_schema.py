@@ -166,3 +166,22 @@ def test_image_pull_secrets_reach_every_nic_cluster_policy_component(name, varia
         assert manifest_unknown_fields(manifest, {"spec": {"versions": [{"name": "v1alpha1", "schema": {"openAPIV3Schema": schema}}]}}) == []
     result = render_all(dict(variables, gpudirect_rdma_image_pull_secrets=["Bad Name"]))
     assert any("gpudirect_rdma_image_pull_secrets" in e for e in result["errors"])
+
+
+@pytest.mark.parametrize("variable, value, message", [
+    ("gpudirect_rdma_gpu_operator_version", "latest", "gpudirect_rdma_gpu_operator_version: 'latest' is not a GPU Operator version"),
+    ("gpudirect_rdma_network_operator_version", "v25", "gpudirect_rdma_network_operator_version: 'v25' is not a Network Operator version"),
+    ("gpudirect_rdma_driver_upgrade_max_parallel", 0, "gpudirect_rdma_driver_upgrade_max_parallel: must be 1 or more"),
+])
+def test_bad_version_and_parallelism_inputs_name_the_variable(variable, value, message):
+    _name, variables = CASES[0]
+    result = render_all(dict(variables, **{variable: value}))
+    assert result["manifests"] == [] and any(e.startswith(message) for e in result["errors"]), result["errors"]
+
+
+def test_driver_upgrade_max_parallel_bounds_both_driver_rollouts():
+    _name, variables = CASES[0]
+    manifests = dict((e["manifest"]["kind"], e["manifest"]) for e in rendered(dict(variables, gpudirect_rdma_driver_upgrade_max_parallel=2)))
+    gpu_policy = manifests["ClusterPolicy"]["spec"]["driver"]["upgradePolicy"]
+    assert gpu_policy["maxParallelUpgrades"] == 2 and gpu_policy["maxUnavailable"] == 2
+    assert manifests["NicClusterPolicy"]["spec"]["ofedDriver"]["upgradePolicy"]["maxParallelUpgrades"] == 2
