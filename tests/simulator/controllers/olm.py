@@ -13,7 +13,6 @@ Behaviour follows OLM as an OpenShift cluster shows it (see docs/hardware-profil
 """
 
 import json
-import re
 import time
 
 from ..catalog import csv_version, version_key
