@@ -153,6 +153,16 @@ images:
   type: list
   elements: dict
   sample: [{"object": "NicClusterPolicy/nic-cluster-policy", "field": "spec.ofedDriver", "image": "nvcr.io/nvidia/mellanox/doca-driver:24.10-0.7.0.0-0"}]
+waits:
+  description:
+    - Readiness waits the rendered objects need, by name, as M(gpudirect.openshift.resource_wait) entries without
+      C(timeout) and C(failure_grace_period) (the roles add theirs).
+    - C(sriov_node_states) (when SR-IOV policies are rendered) holds only once every SriovNetworkNodeState carries
+      each policy in its spec for the PFs the policy selects, reports the policy's VF count on them, has both drain
+      annotations C(Idle) and C(syncStatus) C(Succeeded); a C(Succeeded) left from the previous sync does not satisfy it.
+  returned: always
+  type: dict
+  sample: {"sriov_node_states": {"kind": "SriovNetworkNodeState", "namespace": "openshift-sriov-network-operator"}}
 summary:
   description: Configuration label and number (1-6), pod resources, networks and their pod annotation, NIC selection and expected reboots.
   returned: always
@@ -184,7 +194,7 @@ def main():
     )
     if module.params["validate_only"]:
         errors, warnings = validate(module.params["variables"])
-        result = {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}, "images": []}
+        result = {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}, "images": [], "waits": {}}
     else:
         result = render_all(module.params["variables"])
     output = dict(
@@ -196,6 +206,7 @@ def main():
         input_warnings=result["warnings"],
         summary=result["summary"],
         images=result["images"],
+        waits=result["waits"],
     )
     for warning in result["warnings"]:
         module.warn(warning)

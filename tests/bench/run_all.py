@@ -2,6 +2,7 @@
 
   1. site.yml against the naive baseline for each example configuration (tests/bench/bench_site.py);
   2. facts collection time (bench_facts.py), cluster_info at 3 and 1000 GPU nodes (bench_cluster_info.py),
+     site.yml with real-world timings: time to RDMA-ready against the critical path, reboots, fail fast (bench_realistic.py),
      wait latency after readiness (bench_olm_wait.py), simulator GET throughput (python -m simulator.bench);
   3. the duration of the last full hack/test.sh run, when .cache/last-test-duration holds one.
 With --write, also writes the tables with the machine description and the date to docs/benchmarks.md.
@@ -132,6 +133,10 @@ def other_benches():
     last = text.splitlines()[-1] if text else "no output"
     out.append(("cluster_info at 3 and 1000 GPU nodes (`tests/bench/bench_cluster_info.py 3 3,1000`, %.0f s)" % took, text,
                 "cluster_info " + last))
+
+    text, _rc, took = run_script(["tests/bench/bench_realistic.py"], timeout=1800)
+    out.append(("site.yml with real-world timings, scaled 1:100 (`tests/bench/bench_realistic.py`, %.0f s)" % took, text,
+                "realistic run: " + ("; ".join(text.splitlines()) if text else "no output")))
 
     text, _rc, took = run_script(["tests/bench/bench_olm_wait.py", "2"])
     match = re.search(r"median=([0-9.]+) max=([0-9.]+) s", text)

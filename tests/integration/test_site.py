@@ -183,3 +183,47 @@ def test_machineconfig_wait_is_not_satisfied_by_the_pools_stale_status(sim_facto
     assert "MachineConfigPool" in down.output and "worker" in down.output, down.output[-4000:]
     sim.faults.update({"operator_faults": {"mco_render_hold": []}})
     wait(lambda: pool_rolled_out(sim, "worker", [], without=machineconfigs), what="the pool rendered without them")
+
+
+SRIOV_NS = "openshift-sriov-network-operator"
+SRIOV_V1 = "sriovnetwork.openshift.io/v1"
+
+
+def sriov_applied_everywhere(sim, vfs):
+    """Every node state applied ``vfs`` VFs on ens8f0np0, no drain asked for or running, nodes schedulable, pool unpaused."""
+    for state in objects(sim, SRIOV_V1, "SriovNetworkNodeState", SRIOV_NS):
+        ann = state["metadata"].get("annotations") or {}
+        pf = [i for i in state["status"].get("interfaces") or [] if i["name"] == "ens8f0np0"]
+        if state["status"].get("syncStatus") != "Succeeded" or [i["numVfs"] for i in pf] != [vfs]:
+            return False
+        if ann.get("sriovnetwork.openshift.io/desired-state") != "Idle" or ann.get("sriovnetwork.openshift.io/current-state") != "Idle":
+            return False
+    if any((n.get("spec") or {}).get("unschedulable") for n in objects(sim, "v1", "Node")):
+        return False
+    pool = [p for p in objects(sim, "machineconfiguration.openshift.io/v1", "MachineConfigPool") if p["metadata"]["name"] == "worker"]
+    return not (pool[0].get("spec") or {}).get("paused")
+
+
+def test_sriov_wait_is_not_satisfied_by_the_node_states_stale_status(sim_factory):
+    """A changed SR-IOV policy reaches the node states about a second later, and until the config daemon starts, each
+    still reports the previous sync's Succeeded (its status carries no generation) and the nodes still advertise the
+    old VFs. The simulator's policy-sync hold keeps the cluster in that state: site.yml must not take it for done, and
+    once the operator renders, the run ends only when every node applied the change and finished its drain."""
+    sim = sim_factory(profile="mixed-lab")
+    first = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"))
+    assert first.rc == 0, first.output[-4000:]
+    assert sriov_applied_everywhere(sim, 8), "site.yml returned before every node applied the VFs"
+
+    sim.faults.update({"operator_faults": {"sriov_policy_sync_hold": True}})
+    held = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4",
+                        "-e", "rdma_wait_timeout=5")
+    assert held.rc != 0, "the wait took the node states' stale Succeeded for the new policy"
+    assert "SR-IOV node states synced with the policies" in held.output, held.output[-4000:]
+    assert "policies not rendered by the operator yet" in held.output, held.output[-4000:]
+
+    sim.faults.update({"operator_faults": {"sriov_policy_sync_hold": False}})
+    run = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4")
+    assert run.rc == 0, run.output[-4000:]
+    assert sriov_applied_everywhere(sim, 4), "site.yml returned before every node applied the change"
+    again = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4")
+    assert again.rc == 0 and again.changed == 0 and again.writes == 0, again.output[-4000:]

@@ -306,8 +306,12 @@ def test_operator_group_problems_and_recovery(kube):
     time.sleep(0.5)
     assert kube.list(V1A1, "InstallPlan", ns) == [] and kube.csv_phase(ns) is None
     assert not (kube.get(V1A1, "Subscription", "sriov-network-operator", ns).get("status") or {}).get("state")
+    # Both OperatorGroups exist before the Subscription comes back: adding them one by one under it would let OLM
+    # resolve in between, while exactly one exists.
+    kube.delete(V1A1, "Subscription", "sriov-network-operator", ns)
     kube.operator_group(ns, name="one")
     kube.operator_group(ns, name="two")
+    kube.subscribe("sriov-network-operator", ns)
     time.sleep(0.5)
     assert kube.list(V1A1, "InstallPlan", ns) == [] and kube.csv_phase(ns) is None
     kube.delete(OLM + "/v1", "OperatorGroup", "two", ns)

@@ -309,3 +309,79 @@ def test_render_delay_keeps_the_pool_on_its_old_rendered_config(sim_factory, tmp
     assert after["status"]["configuration"] == before["status"]["configuration"]
     assert "02-worker-container-runtime" not in [s["name"] for s in after["status"]["configuration"]["source"]]
     assert after["status"]["updatedMachineCount"] == after["status"]["machineCount"]
+
+
+def history(kube, group, plural, namespace=None):
+    """Every version of the objects of a kind the store recorded, oldest first (the watch history)."""
+    store = kube.sim.store
+    rtype = next(t for t in store.resource_types() if t.group == group and t.plural == plural)
+    return [obj for _etype, obj in store.events_since(0, rtype, namespace)]
+
+
+def test_a_policy_change_reaches_the_node_states_one_policy_sync_later(sim_factory, tmp_path):
+    """Conformance with sriov-network-operator v1.6.0 controllers/sriovnetworknodepolicy_controller.go (a policy
+    event re-queues the sync with AddAfter): right after the policy is created every node state still has its old
+    spec, generation and syncStatus Succeeded, which is why a wait on syncStatus alone returns on stale status."""
+    kube = Kube(sim_factory(profile="mixed-lab", config={"sriov_policy_sync_delay_seconds": 30}), str(tmp_path / "d.json"))
+    sriov_ready(kube)
+    before = {s["metadata"]["name"]: s for s in kube.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)}
+    kube.create(SRIOV_POLICY)
+    time.sleep(0.5)
+    for state in kube.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS):
+        old = before[state["metadata"]["name"]]
+        assert state["status"]["syncStatus"] == "Succeeded"
+        assert state["metadata"]["generation"] == old["metadata"]["generation"]
+        assert (state.get("spec") or {}) == (old.get("spec") or {}) and not (state.get("spec") or {}).get("interfaces")
+
+
+def test_a_vf_change_goes_through_the_drain_handshake_and_pauses_the_pool(lab):
+    """Conformance with sriov-network-operator v1.6.0 pkg/daemon/daemon.go (InProgress first, drain request,
+    annotate Idle before Succeeded), controllers/drain_controller.go (current-state Idle -> Draining -> Idle) and
+    pkg/platforms/openshift/openshift.go (the MachineConfigPool paused with annotation state=Paused while nodes drain,
+    unpaused by the last one)."""
+    sriov_ready(lab)
+    states = lab.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)
+    assert all(s["metadata"]["annotations"] == {"sriovnetwork.openshift.io/desired-state": "Idle",
+                                                "sriovnetwork.openshift.io/current-state": "Idle"} for s in states)
+    lab.create(SRIOV_POLICY)
+    wait(lambda: all((s.get("status") or {}).get("syncStatus") == "Succeeded" and
+                     any(i.get("numVfs") == 8 for i in s["status"]["interfaces"])
+                     for s in lab.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)), timeout=10, what="VFs applied")
+    seen = [(s["metadata"]["name"], s["metadata"]["generation"], (s.get("status") or {}).get("syncStatus"),
+             s["metadata"]["annotations"]["sriovnetwork.openshift.io/desired-state"],
+             s["metadata"]["annotations"]["sriovnetwork.openshift.io/current-state"])
+            for s in history(lab, "sriovnetwork.openshift.io", "sriovnetworknodestates", SRIOV_NS)]
+    for node in (SRV32, SRV33):
+        mine = [entry[1:] for entry in seen if entry[0] == node]
+        new_generation = max(entry[0] for entry in mine)
+        after = [entry[1:] for entry in mine if entry[0] == new_generation]
+        # The first version with the new spec still shows the old sync; the daemon's first write is InProgress.
+        assert after[0] == ("Succeeded", "Idle", "Idle") and after[1][0] == "InProgress"
+        assert ("InProgress", "Reboot_Required", "Draining") in after
+        assert after[-1] == ("Succeeded", "Idle", "Idle")
+        # Succeeded is written only after the daemon set desired-state back to Idle.
+        first_succeeded = next(i for i, entry in enumerate(after) if i > 0 and entry[0] == "Succeeded")
+        assert after[first_succeeded - 1][1] == "Idle"
+        assert lab.node(node)["metadata"]["annotations"]["sriovnetwork.openshift.io/state"] == "Idle"
+    pools = [(p["metadata"].get("annotations") or {}).get("sriovnetwork.openshift.io/state", "") + "/" +
+             str(bool((p.get("spec") or {}).get("paused")))
+             for p in history(lab, "machineconfiguration.openshift.io", "machineconfigpools")
+             if p["metadata"]["name"] == "worker"]
+    assert "Paused/True" in pools and pools[-1] == "Idle/False"
+
+
+def test_the_drain_waits_while_the_pool_rolls_out(sim_factory, tmp_path):
+    """Conformance with openshift.go OpenshiftBeforeDrainNode: no drain (and no pause) while the pool's
+    spec.configuration differs from its status.configuration."""
+    kube = Kube(sim_factory(profile="mixed-lab", config={"mco_node_update_seconds": 0.5}), str(tmp_path / "d.json"))
+    sriov_ready(kube)
+    kube.create(CRIO_MEMLOCK)
+    wait(lambda: pool_conditions(kube, "worker")[0]["Updating"] == "True", what="pool rolling out")
+    kube.create(SRIOV_POLICY)
+    wait(lambda: pool_conditions(kube, "worker")[0]["Updated"] == "True", timeout=20, what="pool updated")
+    wait(lambda: all((s.get("status") or {}).get("syncStatus") == "Succeeded" and
+                     any(i.get("numVfs") == 8 for i in s["status"]["interfaces"])
+                     for s in kube.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)), timeout=20, what="VFs applied")
+    for mcp in history(kube, "machineconfiguration.openshift.io", "machineconfigpools"):
+        if mcp["metadata"]["name"] == "worker" and (mcp.get("spec") or {}).get("paused"):
+            assert mcp["spec"]["configuration"]["name"] == mcp["status"]["configuration"]["name"]

@@ -156,3 +156,10 @@ def kebab(value):
     """A resource name turned into a DNS-1123 label fragment (rdma_shared_device_eth -> rdma-shared-device-eth)."""
     text = re.sub(r"[^a-z0-9-]+", "-", value.lower()).strip("-")
     return text[:63].rstrip("-")
+
+
+def label_text(value):
+    """A label value as the API wants it: YAML booleans become "true"/"false"."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -49,6 +49,9 @@ def sriov_operator_config(model):
         "node-role.kubernetes.io/%s" % model["machineconfig_role"]: "",
         "feature.node.kubernetes.io/pci-15b3.sriov.capable": "true",
     }
+    # Config daemons only on the nodes the policies select (their nodeSelector is the same node_selector), so that
+    # every SriovNetworkNodeState is one the policies must reach: the SR-IOV wait can then require it of all of them.
+    selector.update((key, names.label_text(value)) for key, value in model["node_selector"].items())
     if model["nic_driver"] == "doca":
         # The Network Operator sets this label to false once its driver container is loaded, so the
         # config daemon never reconfigures PFs while the driver reloads. No driver container, no label.

@@ -13,12 +13,13 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.render import 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import operators
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.waits import render_waits
 
 DEVICE_PLUGIN_KEYS = ("rdmaSharedDevicePlugin", "sriovDevicePlugin", "secondaryNetwork")
 
 
 def _empty(errors, warnings):
-    return {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}, "images": []}
+    return {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}, "images": [], "waits": {}}
 
 
 def validate(variables, require_facts=False):
@@ -64,6 +65,7 @@ def render_all(variables):
         "teardown_order": teardown_order(manifests),
         "summary": _summary(model, manifests),
         "images": images_of(manifests),
+        "waits": render_waits(manifests, model),
     }
 
 

@@ -188,7 +188,7 @@ def sriov_node_policies(model):
             selector["rootDevices"] = list(group["pci_addresses"])
         spec = {
             "resourceName": group["resource_name"],
-            "nodeSelector": dict((k, _label_text(v)) for k, v in model["node_selector"].items()),
+            "nodeSelector": dict((k, names.label_text(v)) for k, v in model["node_selector"].items()),
             "priority": model["sriov_policy_priority"],
             "numVfs": model["num_vfs"],
             "nicSelector": selector,
@@ -225,12 +225,6 @@ def sriov_pool_config(model):
         "metadata": {"name": model["machineconfig_pool"], "namespace": model["sriov_operator_namespace"]},
         "spec": spec,
     }
-
-
-def _label_text(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 # Network CRs --------------------------------------------------------------------------------

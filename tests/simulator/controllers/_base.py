@@ -24,6 +24,9 @@ DEFAULT_CONFIG = {
     "olm_installplan_retry_timeout_seconds": 3,
     "nfd_label_delay_seconds": 0.1,  # NodeFeatureDiscovery created -> node labels
     "sriov_sync_seconds": 0.1,  # SriovNetworkNodeState InProgress -> Succeeded
+    # A changed SriovNetworkNodePolicy reaches the node states' spec one policy sync later (AddAfter 1 s upstream,
+    # sriovnetworknodepolicy_controller.go); scaled so that it still outlasts a client's apply-then-read.
+    "sriov_policy_sync_delay_seconds": 0.1,
     "sriov_reboot_seconds": 0.2,  # extra time a node is drained/NotReady when a policy adds Mellanox VFs
     "mco_node_update_seconds": 0.1,  # one node's drain + reboot during a MachineConfigPool rollout
     # The render controller waits before rendering a changed MachineConfig set (5 s upstream), and until then the

@@ -1,11 +1,28 @@
 """SR-IOV Network Operator: SriovOperatorConfig `default` -> SriovNetworkNodeStates; SriovNetworkNodePolicies
--> VFs on the selected PFs, node drain/reboot for Mellanox firmware changes, openshift.io/<resource> capacity."""
+-> VFs on the selected PFs, node drain/reboot for Mellanox firmware changes, openshift.io/<resource> capacity.
+
+Timing and the drain handshake follow k8snetworkplumbingwg/sriov-network-operator v1.6.0:
+- controllers/sriovnetworknodepolicy_controller.go: every policy event re-queues one sync about a second later
+  (AddAfter), which renders each node state's spec (its generation moves only when that spec changes). Until then the
+  node states keep the old spec and the old `syncStatus` (`sriov_policy_sync_delay_seconds`, scaled).
+- pkg/daemon/daemon.go: on a new generation the config daemon first writes `InProgress`; when VFs change it asks for
+  a drain by setting `sriovnetwork.openshift.io/state` on the Node and `sriovnetwork.openshift.io/desired-state` on the
+  node state (Drain_Required, or Reboot_Required), applies once drained, sets both back to `Idle`, and only then
+  writes `Succeeded`. The status carries no generation: a `Succeeded` may be the previous generation's.
+- controllers/drain_controller.go (+ _helper.go): `sriovnetwork.openshift.io/current-state` on the node state goes
+  Idle -> Draining -> DrainComplete -> Idle; both annotations start as Idle (ensureAnnotationExists).
+- pkg/platforms/openshift/openshift.go: before the first drain of a MachineConfigPool the operator waits until the
+  pool is not rolling out (spec.configuration.name == status.configuration.name), then annotates it
+  `sriovnetwork.openshift.io/state: Paused` and sets spec.paused; the last node of the pool to finish unpauses it
+  and sets the annotation back to Idle.
+"""
 
 import hashlib
 import json
 import time
 
 from ._base import OperatorController, node_matches, now, profile_node, update_node
+from .seed import node_pool
 
 GROUP = "sriovnetwork.openshift.io"
 # PF device IDs the operator's supported-nic-ids list carries, and the VF device ID of each.
@@ -17,6 +34,12 @@ VF_DEVICE = {
 }
 SUPPORTED_DEVICES = {vendor: set(ids) for vendor, ids in VF_DEVICE.items()}
 DEFAULT_DAEMON_SELECTOR = {"node-role.kubernetes.io/worker": ""}
+MCO_GROUP = "machineconfiguration.openshift.io"
+# Drain handshake annotations (pkg/consts/constants.go): on the Node and the pool, and on the node state.
+DRAIN_STATE = GROUP + "/state"
+DESIRED_STATE = GROUP + "/desired-state"
+CURRENT_STATE = GROUP + "/current-state"
+IDLE, DRAIN_REQUIRED, REBOOT_REQUIRED, DRAINING = "Idle", "Drain_Required", "Reboot_Required", "Draining"
 MAX_MELLANOX_VFS = 128
 
 
@@ -167,6 +190,10 @@ def applied_status(pnode, desired, errors):
     return status, resources
 
 
+def _policy_key(policies):
+    return sorted((p["metadata"]["name"], p.get("spec")) for p in policies)
+
+
 def _digest(value):
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -180,19 +207,37 @@ class SriovController(OperatorController):
         super().__init__(rt)
         self.applied = {}  # node -> digest of the spec the daemon applied
         self.applied_vfs = {}  # node -> {pf: numVfs} applied
-        self.syncing = {}  # node -> (digest, start, reboot)
+        self.syncing = {}  # node -> (digest, start, reboot, drain)
         self.resources = {}  # node -> set of resource names we advertise
+        self.rendered_policies = None  # the policies the last (delayed) policy sync rendered into node states
+        self.policies_changed_at = None  # when the policies first differed from rendered_policies
+
+    def _policies_to_render(self, live):
+        """(policies the node states follow now, seconds until the pending policy sync or None)."""
+        if self.rendered_policies is None or _digest(_policy_key(live)) == _digest(_policy_key(self.rendered_policies)):
+            self.rendered_policies, self.policies_changed_at = live, None
+            return live, None
+        if self.rt.operator_faults().get("sriov_policy_sync_hold"):
+            return self.rendered_policies, None  # test control: a policy sync that has not come yet (a longer delay)
+        if self.policies_changed_at is None:
+            self.policies_changed_at = time.monotonic()
+        left = self.rt.cfg("sriov_policy_sync_delay_seconds") - (time.monotonic() - self.policies_changed_at)
+        if left > 0:
+            return self.rendered_policies, left
+        self.rendered_policies, self.policies_changed_at = live, None
+        return live, None
 
     def reconcile(self, operator_namespace):
         config = self.rt.get(GROUP, "sriovoperatorconfigs", operator_namespace, "default")
         if config is None or config["metadata"].get("deletionTimestamp"):
             return  # the operator only acts on the config named "default"; nothing runs without it
         selector = (config.get("spec") or {}).get("configDaemonNodeSelector") or DEFAULT_DAEMON_SELECTOR
-        policies = [p for p in self.rt.list(GROUP, "sriovnetworknodepolicies", operator_namespace)
-                    if not p["metadata"].get("deletionTimestamp") and p["metadata"]["name"] != "default"]
+        live = [p for p in self.rt.list(GROUP, "sriovnetworknodepolicies", operator_namespace)
+                if not p["metadata"].get("deletionTimestamp") and p["metadata"]["name"] != "default"]
+        policies, pending = self._policies_to_render(live)
         existing = {s["metadata"]["name"]: s for s in self.rt.list(GROUP, "sriovnetworknodestates", operator_namespace)}
         wanted = set()
-        recheck = []
+        recheck = [pending] if pending is not None else []
         for node in self.rt.list("", "nodes"):
             name = node["metadata"]["name"]
             pnode = profile_node(self.rt, name)
@@ -203,6 +248,7 @@ class SriovController(OperatorController):
             if state is None:
                 state = self.rt.create(GROUP, "sriovnetworknodestates", {
                     "metadata": {"name": name, "namespace": operator_namespace,
+                                 "annotations": {DESIRED_STATE: IDLE, CURRENT_STATE: IDLE},
                                  "ownerReferences": [{"apiVersion": "%s/v1" % GROUP, "kind": "SriovOperatorConfig",
                                                       "name": "default", "uid": config["metadata"]["uid"],
                                                       "controller": True, "blockOwnerDeletion": True}]},
@@ -211,6 +257,7 @@ class SriovController(OperatorController):
                 })
                 if state is None:
                     continue
+                self._annotate_node(name, IDLE)
             left = self._sync_node(operator_namespace, node, pnode, state, policies)
             if left is not None:
                 recheck.append(left)
@@ -229,29 +276,40 @@ class SriovController(OperatorController):
         if (state.get("spec") or {}) != spec:
             def set_spec(obj):
                 obj["spec"] = spec
-            self.rt.mutate(GROUP, "sriovnetworknodestates", ns, name, set_spec)
+            state = self.rt.mutate(GROUP, "sriovnetworknodestates", ns, name, set_spec) or state
         digest = _digest([desired, errors])
         if self.applied.get(name) == digest:
             return None
         record = self.syncing.get(name)
         if record is None or record[0] != digest:
             before = self.applied_vfs.get(name, {})
-            reboot = any(d["numVfs"] > before.get(d["name"], 0) for d in desired
-                         if any(n.is_mellanox and n.ports[0].netdev == d["name"] for n in pnode.nics))
+            mellanox_pfs = [n.ports[0].netdev for n in pnode.nics if n.is_mellanox]
+            reboot = any(d["numVfs"] > before.get(d["name"], 0) for d in desired if d["name"] in mellanox_pfs)
+            after = {d["name"]: d["numVfs"] for d in desired}
+            drain = reboot or any(after.get(pf, 0) != vfs for pf, vfs in before.items()) or \
+                any(vfs != before.get(pf, 0) for pf, vfs in after.items())
+            # The daemon's first act on a new generation, then its drain request.
+            self._status(ns, name, state, {"syncStatus": "InProgress"})
+            if drain:
+                self._annotate(ns, name, desired=REBOOT_REQUIRED if reboot else DRAIN_REQUIRED)
             others_rebooting = [n for n, r in self.syncing.items() if n != name and r[2]]
             if reboot and others_rebooting:  # one node drains and reboots at a time (maxUnavailable 1)
-                self._status(ns, name, state, {"syncStatus": "InProgress"})
                 return self.rt.cfg("sriov_sync_seconds")
-            record = (digest, time.monotonic(), reboot)
+            if drain and not self._pause_pool(node):
+                return self.rt.cfg("sriov_sync_seconds")  # the MachineConfigPool is rolling out: wait for it
+            if drain:
+                self._annotate(ns, name, current=DRAINING)
+            record = (digest, time.monotonic(), reboot, drain)
             self.syncing[name] = record
         total = self.rt.cfg("sriov_sync_seconds") + (self.rt.cfg("sriov_reboot_seconds") if record[2] else 0)
         left = total - (time.monotonic() - record[1])
         if left > 0:
-            self._status(ns, name, state, {"syncStatus": "InProgress"})
             if record[2]:
                 self._reboot(name, down=True)
             return left
         status, resources = applied_status(pnode, desired, errors)
+        if record[3]:
+            self._annotate(ns, name, desired=IDLE)  # the daemon's annotate(Idle) comes before Succeeded
         self._status(ns, name, state, status, replace=True)
         for stale in self.resources.get(name, set()) - set(resources):
             resources[stale] = 0  # the kubelet keeps a withdrawn resource at 0
@@ -262,7 +320,80 @@ class SriovController(OperatorController):
         self.applied[name] = digest
         self.applied_vfs[name] = {d["name"]: d["numVfs"] for d in desired}
         self.syncing.pop(name, None)
+        if record[3]:
+            self._unpause_pool(node)
+            self._annotate(ns, name, current=IDLE)
         return 0.0 if self.syncing else None
+
+    def _annotate(self, ns, name, desired=None, current=None):
+        """The daemon's drain request (desired, mirrored on the Node) and the drain controller's answer (current)."""
+        changes = {}
+        if desired is not None:
+            changes[DESIRED_STATE] = desired
+            self._annotate_node(name, desired)
+        if current is not None:
+            changes[CURRENT_STATE] = current
+        state = self.rt.get(GROUP, "sriovnetworknodestates", ns, name)
+        if state is None or all((state["metadata"].get("annotations") or {}).get(k) == v for k, v in changes.items()):
+            return
+
+        def edit(obj):
+            obj["metadata"].setdefault("annotations", {}).update(changes)
+            return obj
+        self.rt.mutate(GROUP, "sriovnetworknodestates", ns, name, edit)
+
+    def _annotate_node(self, name, value):
+        node = self.rt.get("", "nodes", None, name)
+        if node is None or (node["metadata"].get("annotations") or {}).get(DRAIN_STATE) == value:
+            return
+
+        def edit(obj):
+            obj["metadata"].setdefault("annotations", {})[DRAIN_STATE] = value
+            return obj
+        self.rt.mutate("", "nodes", None, name, edit)
+
+    def _pool(self, node):
+        pool = node_pool(node["metadata"].get("labels") or {})
+        return self.rt.get(MCO_GROUP, "machineconfigpools", None, pool) if pool else None
+
+    def _pause_pool(self, node):
+        """OpenshiftBeforeDrainNode: False while the node's pool is rolling out; otherwise pause it (annotated)."""
+        mcp = self._pool(node)
+        if mcp is None:
+            return True
+        paused_by_us = (mcp["metadata"].get("annotations") or {}).get(DRAIN_STATE) == "Paused"
+        if (mcp.get("spec") or {}).get("paused") and paused_by_us:
+            return True
+        wanted = ((mcp.get("spec") or {}).get("configuration") or {}).get("name")
+        reported = ((mcp.get("status") or {}).get("configuration") or {}).get("name")
+        if not wanted or wanted != reported:
+            return False
+
+        def pause(obj):
+            obj["metadata"].setdefault("annotations", {})[DRAIN_STATE] = "Paused"
+            obj.setdefault("spec", {})["paused"] = True
+            return obj
+        self.rt.mutate(MCO_GROUP, "machineconfigpools", None, mcp["metadata"]["name"], pause)
+        return True
+
+    def _unpause_pool(self, node):
+        """OpenshiftAfterCompleteDrainNode: the last node of the pool to finish unpauses it."""
+        mcp = self._pool(node)
+        if mcp is None or (mcp["metadata"].get("annotations") or {}).get(DRAIN_STATE) != "Paused":
+            return
+        pool = mcp["metadata"]["name"]
+        me = node["metadata"]["name"]
+        for other in self.rt.list("", "nodes"):
+            labels = other["metadata"].get("labels") or {}
+            ann = other["metadata"].get("annotations") or {}
+            if other["metadata"]["name"] != me and node_pool(labels) == pool and ann.get(DRAIN_STATE, IDLE) != IDLE:
+                return
+
+        def unpause(obj):
+            obj.setdefault("spec", {})["paused"] = False
+            obj["metadata"].setdefault("annotations", {})[DRAIN_STATE] = IDLE
+            return obj
+        self.rt.mutate(MCO_GROUP, "machineconfigpools", None, pool, unpause)
 
     def _status(self, ns, name, state, changes, replace=False):
         status = dict(changes) if replace else dict(state.get("status") or {}, **changes)

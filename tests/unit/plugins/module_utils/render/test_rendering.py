@@ -119,7 +119,15 @@ def test_sriov_operator_config_waits_for_the_doca_driver():
     assert config["metadata"] == {"name": "default", "namespace": "openshift-sriov-network-operator", "labels": MANAGED}
     assert config["spec"]["configDaemonNodeSelector"] == {
         "network.nvidia.com/operator.mofed.wait": "false", "node-role.kubernetes.io/gpu": "",
-        "feature.node.kubernetes.io/pci-15b3.sriov.capable": "true"}
+        "feature.node.kubernetes.io/pci-15b3.sriov.capable": "true", "feature.node.kubernetes.io/pci-15b3.present": "true"}
+
+
+def test_config_daemons_run_only_where_the_policies_select():
+    variables = base_variables("sriov_legacy", "roce", node_selector={"gpudirect/rdma": True})
+    result = render(variables)
+    selector = by_kind(result, "SriovOperatorConfig")[0]["spec"]["configDaemonNodeSelector"]
+    policy = by_kind(result, "SriovNetworkNodePolicy")[0]["spec"]["nodeSelector"]
+    assert policy == {"gpudirect/rdma": "true"} and selector["gpudirect/rdma"] == "true"
 
 
 def test_nfd_labels_network_infiniband_display_and_accelerators():

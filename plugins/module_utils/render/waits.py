@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Readiness waits the renderer returns beside the objects it renders (resource_wait entries, no timeouts).
+
+The SR-IOV node states carry no generation in their status (sriov-network-operator api/v1
+sriovnetworknodestate_types.go), the policy controller renders a changed policy into them about a second later
+(controllers/sriovnetworknodepolicy_controller.go, AddAfter) and the config daemon writes Succeeded only at the end
+of its sync (pkg/daemon/daemon.go). So ``syncStatus == 'Succeeded'`` alone is often the previous sync's. A node state
+is in sync with the rendered policies when, for each policy, every PF of its status that the policy's nicSelector
+selects (api/v1/helper.go, Selected) appears in its spec with the policy's VF group and VF count, the status reports
+that VF count on those PFs, both drain annotations are Idle and syncStatus is Succeeded.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+
+DESIRED_STATE = "sriovnetwork.openshift.io/desired-state"
+CURRENT_STATE = "sriovnetwork.openshift.io/current-state"
+
+
+def _literal(value):
+    return "`%s`" % json.dumps(value, sort_keys=True)
+
+
+def _string(value):
+    return "'%s'" % str(value).replace("\\", "\\\\").replace("'", "\\'")
+
+
+def _selected_by(selector):
+    """JMESPath filter over status.interfaces[] for the PFs a nicSelector selects (helper.go, Selected)."""
+    terms = []
+    if selector.get("vendor"):
+        terms.append("vendor == %s" % _string(selector["vendor"]))
+    if selector.get("deviceID"):
+        terms.append("deviceID == %s" % _string(selector["deviceID"]))
+    if selector.get("rootDevices"):
+        terms.append("contains(%s, pciAddress)" % _literal(list(selector["rootDevices"])))
+    if selector.get("pfNames"):
+        terms.append("contains(%s, name)" % _literal([str(n).split("#")[0] for n in selector["pfNames"]]))
+    return " && ".join(terms) or "`false`"
+
+
+def _annotation(key):
+    return "(metadata.annotations.\"%s\" || 'Idle')" % key
+
+
+def _policy_counts(policy):
+    """JMESPath over one node state: (PFs the policy selects, of them in spec with its VF group, of them applied)."""
+    spec = policy["spec"]
+    chosen = _selected_by(spec.get("nicSelector") or {})
+    vfs = _literal(int(spec.get("numVfs") or 0))
+    name = _string(policy["metadata"]["name"])
+    selected = "length((status.interfaces || `[]`)[?%s])" % chosen
+    rendered = "length((spec.interfaces || `[]`)[?numVfs == %s && contains(vfGroups[].policyName || `[]`, %s)])" % (vfs, name)
+    applied = "length((status.interfaces || `[]`)[?(%s) && numVfs == %s])" % (chosen, vfs)
+    return selected, rendered, applied
+
+
+def sriov_policy_rendered(policy):
+    """JMESPath over one node state: the operator put the policy into its spec."""
+    selected, rendered, _applied = _policy_counts(policy)
+    return "%s == %s" % (selected, rendered)
+
+
+def sriov_policy_applied(policy):
+    """JMESPath over one node state: its status reports the policy's VF count on the PFs the policy selects."""
+    selected, _rendered, applied = _policy_counts(policy)
+    return "%s == %s" % (applied, selected)
+
+
+def sriov_node_states_wait(policies, namespace):
+    """The wait that the SR-IOV policies took effect on every node state (None without policies)."""
+    if not policies:
+        return None
+    idle = "%s == 'Idle' && %s == 'Idle'" % (_annotation(DESIRED_STATE), _annotation(CURRENT_STATE))
+    rendered = " && ".join(sriov_policy_rendered(p) for p in policies)
+    applied = " && ".join(sriov_policy_applied(p) for p in policies)
+    in_sync = " && ".join(["status.syncStatus == 'Succeeded'", idle, rendered, applied])
+    ours = _literal(sorted(p["metadata"]["name"] for p in policies))
+    carries_ours = "length((spec.interfaces || `[]`)[?length(vfGroups[?contains(%s, policyName)] || `[]`) > `0`]) > `0`" % ours
+    waiting_for = "(!(%s || `false`) && ' (policies not rendered by the operator yet)') || (!(%s) && ' (VFs not applied yet)') || ''" % (
+        "%s && %s" % (carries_ours, rendered), applied)
+    return {
+        "title": "SR-IOV node states synced with the policies",
+        "api_version": names.API_SRIOV,
+        "kind": "SriovNetworkNodeState",
+        "namespace": namespace,
+        "condition": "length(items[?%s]) > `0` && length(items[?!(%s)]) == `0`" % (carries_ours, in_sync),
+        "failure_condition": "items[?status.syncStatus == 'Failed']",
+        "failure_message": "join('; ', items[?status.syncStatus == 'Failed'].join(': ', [metadata.name, status.lastSyncError || 'no error text']))",
+        "progress": "join(', ', items[].join('', [metadata.name, ': ', status.syncStatus || 'not reported', ', drain ', %s, '/', %s, %s]))" % (
+            _annotation(DESIRED_STATE), _annotation(CURRENT_STATE), waiting_for),
+    }
+
+
+def render_waits(manifests, model):
+    """{wait name: resource_wait entry} for what the rendered manifests need."""
+    policies = [e["manifest"] for e in manifests if e["manifest"]["kind"] == "SriovNetworkNodePolicy"]
+    waits = {}
+    sriov = sriov_node_states_wait(policies, model["sriov_operator_namespace"])
+    if sriov:
+        waits["sriov_node_states"] = sriov
+    return waits

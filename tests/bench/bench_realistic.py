@@ -1,0 +1,173 @@
+"""site.yml on a simulator with real-world timings (time-scaled): time to RDMA-ready against the critical path, reboots.
+
+The simulated operators take the times a real cluster takes, divided by --scale (default 100: 10 min -> 6 s):
+  CSV install (bundle unpack, install, operator Deployment ready)  about 90 s per operator, measured in the simulator;
+  NFD labels after the NodeFeatureDiscovery                        about 40 s;
+  MachineConfig render delay                                       5 s (render_controller.go renderDelay);
+  one node's drain + reboot in a MachineConfigPool roll-out        about 6 min (GPU servers reboot slowly);
+  NicClusterPolicy ready (DOCA driver build and load)              about 6 min;
+  ClusterPolicy ready (GPU driver build, toolkit, validator)       about 10 min;
+  SR-IOV policy sync                                               1 s (AddAfter), then per node 40 s of sync plus
+                                                                   6 min of drain + reboot, one node at a time.
+These are estimates of real-world ranges (an operator's source says nothing of build or reboot times); the render
+delay and the policy sync are upstream constants.
+
+Critical path = the simulated work site.yml cannot overlap: the four operator installs one after another, NFD labels,
+the render delay and the roll-out of every worker, the NIC driver, the GPU driver, and for SR-IOV the policy sync and
+every node's sync and reboot. Time to RDMA-ready = site.yml's wall time; target <= 1.1 x critical path.
+Reboots per worker = Ready True -> False transitions of each worker's Node during the run (target 1; a SR-IOV
+configuration whose Mellanox firmware changes needs a second one, as on a real cluster).
+Fail fast: the same run with a NicClusterPolicy component failing (operator fault nic_policy_component_failure) must
+fail within the role's grace period + 5 s of the NicClusterPolicy's creation.
+
+Usage: source hack/env.sh && python tests/bench/bench_realistic.py [--config 1,5] [--scale 100]
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bench_site  # noqa: E402  pylint: disable=wrong-import-position
+from simulator import SimulatedCluster  # noqa: E402  pylint: disable=wrong-import-position
+from simulator.controllers.seed import node_pool  # noqa: E402  pylint: disable=wrong-import-position
+from simulator.controllers.testing import Kube  # noqa: E402  pylint: disable=wrong-import-position
+
+REAL_SECONDS = {  # real-world seconds; divided by --scale
+    "nfd_label_delay_seconds": 40,
+    "mco_render_delay_seconds": 5,
+    "mco_node_update_seconds": 360,
+    "nic_policy_ready_seconds": 360,
+    "gpu_policy_ready_seconds": 600,
+    "sriov_policy_sync_delay_seconds": 1,
+    "sriov_sync_seconds": 40,
+    "sriov_reboot_seconds": 360,
+}
+CSV_INSTALL_REAL_SECONDS = 90
+OLM_STEPS_PER_INSTALL = 6  # the simulator's InstallPlan and CSV transitions from Subscription to CSV Succeeded
+OPERATORS = ("nfd", "sriov-network-operator", "nvidia-network-operator", "gpu-operator-certified")
+RATIO_TARGET = 1.1
+GRACE_SLACK_S = 5.0
+
+
+def realistic_config(scale):
+    config = dict((key, value / float(scale)) for key, value in REAL_SECONDS.items())
+    config["olm_step_seconds"] = CSV_INSTALL_REAL_SECONDS / float(scale) / OLM_STEPS_PER_INSTALL
+    return config
+
+
+def measured_install_seconds(config):
+    """Simulated work of one operator install (Subscription created -> CSV Succeeded) on an idle simulator."""
+    with SimulatedCluster(profile=bench_site.PROFILE, config=config) as sim:
+        kube = Kube(sim, os.path.join(os.environ.get("TMPDIR", "/tmp"), "bench-realistic-discovery.json"))
+        start = time.perf_counter()
+        kube.install("nfd")
+        return time.perf_counter() - start
+
+
+class RebootCounter:
+    """Ready True -> False transitions per node, from the store's change feed."""
+
+    def __init__(self, sim):
+        self.sim, self.ready, self.reboots = sim, {}, {}
+        sim.store.subscribe(self)
+
+    def __call__(self, etype, rtype, obj):
+        if rtype.plural != "nodes" or etype != "MODIFIED":
+            return
+        name = obj["metadata"]["name"]
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or [])
+        if self.ready.get(name, True) and not ready:
+            self.reboots[name] = self.reboots.get(name, 0) + 1
+        self.ready[name] = ready
+
+    def stop(self):
+        self.sim.store.unsubscribe(self)
+
+
+def critical_path(config, install_s, workers, sriov):
+    path = len(OPERATORS) * install_s + config["nfd_label_delay_seconds"]
+    path += config["mco_render_delay_seconds"] + workers * config["mco_node_update_seconds"]
+    path += config["nic_policy_ready_seconds"] + config["gpu_policy_ready_seconds"]
+    if sriov:
+        path += config["sriov_policy_sync_delay_seconds"] + sriov * (config["sriov_sync_seconds"] + config["sriov_reboot_seconds"])
+    return path
+
+
+def site_run(sim, vars_file, extra=()):
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    cmd = ["ansible-playbook", bench_site.SITE, "-e", "@" + vars_file] + list(extra)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=bench_site.ROOT, env=env, capture_output=True, text=True, check=False)
+    return proc, time.perf_counter() - start
+
+
+def bench_config(number, scale):
+    config = realistic_config(scale)
+    install_s = measured_install_seconds(config)
+    vars_file = bench_site.example_file(number)
+    with SimulatedCluster(profile=bench_site.PROFILE, config=config) as sim:
+        workers = [n["metadata"]["name"] for n in Kube(sim, os.path.join(os.environ.get("TMPDIR", "/tmp"), "bench-r.json")).list("v1", "Node")
+                   if node_pool(n["metadata"].get("labels") or {}) == "worker"]
+        counter = RebootCounter(sim)
+        proc, wall = site_run(sim, vars_file)
+        counter.stop()
+        if proc.returncode != 0:
+            raise RuntimeError("site.yml failed:\n%s" % proc.stdout[-4000:])
+        states = Kube(sim, os.path.join(os.environ.get("TMPDIR", "/tmp"), "bench-r2.json")).list(
+            "sriovnetwork.openshift.io/v1", "SriovNetworkNodeState", "openshift-sriov-network-operator") \
+            if "sriov" in os.path.basename(vars_file) else []
+        sriov_nodes = sum(1 for s in states if any(i.get("numVfs") for i in (s.get("status") or {}).get("interfaces") or []))
+        path = critical_path(config, install_s, len(workers), sriov_nodes)
+        reboots = [counter.reboots.get(name, 0) for name in workers]
+    return {"config": number, "vars_file": vars_file, "wall_s": wall, "critical_s": path, "install_s": install_s,
+            "workers": len(workers), "reboots": reboots}
+
+
+def bench_fail_fast(scale, grace=10):
+    """Seconds from the NicClusterPolicy's creation to the end of a run whose NIC driver component fails."""
+    config = realistic_config(scale)
+    faults = {"operator_faults": {"nic_policy_component_failure": {"state": "state-OFED", "message": "driver pod in CrashLoopBackOff"}}}
+    with SimulatedCluster(profile=bench_site.PROFILE, config=config, faults=faults) as sim:
+        created = []
+
+        def on_event(etype, rtype, _obj):
+            if etype == "ADDED" and rtype.plural == "nicclusterpolicies":
+                created.append(time.perf_counter())
+        sim.store.subscribe(on_event)
+        proc, _wall = site_run(sim, bench_site.example_file(1), ["-e", "nvidia_network_operator_failure_grace_period=%d" % grace])
+        ended = time.perf_counter()
+        sim.store.unsubscribe(on_event)
+    if proc.returncode == 0 or not created:
+        raise RuntimeError("the failing NicClusterPolicy did not fail site.yml:\n%s" % proc.stdout[-3000:])
+    return ended - created[0], grace
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="1,5", help="example configurations, comma separated (default 1,5)")
+    parser.add_argument("--scale", type=float, default=100.0, help="real seconds per simulated second (default 100)")
+    args = parser.parse_args(argv)
+    lines = []
+    for number in [int(c) for c in args.config.split(",") if c.strip()]:
+        res = bench_config(number, args.scale)
+        ratio = res["wall_s"] / res["critical_s"]
+        one_reboot = all(r == 1 for r in res["reboots"])
+        lines.append("configuration %d: RDMA-ready in %.1f s (%.0f min real), critical path %.1f s, ratio %.2f (target <= %.1f: %s); "
+                     "reboots per worker %s (target 1: %s); one operator install %.2f s" % (
+                         number, res["wall_s"], res["wall_s"] * args.scale / 60.0, res["critical_s"], ratio, RATIO_TARGET,
+                         "met" if ratio <= RATIO_TARGET else "MISSED", res["reboots"], "met" if one_reboot else "MISSED",
+                         res["install_s"]))
+        print(lines[-1], flush=True)
+    took, grace = bench_fail_fast(args.scale)
+    lines.append("failing NicClusterPolicy: the play ended %.1f s after its creation (grace %d s + %.0f s: %s)" % (
+        took, grace, GRACE_SLACK_S, "met" if took <= grace + GRACE_SLACK_S else "MISSED"))
+    print(lines[-1], flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
