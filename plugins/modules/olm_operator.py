@@ -19,6 +19,10 @@ description:
     the NVIDIA GPU Operator.
   - Reads the operator's C(PackageManifest) for the default channel, the catalog source and the
     install modes the CSV supports.
+  - A package that several catalogs hold is listed once per catalog, all under the package's name. The entry used is
+    the one of O(source) (and O(source_namespace)); without O(source), the one of the catalog the existing
+    Subscription names, else the only one. When that leaves none or several, the module fails before any write and
+    says which O(source) to set.
   - Creates or updates the Namespace (with the wanted labels), an OperatorGroup that fits the CSV's
     install modes, and the Subscription.
   - With O(install_plan_approval=Manual), approves exactly the InstallPlan that installs the wanted
@@ -69,11 +73,13 @@ options:
     type: str
   source:
     description:
-      - Catalog source name. Defaults to the PackageManifest's C(status.catalogSource).
+      - Catalog source name. Defaults to the PackageManifest's C(status.catalogSource) (the existing Subscription's
+        source when several catalogs list the package); needed when several catalogs list it and nothing is installed.
     type: str
   source_namespace:
     description:
-      - Catalog source namespace. Defaults to the PackageManifest's C(status.catalogSourceNamespace).
+      - Catalog source namespace. Defaults to the PackageManifest's C(status.catalogSourceNamespace); needed when
+        catalogs of one name in two namespaces list the package.
     type: str
   package_namespace:
     description:

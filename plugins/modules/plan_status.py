@@ -26,6 +26,12 @@ description:
     C(preflight) role checks before any write.
   - Never changes anything.
 options:
+  operator_roles:
+    description:
+      - Which role's C(<role>_*) variables set each package's options (package name to role name), so that a problem
+        names the variable to set (C(nfd_source)) rather than the option (C(source)).
+    type: dict
+    default: {}
   operators:
     description:
       - The operators to check, each with the options M(gpudirect.openshift.olm_operator) would get. Empty strings
@@ -49,7 +55,9 @@ options:
         description: CSV to pin; unset means the channel's current CSV.
         type: str
       source:
-        description: Catalog source; unset means the one the package manifest comes from.
+        description:
+          - Catalog source; unset means the one the package manifest comes from (the existing Subscription's when
+            several catalogs list the package).
         type: str
       source_namespace:
         description: Namespace of the catalog source; unset means the one the package manifest names.
@@ -199,7 +207,17 @@ catalog_sources:
   type: list
   elements: dict
 package_manifests:
-  description: PackageManifests of the O(operators) packages (name, labels, catalog, default channel, channels with their current CSV).
+  description:
+    - PackageManifests of the O(operators) packages (name, labels, catalog, default channel, channels with their current CSV).
+    - A package several catalogs hold is listed once per catalog, all under the package's name.
+  returned: always
+  type: list
+  elements: dict
+operator_package_manifests:
+  description:
+    - For each of O(operators), in order, the entry of RV(package_manifests) it installs from (the one of its catalog
+      source; see M(gpudirect.openshift.olm_operator)), or null when none fits (RV(operator_problems) then says why,
+      unless the package is in no catalog at all).
   returned: always
   type: list
   elements: dict
@@ -263,6 +281,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm im
     OPERATOR_OPTIONS,
     PACKAGE_MANIFEST,
     SUBSCRIPTION,
+    operator_package_choices,
     operator_problems,
     planned_subscription,
 )
@@ -274,6 +293,7 @@ def argument_spec():
     spec = dict(AUTH_ARG_SPEC)
     spec.update(
         operators=dict(type="list", elements="dict", default=[], options=copy.deepcopy(OPERATOR_OPTIONS)),
+        operator_roles=dict(type="dict", default={}),
         manifests=dict(type="list", elements="dict", default=[]),
         prune_kinds=dict(type="list", elements="str", default=[]),
         prune_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
@@ -340,6 +360,8 @@ def main():
         module.fail_json(msg="Failed to read the cluster: %s" % api_message(exc), exception=traceback.format_exc())
 
     packages = set(o["package"] for o in params["operators"])
+    subscriptions = snapshot.items(*SUBSCRIPTION)
+    choices = operator_package_choices(params["operators"], snapshot.items(*PACKAGE_MANIFEST), subscriptions, params["operator_roles"])
     module.exit_json(
         changed=False,
         in_sync=None if differences is None else not differences,
@@ -350,11 +372,13 @@ def main():
         cluster=info,
         catalog_sources=[c for c in snapshot.items(*CATALOG_SOURCE) if c["metadata"].get("namespace") == MARKETPLACE],
         package_manifests=[trimmed_package(p) for p in snapshot.items(*PACKAGE_MANIFEST) if p["metadata"]["name"] in packages],
+        operator_package_manifests=[trimmed_package(m) if m else None for m, _problem in choices],
         operator_groups=snapshot.items(*OPERATOR_GROUP),
-        subscriptions=snapshot.items(*SUBSCRIPTION),
+        subscriptions=subscriptions,
         nic_cluster_policies=snapshot.items(*NIC_CLUSTER_POLICY),
         operator_versions=versions,
-        operator_problems=problems_of(params["operators"], snapshot.items(*SUBSCRIPTION)),
+        operator_problems=problems_of(params["operators"], subscriptions)
+        + [problem for _m, problem in choices if problem],
     )
 
 

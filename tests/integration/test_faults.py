@@ -24,7 +24,7 @@ TRANSIENT = [
     {"verb": "list", "plural": "catalogsources", "code": 503, "count": 1},
     {"verb": "list", "plural": "subscriptions", "reset": True, "count": 1},
     # the collection's own modules (RetryPolicy): reads, a create, throttling, watches
-    {"verb": "get", "plural": "packagemanifests", "name": "nfd", "code": 500, "count": 1},
+    {"verb": "list", "plural": "packagemanifests", "code": 500, "count": 1},
     {"verb": "get", "plural": "subscriptions", "code": 503, "count": 2},
     {"verb": "create", "plural": "operatorgroups", "code": 503, "count": 1},
     {"verb": "list", "plural": "nodes", "code": 429, "retry_after": 1, "count": 2},

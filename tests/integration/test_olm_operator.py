@@ -339,7 +339,7 @@ def test_absent_keeps_namespace_and_operator_group_by_default(sim_factory, tmp_p
 def test_transient_api_errors_and_conflicts_are_retried(sim_factory, tmp_path):
     faults = {"rules": [
         {"verb": "create", "plural": "subscriptions", "code": 503, "count": 2},
-        {"verb": "get", "plural": "packagemanifests", "code": 429, "retry_after": 1, "count": 1},
+        {"verb": "list", "plural": "packagemanifests", "code": 429, "retry_after": 1, "count": 1},
         {"verb": "update", "plural": "namespaces", "code": 409, "count": 1},
     ]}
     sim = sim_factory(profile="roce-lab@4.17.30", faults=faults)

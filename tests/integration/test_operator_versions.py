@@ -4,10 +4,11 @@ re-runs with no write, a field the installed version does not know is refused be
 cluster's catalog does not hold is refused by preflight."""
 
 import json
+import time
 
 from site_support import example, objects, run_playbook
 
-from test_olm_operator import OLM_V1A1, OPERATORS, get, kube, run_olm
+from test_olm_operator import OLM_V1A1, OPERATORS, get, items, kube, run_olm
 
 OLDEST = {"nvidia_gpu_operator_channel": "v24.9", "nvidia_gpu_operator_install_plan_approval": "Manual",
           "nvidia_gpu_operator_starting_csv": "gpu-operator-certified.v24.9.2",
@@ -206,6 +207,55 @@ def test_a_disconnected_install_from_a_mirrored_catalog_converges(sim_factory):
     assert policy["ofedDriver"]["imagePullSecrets"] == ["mirror-pull"]
     again = run_playbook(sim, "-e", config, "-e", json.dumps(settings), "-e", "gpudirect_always_converge=true")
     assert again.rc == 0 and again.writes == 0, (again.writes, again.output[-3000:])
+
+
+def _create_mirror(sim, mirror, packages):
+    """The mirror's CatalogSource, as its admin creates it; returns once the package server lists ``packages`` twice."""
+    client = kube(sim)
+    client.resources.get(api_version=OLM_V1A1, kind="CatalogSource").create(
+        namespace="openshift-marketplace",
+        body={"apiVersion": OLM_V1A1, "kind": "CatalogSource", "metadata": {"name": mirror, "namespace": "openshift-marketplace"},
+              "spec": {"sourceType": "grpc", "image": "mirror.example:5000/redhat/redhat-operator-index:v4.20"}})
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        names = [p["metadata"]["name"] for p in items(client, "packages.operators.coreos.com/v1", "PackageManifest", "openshift-marketplace")]
+        if all(names.count(package) == 2 for package in packages):
+            return
+        time.sleep(0.1)
+    raise AssertionError("the mirror's packages were never listed: %s" % names)
+
+
+def test_a_package_two_catalogs_list_installs_from_the_configured_one_and_reruns_in_sync(sim_factory):
+    """A mirror beside the default catalogs (docs/disconnected.md): the package server lists nfd and the SR-IOV operator
+    once per catalog under one name (operator-lifecycle-manager pkg/package-server/provider/registry.go). Preflight
+    names the variable to set, before any write, when no source decides or the configured one does not list the
+    package; with the sources set every operator comes from its catalog, and re-runs find the cluster in sync, also
+    with the sources left empty again (the Subscriptions then decide)."""
+    mirror = "cs-redhat-operator-index"
+    sim = sim_factory(profile="mixed-lab", config={"catalog_package_sources": {
+        "nfd": ["redhat-operators", mirror], "sriov-network-operator": ["redhat-operators", mirror]}})
+    _create_mirror(sim, mirror, ("nfd", "sriov-network-operator"))
+    config = "@" + example("shared_device/roce")
+    undecided = run_playbook(sim, "-e", config, "-e", json.dumps({"nfd_source": mirror, "nvidia_gpu_operator_source": mirror}))
+    text = " ".join(undecided.output.split())
+    assert undecided.rc != 0 and "Preflight found 2 problem(s)" in text, text[-4000:]
+    assert ("Package sriov-network-operator is listed by 2 catalogs (openshift-marketplace/%s, openshift-marketplace/redhat-operators)"
+            " and sriov_network_operator_source is empty" % mirror) in text
+    assert "Set sriov_network_operator_source to one of them (and sriov_network_operator_source_namespace to its namespace" in text
+    assert ("Package gpu-operator-certified is not in CatalogSource %s (nvidia_gpu_operator_source=%s); the catalogs that list it "
+            "are openshift-marketplace/certified-operators. Set nvidia_gpu_operator_source to one of them" % (mirror, mirror)) in text
+    assert undecided.writes == 0 and undecided.dry_run_writes == 0
+
+    sources = {"nfd_source": mirror, "sriov_network_operator_source": "redhat-operators"}
+    first = run_playbook(sim, "-e", config, "-e", json.dumps(sources))
+    assert first.rc == 0, first.output[-4000:]
+    subscriptions = dict((s["spec"]["name"], s["spec"]["source"]) for s in objects(sim, OLM_V1A1, "Subscription"))
+    assert subscriptions == {"nfd": mirror, "sriov-network-operator": "redhat-operators",
+                             "nvidia-network-operator": "certified-operators", "gpu-operator-certified": "certified-operators"}
+    for settings in (sources, {}):
+        again = run_playbook(sim, "-e", config, "-e", json.dumps(settings))
+        assert again.rc == 0 and again.changed == 0 and again.writes == 0, (settings, again.writes, again.output[-4000:])
+        assert "Nothing written: the cluster already matched the plan." in " ".join(again.output.split())
 
 
 def test_a_plan_that_would_also_install_another_operator_is_left_unapproved(sim_factory, tmp_path):

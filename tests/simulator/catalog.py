@@ -113,7 +113,7 @@ def _modes(*supported):
 # channels: name -> list of CSV names, oldest first; the last one is the channel head (currentCSV).
 PACKAGES = {
     "nfd": {
-        "catalog": "redhat-operators",
+        "catalogs": ["redhat-operators"],
         "displayName": "Node Feature Discovery Operator",
         "provider": "Red Hat",
         "defaultChannel": "stable",
@@ -129,7 +129,7 @@ PACKAGES = {
         "almExamples": [_NFD_EXAMPLE],
     },
     "sriov-network-operator": {
-        "catalog": "redhat-operators",
+        "catalogs": ["redhat-operators"],
         "displayName": "SR-IOV Network Operator",
         "provider": "Red Hat",
         "defaultChannel": "stable",
@@ -148,7 +148,7 @@ PACKAGES = {
         "almExamples": [_SRIOV_EXAMPLE],
     },
     "nvidia-network-operator": {
-        "catalog": "certified-operators",
+        "catalogs": ["certified-operators"],
         "displayName": "NVIDIA Network Operator",
         "provider": "NVIDIA",
         "defaultChannel": "stable",
@@ -172,7 +172,7 @@ PACKAGES = {
         "almExamples": [_NCP_EXAMPLE],
     },
     "gpu-operator-certified": {
-        "catalog": "certified-operators",
+        "catalogs": ["certified-operators"],
         "displayName": "NVIDIA GPU Operator",
         "provider": "NVIDIA Corporation",
         "defaultChannel": "v26.7",
@@ -252,7 +252,8 @@ def version_key(version):
 class Catalog:
     """The catalog one simulated cluster serves: PACKAGES minus removed ones, with per-source health."""
 
-    def __init__(self, remove_packages=(), source_states=None, openshift_minor=None, mirror=None, disable_default_sources=False):
+    def __init__(self, remove_packages=(), source_states=None, openshift_minor=None, mirror=None, disable_default_sources=False,
+                 package_sources=None):
         self.packages = {k: copy.deepcopy(v) for k, v in PACKAGES.items() if k not in set(remove_packages)}
         self.bundles = copy.deepcopy(BUNDLES)
         # The default CatalogSources the marketplace operator creates (none with disableAllDefaultSources), and a
@@ -278,7 +279,18 @@ class Catalog:
         if mirror:
             self.sources[mirror] = {"displayName": "Mirrored catalog", "publisher": "", "image": "", "priority": 0}
             for pkg in self.packages.values():
-                pkg["catalog"] = mirror
+                pkg["catalogs"] = [mirror]
+        # package -> the CatalogSources (in openshift-marketplace) that hold it, in place of its own catalog: a package
+        # both a default catalog and a mirror or custom index carry is served by each (config catalog_package_sources).
+        for name, sources in (package_sources or {}).items():
+            if name not in PACKAGES:
+                raise ValueError("catalog_package_sources: no package %s (known: %s)" % (name, ", ".join(sorted(PACKAGES))))
+            pkg = self.packages.get(name)
+            if pkg is None:  # removed, or not in this OpenShift version's index
+                continue
+            pkg["catalogs"] = [sources] if isinstance(sources, str) else list(sources)
+            for source in pkg["catalogs"]:
+                self.sources.setdefault(source, {"displayName": "", "publisher": "", "image": "", "priority": 0})
         self.source_states = {name: "READY" for name in self.sources}
         self.source_states.update(source_states or {})
 
@@ -286,7 +298,7 @@ class Catalog:
         return self.packages.get(name)
 
     def packages_in(self, source):
-        return {k: v for k, v in self.packages.items() if v["catalog"] == source}
+        return {k: v for k, v in self.packages.items() if source in v["catalogs"]}
 
     def bundle(self, csv_name):
         """The bundle metadata of a CSV (BUNDLE_FIELDS); {} when it declares none."""

@@ -28,6 +28,9 @@ Semantics (as kube-apiserver provides them):
 - subscribe(callback) registers a synchronous callback(event_type, resource_type, obj) called after
   every change, in order; callbacks must not block (they schedule work on the event loop). A callback that
   raises is logged and recorded in `subscriber_errors`; the write it reacts to stands.
+- A type with `instance_field` (PackageManifest: status.catalogSource) holds one object per (namespace, name,
+  value of that field), as an aggregated API server may: list() returns each, get(namespace, name) the first in
+  key order unless `instance` names one, and writes address an object by its name and that field.
 
 Thread-safety: one re-entrant lock guards everything; callbacks run while it is held, so events reach
 subscribers in resourceVersion order even when the HTTP loop and test threads write concurrently.
@@ -64,6 +67,8 @@ class ResourceType:
     verbs: tuple = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
     categories: tuple = ()
     builtin: bool = False  # built-in kinds accept strategic merge patch; custom resources answer 415
+    # A field path (("status", "catalogSource")) whose value tells apart several objects of one name; () for none.
+    instance_field: tuple = ()
 
     @property
     def api_version(self):
@@ -90,6 +95,7 @@ def _generation_content(obj, has_status):
 
 Event = collections.namedtuple("Event", "rv type key namespace obj old")
 _KEEP = object()
+_SEP = "\x00"  # between name and instance in the bucket keys of instance_field types (never part of a name)
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the apiserver's generateName suffix alphabet
 _RAND = random.Random()
 
@@ -166,22 +172,44 @@ class Store:
     def _ns(rtype, namespace):
         return (namespace or "") if rtype.namespaced else ""
 
+    @staticmethod
+    def _instance_of(rtype, obj):
+        value = obj
+        for part in rtype.instance_field:
+            value = (value or {}).get(part) if isinstance(value, dict) else None
+        return "" if value is None else str(value)
+
+    def _key(self, rtype, namespace, name, instance=None, obj=None):
+        """The bucket key of one object: (namespace, name), or (namespace, name NUL instance) for instance_field types.
+
+        A name that already carries its instance (a bucket key's second half, as GC and namespace purges pass it)
+        is taken as it is. Without instance nor obj, the first stored object of that name in key order."""
+        ns = self._ns(rtype, namespace)
+        if not rtype.instance_field or _SEP in name:
+            return (ns, name)
+        if instance is None and obj is not None:
+            instance = self._instance_of(rtype, obj)
+        if instance is not None:
+            return (ns, name + _SEP + instance)
+        keys = sorted(k for k in self._bucket(rtype) if k[0] == ns and k[1].split(_SEP, 1)[0] == name)
+        return keys[0] if keys else (ns, name + _SEP)
+
     def _out(self, rtype, obj):
         out = copy.deepcopy(obj)
         out["apiVersion"] = rtype.api_version
         out["kind"] = rtype.kind
         return out
 
-    def get(self, rtype, namespace, name):
+    def get(self, rtype, namespace, name, instance=None):
         with self._lock:
-            obj = self._bucket(rtype).get((self._ns(rtype, namespace), name))
+            obj = self._bucket(rtype).get(self._key(rtype, namespace, name, instance))
             if obj is None:
                 raise not_found(rtype, name)
             return self._out(rtype, obj)
 
-    def try_get(self, rtype, namespace, name):
+    def try_get(self, rtype, namespace, name, instance=None):
         with self._lock:
-            obj = self._bucket(rtype).get((self._ns(rtype, namespace), name))
+            obj = self._bucket(rtype).get(self._key(rtype, namespace, name, instance))
             return None if obj is None else self._out(rtype, obj)
 
     def list(self, rtype, namespace=None, label_selector=None, field_selector=None):
@@ -258,7 +286,8 @@ class Store:
                                    details={"group": rtype.group, "kind": rtype.kind})
             self._check_namespace(rtype, ns, meta["name"])
             bucket = self._bucket(rtype)
-            if (ns, meta["name"]) in bucket:
+            key = self._key(rtype, ns, meta["name"], obj=obj)
+            if key in bucket:
                 raise already_exists(rtype, meta["name"])
             if rtype.namespaced:
                 meta["namespace"] = ns
@@ -279,12 +308,12 @@ class Store:
                 meta["resourceVersion"] = str(self._rv)
                 return self._out(rtype, obj)
             meta["resourceVersion"] = self._next_rv()
-            bucket[(ns, meta["name"])] = obj
+            bucket[key] = obj
             self._emit("ADDED", rtype, obj)
             return self._out(rtype, obj)
 
-    def _current(self, rtype, namespace, name):
-        obj = self._bucket(rtype).get((self._ns(rtype, namespace), name))
+    def _current(self, rtype, namespace, name, instance=None):
+        obj = self._bucket(rtype).get(self._key(rtype, namespace, name, instance))
         if obj is None:
             raise not_found(rtype, name)
         return obj
@@ -298,7 +327,7 @@ class Store:
             return self._out(rtype, old)
         if dry_run:
             return self._out(rtype, new)
-        key = (self._ns(rtype, meta.get("namespace")), meta["name"])
+        key = self._key(rtype, meta.get("namespace"), meta["name"], obj=old)
         meta["resourceVersion"] = self._next_rv()
         self._bucket(rtype)[key] = new
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and not self._is_namespace(rtype):
@@ -316,7 +345,8 @@ class Store:
         obj = copy.deepcopy(obj)
         meta = obj.setdefault("metadata", {})
         with self._lock:
-            old = self._current(rtype, meta.get("namespace"), meta.get("name", ""))
+            old = self._current(rtype, meta.get("namespace"), meta.get("name", ""),
+                                self._instance_of(rtype, obj) if rtype.instance_field else None)
             rv = meta.get("resourceVersion")
             if rv and rv != old["metadata"]["resourceVersion"]:
                 raise conflict(rtype, meta["name"])
@@ -343,10 +373,10 @@ class Store:
             return self._commit(rtype, old, new, dry_run)
 
     def update_status(self, rtype, namespace, name, status, dry_run=False, resource_version=None,
-                      managed_fields=_KEEP):
+                      managed_fields=_KEEP, instance=None):
         """Replace status only. managed_fields: new metadata.managedFields ([] or None drops them); default keeps."""
         with self._lock:
-            old = self._current(rtype, namespace, name)
+            old = self._current(rtype, namespace, name, instance)
             if resource_version and resource_version != old["metadata"]["resourceVersion"]:
                 raise conflict(rtype, name)
             new = copy.deepcopy(old)
@@ -367,19 +397,19 @@ class Store:
         return self.update_status(rtype, meta.get("namespace"), meta.get("name", ""), obj.get("status"),
                                   dry_run=dry_run, resource_version=meta.get("resourceVersion"))
 
-    def patch_status(self, rtype, namespace, name, status_patch):
+    def patch_status(self, rtype, namespace, name, status_patch, instance=None):
         from .patching import merge_patch
 
         with self._lock:
-            old = self._current(rtype, namespace, name)
+            old = self._current(rtype, namespace, name, instance)
             status = merge_patch(copy.deepcopy(old.get("status") or {}), status_patch)
-            return self.update_status(rtype, namespace, name, status)
+            return self.update_status(rtype, namespace, name, status, instance=self._instance_of(rtype, old) if rtype.instance_field else None)
 
-    def mutate(self, rtype, namespace, name, fn):
+    def mutate(self, rtype, namespace, name, fn, instance=None):
         """Controller helper: fn(obj_copy) edits in place (or returns a new dict); stored as an update.
         Status edits are kept too, so controllers can change spec and status in one call."""
         with self._lock:
-            old = self._current(rtype, namespace, name)
+            old = self._current(rtype, namespace, name, instance)
             work = copy.deepcopy(old)
             result = fn(work)
             new = result if isinstance(result, dict) else work
@@ -391,10 +421,11 @@ class Store:
             return self._commit(rtype, old, new, False)
 
     def delete(self, rtype, namespace, name, dry_run=False, propagation_policy=None, resource_version=None,
-               uid=None):
+               uid=None, instance=None):
         with self._lock:
             ns = self._ns(rtype, namespace)
-            old = self._current(rtype, ns, name)
+            key = self._key(rtype, ns, name, instance)
+            old = self._current(rtype, ns, key[1])
             if resource_version and resource_version != old["metadata"]["resourceVersion"]:
                 raise conflict(rtype, name)
             if uid and uid != old["metadata"]["uid"]:
@@ -416,17 +447,17 @@ class Store:
                 if dry_run:
                     return self._out(rtype, new)
                 new["metadata"]["resourceVersion"] = self._next_rv()
-                self._bucket(rtype)[(ns, name)] = new
+                self._bucket(rtype)[key] = new
                 self._emit("MODIFIED", rtype, new, old)
                 if is_ns:
                     self._purge_namespace(name)
                 elif propagation_policy == "Foreground":
                     self._collect_dependents(old["metadata"]["uid"])
-                    self._maybe_finish_foreground(rtype, (ns, name))
-                return self._out(rtype, self._bucket(rtype).get((ns, name), new))
+                    self._maybe_finish_foreground(rtype, key)
+                return self._out(rtype, self._bucket(rtype).get(key, new))
             if dry_run:
                 return self._out(rtype, old)
-            return self._remove(rtype, (ns, name), old, orphan=propagation_policy == "Orphan")
+            return self._remove(rtype, key, old, orphan=propagation_policy == "Orphan")
 
     def _remove(self, rtype, key, obj, orphan=False):
         bucket = self._bucket(rtype)

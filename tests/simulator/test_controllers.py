@@ -684,6 +684,46 @@ def test_a_disconnected_cluster_resolves_from_the_mirrored_catalog_its_admin_cre
     assert csv["status"]["phase"] == "Succeeded"
 
 
+def test_a_package_two_catalogs_hold_is_listed_once_per_catalog(kube_factory):
+    """operator-lifecycle-manager v0.46.0 pkg/package-server/provider/registry.go: the cache is keyed by catalog,
+    namespace and name (PackageManifestKeyFunc), so LIST returns one PackageManifest per catalog that holds the package,
+    each labelled catalog/catalog-namespace from its CatalogSource (newPackageManifest); a label-selected LIST keeps
+    the matching ones; GET by name answers the first entry of that name in the list (Get), here the lowest catalog
+    name; storage/reststorage.go filters a LIST by a metadata.name field selector."""
+    mirror = "cs-redhat-operator-index"
+    kube = kube_factory(profile="roce-lab", config={"catalog_package_sources": {"nfd": ["redhat-operators", mirror]}})
+    pm_api = "packages.operators.coreos.com/v1"
+    listed = [p for p in kube.list(pm_api, "PackageManifest", "openshift-marketplace") if p["metadata"]["name"] == "nfd"]
+    assert [p["status"]["catalogSource"] for p in listed] == ["redhat-operators"]  # the mirror's CatalogSource is not there yet
+    kube.create({"apiVersion": V1A1, "kind": "CatalogSource", "metadata": {"name": mirror, "namespace": "openshift-marketplace"},
+                 "spec": {"sourceType": "grpc", "image": "mirror.example:5000/redhat/redhat-operator-index:v4.20"}})
+    wait(lambda: len([p for p in kube.list(pm_api, "PackageManifest", "openshift-marketplace")
+                      if p["metadata"]["name"] == "nfd"]) == 2, what="nfd listed twice")
+    listed = [p for p in kube.list(pm_api, "PackageManifest", "openshift-marketplace") if p["metadata"]["name"] == "nfd"]
+    assert sorted((p["status"]["catalogSource"], p["metadata"]["labels"]["catalog"], p["status"]["catalogSourceNamespace"],
+                   p["metadata"]["labels"]["catalog-namespace"]) for p in listed) == [
+        (mirror, mirror, "openshift-marketplace", "openshift-marketplace"),
+        ("redhat-operators", "redhat-operators", "openshift-marketplace", "openshift-marketplace")]
+    assert listed[0]["status"]["channels"] == listed[1]["status"]["channels"]
+    # The other packages stay in their one catalog.
+    assert len([p for p in kube.list(pm_api, "PackageManifest", "openshift-marketplace") if p["metadata"]["name"] == "sriov-network-operator"]) == 1
+    by_label = kube.list(pm_api, "PackageManifest", "openshift-marketplace", label_selector="catalog=redhat-operators")
+    assert [p["status"]["catalogSource"] for p in by_label if p["metadata"]["name"] == "nfd"] == ["redhat-operators"]
+    by_name = kube.res(pm_api, "PackageManifest").get(namespace="openshift-marketplace", field_selector="metadata.name=nfd").to_dict()
+    assert len(by_name["items"]) == 2
+    assert kube.get(pm_api, "PackageManifest", "nfd", "openshift-marketplace")["status"]["catalogSource"] == mirror
+    # OLM resolves from whichever of them the Subscription names.
+    csv = kube.install("nfd", source="redhat-operators")
+    assert csv["status"]["phase"] == "Succeeded"
+    plan = kube.list(V1A1, "InstallPlan", "openshift-nfd")[0]
+    assert plan["status"]["catalogSources"] == ["redhat-operators"]
+    # A catalog that stops serving takes only its own entry away (registry.go gcPackages by catalog key).
+    kube.sim.store.patch_status(kube.sim.store.find_type(OLM, "v1alpha1", "catalogsources"), "openshift-marketplace",
+                                mirror, {"connectionState": {"lastObservedState": "TRANSIENT_FAILURE"}})
+    wait(lambda: [p["status"]["catalogSource"] for p in kube.list(pm_api, "PackageManifest", "openshift-marketplace")
+                  if p["metadata"]["name"] == "nfd"] == ["redhat-operators"], what="the mirror's nfd entry gone")
+
+
 def test_subscriptions_resolved_together_share_one_install_plan(kube):
     """syncResolvingNamespace resolves a namespace at once: Subscriptions that need an install then get one
     InstallPlan listing every CSV, owned by each of them; approving it installs all of them."""

@@ -144,6 +144,75 @@ def resolve_channel(package_manifest, channel=None):
         package_manifest["metadata"]["name"], name, ", ".join(sorted(c.get("name", "") for c in channels)) or "none"))
 
 
+def catalog_of(package_manifest):
+    """'namespace/name' of the CatalogSource a PackageManifest entry comes from."""
+    status = package_manifest.get("status") or {}
+    return "%s/%s" % (status.get("catalogSourceNamespace") or "?", status.get("catalogSource") or "?")
+
+
+def _from_source(package_manifest, source, source_namespace):
+    status = package_manifest.get("status") or {}
+    return status.get("catalogSource") == source and (not source_namespace or status.get("catalogSourceNamespace") == source_namespace)
+
+
+def choose_package_manifest(manifests, params, subscription=None, names=None):
+    """(PackageManifest, problem): the entry of ``params["package"]`` the operator installs from, or why none fits.
+
+    The package server lists a package once per CatalogSource that holds it, all under the package's name, and a GET
+    by name answers any one of them (operator-lifecycle-manager, pkg/package-server/provider/registry.go: the cache
+    key is catalog/namespace/name; Get returns the first match of its List). So the entry is chosen from a LIST: the
+    one of the configured ``source`` (and ``source_namespace``); without a source, the one of the source the existing
+    ``subscription`` names, else the only one. ``names`` maps "source" and "source_namespace" to the variables that
+    set them, for the problem text. (None, None) when no entry has the package's name at all.
+    """
+    names = dict({"source": "source", "source_namespace": "source_namespace"}, **(names or {}))
+    package = params["package"]
+    listed = [m for m in manifests if (m.get("metadata") or {}).get("name") == package]
+    if not listed:
+        return None, None
+    source, source_namespace = params.get("source"), params.get("source_namespace")
+    if source:
+        fits = [m for m in listed if _from_source(m, source, source_namespace)]
+    else:
+        spec = (subscription or {}).get("spec") or {}
+        fits = [m for m in listed if spec.get("source") and _from_source(m, spec["source"], spec.get("sourceNamespace"))]
+        fits = fits or listed
+    if len(fits) == 1:
+        return fits[0], None
+    home = (listed[0].get("metadata") or {}).get("namespace") or "openshift-marketplace"
+    fix = "Set %s to one of them (and %s to its namespace when that is not %s)" % (names["source"], names["source_namespace"], home)
+    if not fits:
+        asked = "%s=%s" % (names["source"], source) + (", %s=%s" % (names["source_namespace"], source_namespace) if source_namespace else "")
+        named = "%s/%s" % (source_namespace, source) if source_namespace else source
+        where = ", ".join(sorted(set(catalog_of(m) for m in listed)))
+        return None, ("Package %s is not in CatalogSource %s (%s); the catalogs that list it are %s. %s, or add the package "
+                      "to %s. Nothing was changed." % (package, named, asked, where, fix, source))
+    if source:
+        undecided = "%s=%s is in more than one namespace and %s is empty" % (names["source"], source, names["source_namespace"])
+    else:
+        undecided = "%s is empty" % names["source"]
+    return None, ("Package %s is listed by %d catalogs (%s) and %s, so which one to install from is not decided (OLM installs "
+                  "from the CatalogSource the Subscription names). %s. Nothing was changed." % (
+                      package, len(fits), ", ".join(sorted(catalog_of(m) for m in fits)), undecided, fix))
+
+
+def operator_package_choices(operators, manifests, subscriptions, roles=None):
+    """choose_package_manifest for each of ``operators`` (olm_operator's options; empty strings mean unset), against
+    the listed PackageManifests and the existing Subscriptions. With ``roles`` (package -> role), problems name the
+    role's <role>_source and <role>_source_namespace variables instead of the options."""
+    choices = []
+    for params in operators:
+        own = params.get("subscription_name") or params["package"]
+        home = params.get("package_namespace") or "openshift-marketplace"
+        subscription = next((s for s in subscriptions if s["metadata"].get("namespace") == params["namespace"]
+                             and s["metadata"]["name"] == own), None)
+        role = (roles or {}).get(params["package"])
+        names = {"source": "%s_source" % role, "source_namespace": "%s_source_namespace" % role} if role else None
+        here = [m for m in manifests if (m.get("metadata") or {}).get("namespace") in (None, home)]
+        choices.append(choose_package_manifest(here, params, subscription, names))
+    return choices
+
+
 def plan_csvs(install_plan):
     return list((install_plan.get("spec") or {}).get("clusterServiceVersionNames") or [])
 
@@ -476,14 +545,15 @@ class OperatorInstaller:
 
     # -- present ---------------------------------------------------------------------------
 
-    def package_manifest(self):
+    def package_manifest(self, subscription=None):
+        """The package's PackageManifest entry from the catalog this operator uses (choose_package_manifest)."""
         resource = self._res(PACKAGE_MANIFEST)
         pm_ns = self.params.get("package_namespace") or "openshift-marketplace"
         source = self.params.get("source")
-        manifest = self.cluster.get(resource, self.package, pm_ns)
-        if manifest is not None and source and (manifest.get("status") or {}).get("catalogSource") != source:
-            items, _rv = self.cluster.list(resource, pm_ns, label_selector="catalog=%s" % source)
-            manifest = next((i for i in items if i["metadata"]["name"] == self.package), None)
+        items, _rv = self.cluster.list(resource, pm_ns, field_selector="metadata.name=%s" % self.package)
+        manifest, problem = choose_package_manifest(items, self.params, subscription)
+        if problem:
+            raise self.fail(problem)
         if manifest is None:
             raise self.fail("Package %s not found in namespace %s%s (no PackageManifest; is the catalog source healthy?)" % (
                 self.package, pm_ns, " from catalog %s" % source if source else ""))
@@ -788,12 +858,12 @@ class OperatorInstaller:
         problem = pin_problem(self.params)
         if problem:
             raise self.fail(problem)
-        manifest = self.package_manifest()
         subscriptions = self.existing_subscriptions()
         problem = approval_problem(self.params, subscriptions)
         if problem:
             raise self.fail(problem)
         existing = next((s for s in subscriptions if s["metadata"]["name"] == self.subscription_name), None)
+        manifest = self.package_manifest(existing)
         # An installed operator stays on its channel unless one is asked for: the package's default moves.
         kept_channel = ((existing or {}).get("spec") or {}).get("channel")
         channel_entry, channel = resolve_channel(manifest, self.params.get("channel") or kept_channel)

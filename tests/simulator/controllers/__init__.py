@@ -75,7 +75,8 @@ def install_controllers(sim):
     states.update(config_value(sim, "catalog_source_states") or {})
     runtime = Runtime(sim, Catalog(remove_packages=remove, source_states=states, openshift_minor=profile.cluster.minor,
                                    mirror=config_value(sim, "catalog_mirror") or None,
-                                   disable_default_sources=bool(config_value(sim, "catalog_disable_default_sources"))))
+                                   disable_default_sources=bool(config_value(sim, "catalog_disable_default_sources")),
+                                   package_sources=config_value(sim, "catalog_package_sources") or None))
     register_types(runtime)
     crds = CrdServing(runtime)
     crds.set_groups(runtime.catalog.owned_groups(), False)

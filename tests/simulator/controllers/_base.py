@@ -43,6 +43,9 @@ DEFAULT_CONFIG = {
     # the CatalogSource of a mirrored index that holds every package; whoever mirrors creates it in openshift-marketplace.
     "catalog_disable_default_sources": False,
     "catalog_mirror": "",
+    # package -> the CatalogSources that hold it (each serves its own PackageManifest of that name), e.g. a default
+    # catalog and a mirror; a source that is not a default one is created by whoever set it up, as the mirror is.
+    "catalog_package_sources": {},
 }
 
 OLM_GROUP = "operators.coreos.com"

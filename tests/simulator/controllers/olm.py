@@ -176,7 +176,7 @@ class OlmController:
                                 "failed to populate resolver cache from source %s/%s: catalog source connection state %s"
                                 % (source, source_ns, state or "unknown"))
         pkg = self.rt.catalog.package(package or "")
-        if pkg is None or pkg["catalog"] != source:
+        if pkg is None or source not in pkg["catalogs"]:
             raise _Unresolvable(None, None, None, None, "constraints not satisfiable: no operators found in package %s %s"
                                 % (package, tail))
         channel = spec.get("channel") or pkg["defaultChannel"]
@@ -278,9 +278,10 @@ class OlmController:
                      "clusterServiceVersionNames": [m_csv for _s, _pk, _p, m_csv in members], "generation": generation},
             "status": {
                 "phase": "RequiresApproval" if approval == "Manual" else "Installing",
-                "catalogSources": sorted(set(m_pkg["catalog"] for _s, _pk, m_pkg, _c in members)),
+                "catalogSources": sorted(set(_source(m_sub) for m_sub, _pk, _p, _c in members)),
                 "bundleLookups": [],
-                "plan": [step for _s, m_package, m_pkg, m_csv in members for step in self._plan_steps(m_package, m_pkg, m_csv)],
+                "plan": [step for m_sub, m_package, m_pkg, m_csv in members
+                         for step in self._plan_steps(m_package, m_pkg, m_csv, _source(m_sub))],
                 "startTime": now(),
                 "conditions": ([{"type": "Installed", "status": "False", "reason": "RequiresApproval",
                                  "lastTransitionTime": now(), "lastUpdateTime": now()}] if approval == "Manual" else []),
@@ -331,7 +332,7 @@ class OlmController:
         spec = sub.get("spec") or {}
         package = spec.get("name") or ""
         pkg = self.rt.catalog.package(package)
-        if pkg is None or pkg["catalog"] != spec.get("source"):
+        if pkg is None or spec.get("source") not in pkg["catalogs"]:
             return
         entries = pkg["channels"].get(spec.get("channel") or pkg["defaultChannel"]) or []
         target = upgrade_target(entries, installed)
@@ -372,14 +373,14 @@ class OlmController:
         status.update({"conditions": conditions, "lastUpdated": now()})
         self.rt.set_status(OLM_GROUP, SUB, ns, name, status)
 
-    def _plan_steps(self, package, pkg, csv_name):
+    def _plan_steps(self, package, pkg, csv_name, source):
         steps = [{"resolving": csv_name, "status": "Unknown",
                   "resource": {"group": OLM_GROUP, "version": "v1alpha1", "kind": "ClusterServiceVersion", "name": csv_name,
-                               "sourceName": pkg["catalog"], "sourceNamespace": "openshift-marketplace"}}]
+                               "sourceName": source, "sourceNamespace": "openshift-marketplace"}}]
         for group, version, kind, plural in pkg["ownedCRDs"]:
             steps.append({"resolving": csv_name, "status": "Unknown",
                           "resource": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition",
-                                       "name": "%s.%s" % (plural, group), "sourceName": pkg["catalog"],
+                                       "name": "%s.%s" % (plural, group), "sourceName": source,
                                        "sourceNamespace": "openshift-marketplace"}})
         return steps
 
@@ -791,6 +792,11 @@ def _deployment_spec(pkg):
                      "spec": {"serviceAccountName": name,
                               "containers": [{"name": c, "image": "registry.example/%s" % c} for c in pkg["containers"]]}},
     }
+
+
+def _source(sub):
+    """The CatalogSource a Subscription resolves from (its plan's steps name it)."""
+    return (sub.get("spec") or {}).get("source") or ""
 
 
 def _healthy_conditions(conditions):

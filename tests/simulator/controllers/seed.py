@@ -254,8 +254,9 @@ def install_modes_list(pkg):
     return [{"type": m, "supported": bool(ok)} for m, ok in pkg["installModes"].items()]
 
 
-def package_manifest(rt, name, pkg):
-    src = rt.catalog.sources.get(pkg["catalog"]) or {"displayName": pkg["catalog"], "publisher": ""}
+def package_manifest(rt, name, pkg, catalog):
+    """The PackageManifest the package server makes of ``pkg`` as CatalogSource ``catalog`` serves it."""
+    src = rt.catalog.sources.get(catalog) or {"displayName": catalog, "publisher": ""}
     channels = []
     for ch, entries in pkg["channels"].items():
         head = entries[-1]
@@ -287,13 +288,13 @@ def package_manifest(rt, name, pkg):
         "metadata": {
             "name": name,
             "namespace": "openshift-marketplace",
-            "labels": {"catalog": pkg["catalog"], "catalog-namespace": "openshift-marketplace",
+            "labels": {"catalog": catalog, "catalog-namespace": "openshift-marketplace",
                        "provider": pkg["provider"], "provider-url": "", "operatorframework.io/arch.amd64": "supported",
                        "operatorframework.io/os.linux": "supported"},
         },
         "spec": {},
         "status": {
-            "catalogSource": pkg["catalog"],
+            "catalogSource": catalog,
             "catalogSourceDisplayName": src["displayName"],
             "catalogSourcePublisher": src["publisher"],
             "catalogSourceNamespace": "openshift-marketplace",
@@ -306,21 +307,23 @@ def package_manifest(rt, name, pkg):
 
 
 def sync_package_manifests(rt):
-    """PackageManifests exist for packages of serving CatalogSources only (SERVING_STATES), as the package server serves them."""
+    """PackageManifests exist for packages of serving CatalogSources only (SERVING_STATES), as the package server serves them:
+    one per (package, catalog), so a package two catalogs hold is listed twice (types.PACKAGEMANIFEST_TYPE)."""
     t = rt.rtype(*PACKAGEMANIFEST)
     if t is None:
         return
-    for name, pkg in rt.catalog.packages.items():
-        present = rt.store.try_get(t, "openshift-marketplace", name) is not None
-        want = source_ready(rt, pkg["catalog"])
-        if want and not present:
-            rt.store.create(t, package_manifest(rt, name, pkg))
-        elif want:
-            # The package server serves what the catalog holds now: a published bundle or a moved default
-            # channel shows at once (operator-lifecycle-manager, pkg/package-server/provider/registry.go).
-            existing = rt.store.try_get(t, "openshift-marketplace", name)
-            fresh = package_manifest(rt, name, pkg)
-            if existing.get("status") != fresh["status"]:
-                rt.store.update(t, dict(existing, status=fresh["status"]))
-        elif present and not want:
-            rt.store.delete(t, "openshift-marketplace", name)
+    wanted = {(name, catalog) for name, pkg in rt.catalog.packages.items() for catalog in pkg["catalogs"] if source_ready(rt, catalog)}
+    stored, _rv = rt.store.list(t, "openshift-marketplace")
+    for existing in stored:
+        key = (existing["metadata"]["name"], existing["status"]["catalogSource"])
+        if key not in wanted:
+            rt.store.delete(t, "openshift-marketplace", key[0], instance=key[1])
+            continue
+        wanted.discard(key)
+        # The package server serves what the catalog holds now: a published bundle or a moved default
+        # channel shows at once (operator-lifecycle-manager, pkg/package-server/provider/registry.go).
+        fresh = package_manifest(rt, key[0], rt.catalog.package(key[0]), key[1])
+        if existing.get("status") != fresh["status"]:
+            rt.store.update(t, dict(existing, status=fresh["status"]))
+    for name, catalog in sorted(wanted):
+        rt.store.create(t, package_manifest(rt, name, rt.catalog.package(name), catalog))

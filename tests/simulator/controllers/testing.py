@@ -63,7 +63,7 @@ class Kube:
         from simulator.catalog import PACKAGES
 
         pkg = PACKAGES.get(package, {})
-        spec = {"name": package, "source": source or pkg.get("catalog", "redhat-operators"),
+        spec = {"name": package, "source": source or (pkg.get("catalogs") or ["redhat-operators"])[0],
                 "sourceNamespace": "openshift-marketplace", "installPlanApproval": approval}
         if channel is not False:
             spec["channel"] = channel or pkg.get("defaultChannel", "stable")

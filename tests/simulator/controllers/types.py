@@ -9,9 +9,13 @@ from ._base import log
 
 PACKAGEMANIFEST = ("packages.operators.coreos.com", "packagemanifests")
 
+# The package server caches one PackageManifest per (CatalogSource, namespace, package): a package two catalogs hold is
+# listed twice under one name, and a GET by name answers the first of the namespace's list that has that name
+# (operator-lifecycle-manager v0.46.0, pkg/package-server/provider/registry.go: PackageManifestKeyFunc, Get, List).
 PACKAGEMANIFEST_TYPE = ResourceType(
     group=PACKAGEMANIFEST[0], version="v1", kind="PackageManifest", plural=PACKAGEMANIFEST[1], namespaced=True,
     singular="packagemanifest", verbs=("get", "list", "watch"), categories=("olm", "packages"),
+    instance_field=("status", "catalogSource"),
 )
 
 

@@ -84,6 +84,69 @@ def test_resolve_channel_default_and_unknown():
     assert "'beta'" in str(err.value) and "v24.9, v25.3" in str(err.value)
 
 
+# -- a package several catalogs list ----------------------------------------------------------------
+
+
+def listed(package, source, namespace="openshift-marketplace"):
+    return {"metadata": {"name": package, "namespace": "openshift-marketplace", "labels": {"catalog": source}},
+            "status": {"catalogSource": source, "catalogSourceNamespace": namespace}}
+
+
+TWICE = [listed("nfd", "redhat-operators"), listed("nfd", "cs-mirror"), listed("sriov-network-operator", "redhat-operators")]
+
+
+def test_the_entry_of_the_configured_source_is_chosen():
+    manifest, problem = olm.choose_package_manifest(TWICE, {"package": "nfd", "source": "cs-mirror"})
+    assert problem is None and manifest["status"]["catalogSource"] == "cs-mirror"
+    manifest, problem = olm.choose_package_manifest(TWICE, {"package": "nfd", "source": "redhat-operators",
+                                                            "source_namespace": "openshift-marketplace"})
+    assert problem is None and manifest["status"]["catalogSource"] == "redhat-operators"
+    # One catalog: the entry, whatever source is empty.
+    manifest, problem = olm.choose_package_manifest(TWICE, {"package": "sriov-network-operator", "source": ""})
+    assert problem is None and manifest["status"]["catalogSource"] == "redhat-operators"
+    assert olm.choose_package_manifest(TWICE, {"package": "gpu"}) == (None, None)
+
+
+def test_without_a_source_the_subscription_decides_else_the_variable_is_named():
+    sub = {"metadata": {"name": "nfd", "namespace": "openshift-nfd"},
+           "spec": {"source": "cs-mirror", "sourceNamespace": "openshift-marketplace"}}
+    manifest, problem = olm.choose_package_manifest(TWICE, {"package": "nfd"}, sub)
+    assert problem is None and manifest["status"]["catalogSource"] == "cs-mirror"
+    manifest, problem = olm.choose_package_manifest(TWICE, {"package": "nfd", "source": ""}, None,
+                                                    {"source": "nfd_source", "source_namespace": "nfd_source_namespace"})
+    assert manifest is None
+    assert problem.startswith("Package nfd is listed by 2 catalogs (openshift-marketplace/cs-mirror, "
+                              "openshift-marketplace/redhat-operators) and nfd_source is empty")
+    assert "Set nfd_source to one of them (and nfd_source_namespace to its namespace" in problem
+
+
+def test_a_source_that_does_not_hold_the_package_is_named_with_the_catalogs_that_do():
+    manifest, problem = olm.choose_package_manifest(TWICE, {"package": "nfd", "source": "my-index"})
+    assert manifest is None
+    assert problem.startswith("Package nfd is not in CatalogSource my-index (source=my-index); the catalogs that list it "
+                              "are openshift-marketplace/cs-mirror, openshift-marketplace/redhat-operators. Set source")
+    # The namespace counts too, and one source name in two namespaces needs it.
+    twins = [listed("nfd", "mirror"), listed("nfd", "mirror", "mirrors")]
+    _manifest, problem = olm.choose_package_manifest(twins, {"package": "nfd", "source": "mirror", "source_namespace": "other"})
+    assert "not in CatalogSource other/mirror (source=mirror, source_namespace=other)" in problem
+    _manifest, problem = olm.choose_package_manifest(twins, {"package": "nfd", "source": "mirror"})
+    assert "source=mirror is in more than one namespace and source_namespace is empty" in problem
+    manifest, problem = olm.choose_package_manifest(twins, {"package": "nfd", "source": "mirror", "source_namespace": "mirrors"})
+    assert problem is None and manifest["status"]["catalogSourceNamespace"] == "mirrors"
+
+
+def test_operator_package_choices_find_each_subscription_and_name_role_variables():
+    operators = [{"package": "nfd", "namespace": "openshift-nfd", "source": ""},
+                 {"package": "sriov-network-operator", "namespace": "openshift-sriov-network-operator", "source": ""}]
+    choices = olm.operator_package_choices(operators, TWICE, [], {"nfd": "nfd"})
+    assert choices[0][0] is None and "nfd_source is empty" in choices[0][1]
+    assert choices[1][0]["metadata"]["name"] == "sriov-network-operator" and choices[1][1] is None
+    subs = [{"metadata": {"name": "nfd", "namespace": "elsewhere"}, "spec": {"source": "cs-mirror"}},
+            {"metadata": {"name": "nfd", "namespace": "openshift-nfd"}, "spec": {"source": "redhat-operators"}}]
+    choices = olm.operator_package_choices(operators, TWICE, subs)
+    assert choices[0][0]["status"]["catalogSource"] == "redhat-operators" and choices[0][1] is None
+
+
 # -- InstallPlan selection -------------------------------------------------------------------------
 
 
