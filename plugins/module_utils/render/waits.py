@@ -43,7 +43,7 @@ def _selected_by(selector):
     if selector.get("rootDevices"):
         terms.append("contains(%s, pciAddress)" % _literal(list(selector["rootDevices"])))
     if selector.get("pfNames"):
-        terms.append("contains(%s, name)" % _literal([str(n).split("#")[0] for n in selector["pfNames"]]))
+        terms.append("contains(%s, name)" % _literal([str(n).split("#", maxsplit=1)[0] for n in selector["pfNames"]]))
     return " && ".join(terms) or "`false`"
 
 
