@@ -160,6 +160,8 @@ waits:
     - C(sriov_node_states) (when SR-IOV policies are rendered) holds only once every SriovNetworkNodeState carries
       each policy in its spec for the PFs the policy selects, reports the policy's VF count on them, has both drain
       annotations C(Idle) and C(syncStatus) C(Succeeded); a C(Succeeded) left from the previous sync does not satisfy it.
+    - C(sriov_interfaces_reported) (with SR-IOV policies) holds once every SriovNetworkNodeState reports its
+      interfaces; before that the SR-IOV operator's admission webhook refuses every policy.
   returned: always
   type: dict
   sample: {"sriov_node_states": {"kind": "SriovNetworkNodeState", "namespace": "openshift-sriov-network-operator"}}

@@ -23,6 +23,9 @@ BASE = {
 ROCE_PORT = {"node": "w0", "pci_address": "0000:19:00.0", "device_id": "101b", "vendor_id": "15b3", "netdev": "ens8f0np0",
              "rdma_device": "mlx5_0", "link_layer": "Ethernet", "total_vfs": 8, "numa_node": 0}
 
+E810_PORT = {"node": "w0", "pci_address": "0000:4b:00.0", "device_id": "159b", "vendor_id": "8086", "netdev": "eno8303",
+             "rdma_device": "irdma0", "link_layer": "Ethernet", "total_vfs": 8, "numa_node": 0}
+
 CASES = [
     # (case id, extra vars, variable the message must name)
     ("unknown-method", {"gpudirect_rdma_method": "rdma_magic"}, "gpudirect_rdma_method"),
@@ -31,9 +34,11 @@ CASES = [
                                          "gpudirect_rdma_macvlan_mode": "private"},
      "gpudirect_rdma_macvlan_mode"),
     ("roce-with-ipoib-options", {"gpudirect_rdma_ipoib_master": "ibs2f0"}, "gpudirect_rdma_ipoib_master"),
+    # An Intel port cannot exceed totalvfs (a Mellanox one can: the SR-IOV operator rewrites its firmware).
     ("num-vfs-above-total-vfs", {"gpudirect_rdma_method": "sriov_legacy", "gpudirect_rdma_num_vfs": 16,
                                  "gpudirect_rdma_rdma_hca_max": None, "gpudirect_rdma_macvlan_mode": None,
-                                 "gpudirect_rdma_nic_facts": [ROCE_PORT]}, "gpudirect_rdma_num_vfs"),
+                                 "gpudirect_rdma_nic_interfaces": ["eno8303"], "gpudirect_rdma_nic_facts": [E810_PORT]},
+     "gpudirect_rdma_num_vfs"),
     ("sriov-without-vfs", {"gpudirect_rdma_method": "sriov_legacy", "gpudirect_rdma_num_vfs": 0,
                            "gpudirect_rdma_rdma_hca_max": None, "gpudirect_rdma_macvlan_mode": None}, "gpudirect_rdma_num_vfs"),
     ("host-device-with-vfs", {"gpudirect_rdma_method": "host_device", "gpudirect_rdma_num_vfs": 4,

@@ -189,6 +189,42 @@ SRIOV_NS = "openshift-sriov-network-operator"
 SRIOV_V1 = "sriovnetwork.openshift.io/v1"
 
 
+def test_sriov_policies_wait_for_the_config_daemons_reports(sim_factory):
+    """The SR-IOV operator's webhook (sriov-network-operator pkg/webhook/validate.go) refuses every policy until a
+    config daemon has reported a NIC it selects. The simulator's report hold keeps the daemons from reporting: site.yml
+    must wait for the reports instead of sending a policy the webhook refuses, write no policy meanwhile, and converge
+    once they come."""
+    sim = sim_factory(profile="mixed-lab", faults={"operator_faults": {"sriov_daemon_report_hold": True}})
+    start = len(sim.request_log)
+    held = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "rdma_wait_timeout=5")
+    assert held.rc != 0, held.output[-4000:]
+    assert "SR-IOV config daemons reported the NICs" in held.output or "SriovNetworkNodeState" in held.output, held.output[-4000:]
+    assert "denied the request" not in held.output, held.output[-4000:]
+    assert sim.count(since=start, plural="sriovnetworknodepolicies", verb="create") == 0
+    assert not objects(sim, SRIOV_V1, "SriovNetworkNodePolicy", SRIOV_NS)
+
+    sim.faults.update({"operator_faults": {"sriov_daemon_report_hold": False}})
+    run = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"))
+    assert run.rc == 0, run.output[-4000:]
+    assert sriov_applied_everywhere(sim, 8)
+    assert "differs from the 16 VFs the firmware of ens8f0np0" in run.output, "the firmware rewrite is announced"
+    again = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"))
+    assert again.rc == 0 and again.changed == 0 and again.writes == 0, again.output[-4000:]
+    assert "differs from the" not in again.output, "the firmware runs the VF count now"
+
+
+def test_a_nic_the_nodes_do_not_report_is_refused_before_any_sriov_write(sim_factory):
+    """A first install has no SriovNetworkNodeStates at preflight time; the rdma role checks the NIC variables
+    against the reports before it writes a policy (the webhook would refuse it, after the pool config was written)."""
+    sim = sim_factory(profile="mixed-lab")
+    start = len(sim.request_log)
+    run = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", '{"gpudirect_rdma_nic_interfaces": ["ens9f0np0"]}')
+    assert run.rc != 0, run.output[-4000:]
+    assert "gpudirect_rdma_nic_interfaces: ens9f0np0 is not an interface of any node" in run.output, run.output[-4000:]
+    for plural in ("sriovnetworknodepolicies", "sriovnetworkpoolconfigs", "sriovnetworks"):
+        assert sim.count(since=start, plural=plural, writes_only=True) == 0, plural
+
+
 def sriov_applied_everywhere(sim, vfs):
     """Every node state applied ``vfs`` VFs on ens8f0np0, no drain asked for or running, nodes schedulable, pool unpaused."""
     for state in objects(sim, SRIOV_V1, "SriovNetworkNodeState", SRIOV_NS):

@@ -12,7 +12,7 @@ import yaml
 from aiohttp import web
 
 from . import rbac, scc, ssa
-from .controllers import network_operator
+from .controllers import network_operator, sriov
 from .builtins import CRD_TYPE, INITIAL_NAMESPACES
 from .errors import ApiError, bad_request, conflict, not_found, resource_ref
 from .patching import json_patch, merge_patch, strategic_merge_patch
@@ -221,21 +221,46 @@ class ApiServer:
             denial = network_operator.webhook_denial(obj)
             if denial:
                 raise ApiError(422, "Invalid", denial)
+        elif key in (("sriovnetwork.openshift.io", "sriovnetworknodepolicies"), ("sriovnetwork.openshift.io", "sriovoperatorconfigs")):
+            namespace = self._sriov_webhook_namespace()
+            denial = namespace and sriov.webhook_denial(rtype.kind, obj, namespace, self._list_as_webhook)
+            if denial:
+                # The webhook's text is the Status reason; the API server prefixes the message (see sriov.WEBHOOK_NAME).
+                raise ApiError(400, denial, 'admission webhook "%s" denied the request: %s' % (sriov.WEBHOOK_NAME, denial))
         return obj
 
+    def _list_as_webhook(self, group, plural, namespace):
+        rtype = self.store.find_type(group, "v1", plural)  # nodes and the SR-IOV kinds are all v1
+        items, _rv = self.store.list(rtype, namespace if rtype.namespaced else None, None, None)
+        return [i for i in items if not i["metadata"].get("deletionTimestamp")]
+
+    def _sriov_webhook_namespace(self):
+        """The SR-IOV operator's namespace while its webhook is registered (the operator runs and its `default`
+        SriovOperatorConfig enables it), else None."""
+        namespace = self._operator_running("sriov-network-operator")
+        if not namespace:
+            return None
+        config_type = self.store.find_type("sriovnetwork.openshift.io", "v1", "sriovoperatorconfigs")
+        config = self.store.try_get(config_type, namespace, "default")
+        if config is None or config["metadata"].get("deletionTimestamp") or \
+                not (config.get("spec") or {}).get("enableOperatorWebhook"):
+            return None
+        return namespace
+
     def _operator_running(self, package):
-        """The package's CSV has succeeded: its webhooks are served (OLM installs them with the deployment)."""
+        """The namespace of the package's succeeded CSV: its webhooks are served (OLM installs them with the
+        deployment); None while it is not."""
         try:
             csv_type = self.store.find_type("operators.coreos.com", "v1alpha1", "clusterserviceversions")
         except ApiError:
-            return False
+            return None
         csvs, _rv = self.store.list(csv_type, None, None, None)
         for csv in csvs:
             labels = csv["metadata"].get("labels") or {}
             if any(k.startswith("operators.coreos.com/%s." % package) for k in labels) and \
                     (csv.get("status") or {}).get("phase") == "Succeeded" and not csv["metadata"].get("deletionTimestamp"):
-                return True
-        return False
+                return csv["metadata"]["namespace"]
+        return None
 
     def apply_as_admin(self, path):
         """Create the objects of a YAML file (a List or documents) as the cluster administrator, before serving."""

@@ -176,17 +176,98 @@ def test_sriov_policy_creates_vfs_rebooting_one_node_at_a_time(lab):
     wait(lambda: lab.node(SRV33)["status"]["allocatable"].get("openshift.io/sriovlegacy") == "0", what="resource 0")
 
 
-def test_sriov_policy_over_the_vf_limit_fails_the_sync(lab):
+def test_a_mellanox_vf_count_above_totalvfs_rewrites_the_firmware_and_reboots(lab):
+    """Conformance with sriov-network-operator v1.6.0 pkg/vendors/mellanox/mellanox.go (HandleTotalVfs) and
+    pkg/plugins/mellanox/mellanox_plugin.go: a Mellanox PF whose firmware TotalVfs differs from numVfs gets NUM_OF_VFS
+    rewritten and the node reboots; the webhook allows up to 128 (pkg/webhook/validate.go MlxMaxVFs), so 64 VFs on a
+    NIC that reports 16 is not an error. Afterwards the NIC reports the new totalvfs; lowering it reboots again."""
     sriov_ready(lab)
     policy = json.loads(json.dumps(SRIOV_POLICY))
     policy["spec"]["numVfs"] = 64
     policy["spec"]["nicSelector"]["pfNames"] = ["ens8f0np0"]
+    watcher = Unschedulable(lab, [SRV32, SRV33])
     lab.create(policy)
-    wait(lambda: all((s.get("status") or {}).get("syncStatus") == "Failed"
-                     for s in lab.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)), what="Failed")
-    state = lab.get(SRIOV, "SriovNetworkNodeState", SRV32, SRIOV_NS)
-    assert "numVfs(64) in CR sriov-legacy-policy exceed the maximum allowed value(16)" in state["status"]["lastSyncError"]
-    assert "openshift.io/sriovlegacy" not in lab.node(SRV32)["status"]["allocatable"]
+
+    def pf_status(node):
+        state = lab.get(SRIOV, "SriovNetworkNodeState", node, SRIOV_NS)
+        return state["status"].get("syncStatus"), next((i for i in state["status"].get("interfaces") or []
+                                                        if i["name"] == "ens8f0np0"), {})
+
+    wait(lambda: all(pf_status(n)[0] == "Succeeded" and pf_status(n)[1].get("numVfs") == 64 for n in (SRV32, SRV33)),
+         timeout=10, what="64 VFs applied")
+    watcher.stop()
+    assert watcher.seen == {SRV32, SRV33}, "raising NUM_OF_VFS reboots each node"
+    assert pf_status(SRV32)[1]["totalvfs"] == 64 and lab.node(SRV32)["status"]["allocatable"]["openshift.io/sriovlegacy"] == "64"
+    watcher = Unschedulable(lab, [SRV32, SRV33])
+    lab.patch(SRIOV, "SriovNetworkNodePolicy", "sriov-legacy-policy", {"spec": {"numVfs": 4}}, SRIOV_NS)
+    wait(lambda: all(pf_status(n)[0] == "Succeeded" and pf_status(n)[1].get("numVfs") == 4 for n in (SRV32, SRV33)),
+         timeout=10, what="4 VFs applied")
+    watcher.stop()
+    assert watcher.seen == {SRV32, SRV33} and pf_status(SRV33)[1]["totalvfs"] == 4
+
+
+def webhook_refusal(kube, policy):
+    """The API server's answer to creating the policy: (HTTP status, message), or None when it was created."""
+    try:
+        kube.create(policy)
+    except Exception as exc:  # pylint: disable=broad-except
+        body = json.loads(getattr(exc, "body", None) or "{}")
+        return getattr(exc, "status", None), body.get("message")
+    return None
+
+
+def test_the_sriov_webhook_refuses_a_policy_no_reported_interface_matches(sim_factory, tmp_path):
+    """Conformance with sriov-network-operator v1.6.0 pkg/webhook/validate.go (dynamicValidateSriovNetworkNodePolicy)
+    and the API server's webhook error (HTTP 400, 'admission webhook "..." denied the request: ...'): until the config
+    daemons have reported their interfaces no policy can select one, so the policy is refused; once they have, it is
+    admitted. A PF name no node reports stays refused."""
+    kube = Kube(sim_factory(profile="mixed-lab", faults={"operator_faults": {"sriov_daemon_report_hold": True}}), str(tmp_path / "d.json"))
+    nfd_instance(kube)
+    kube.install("sriov-network-operator")
+    kube.create({"apiVersion": SRIOV, "kind": "SriovOperatorConfig", "metadata": {"name": "default", "namespace": SRIOV_NS},
+                 "spec": {"enableInjector": True, "enableOperatorWebhook": True, "logLevel": 2}})
+    wait(lambda: len(kube.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)) == 2, what="node states created")
+    assert all(not (s.get("status") or {}).get("interfaces") for s in kube.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS))
+    assert webhook_refusal(kube, SRIOV_POLICY) == (400, 'admission webhook "operator-webhook.sriovnetwork.openshift.io" '
+                                                        'denied the request: no supported NIC is selected by the nicSelector '
+                                                        'in CR sriov-legacy-policy')
+    assert kube.get(SRIOV, "SriovNetworkNodePolicy", "sriov-legacy-policy", SRIOV_NS) is None
+    kube.sim.faults.update({"operator_faults": {"sriov_daemon_report_hold": False}})
+    wait(lambda: all((s.get("status") or {}).get("interfaces") for s in kube.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)),
+         what="interfaces reported")
+    unknown = json.loads(json.dumps(SRIOV_POLICY))
+    unknown["spec"]["nicSelector"]["pfNames"] = ["eth99"]
+    assert "no supported NIC is selected by the nicSelector in CR sriov-legacy-policy" in webhook_refusal(kube, unknown)[1]
+    assert webhook_refusal(kube, SRIOV_POLICY) is None
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"resourceName": "sriov-legacy"}, 'resource name "sriov-legacy" contains invalid characters'),
+    ({"nicSelector": {"pfNames": []}}, "at least one of these parameters (vendor, deviceID, pfNames, rootDevices or netFilter)"),
+    ({"nicSelector": {"vendor": "abcd", "pfNames": ["ens8f0np0"]}}, "vendor abcd is not supported"),
+    ({"nicSelector": {"vendor": "15b3", "pfNames": ["ens8f0np0#0-9"]}}, "end range exceeds the maximum VF index"),
+    ({"nodeSelector": {"kubernetes.io/hostname": "no-such-node"}}, "no matched node is selected by the nodeSelector in CR"),
+    ({"numVfs": 200, "nicSelector": {"vendor": "15b3", "pfNames": ["ens8f0np0"]}},
+     "numVfs(200) in CR sriov-legacy-policy exceed the maximum allowed value(128) interface(ens8f0np0)"),
+    ({"deviceType": "vfio-pci"}, "'deviceType: vfio-pci' conflicts with 'isRdma: true'"),
+])
+def test_the_sriov_webhook_refuses_invalid_policies(lab, change, message):
+    """pkg/webhook/validate.go v1.6.0, staticValidateSriovNetworkNodePolicy and validatePolicyForNodeState."""
+    sriov_ready(lab)
+    policy = json.loads(json.dumps(SRIOV_POLICY))
+    policy["spec"].update(change)
+    status, text = webhook_refusal(lab, policy)
+    assert status == 400 and message in text, text
+
+
+def test_the_sriov_webhook_refuses_overlapping_vf_ranges(lab):
+    """pkg/webhook/validate.go v1.6.0 validatePfNames: two policies may share a PF only with disjoint VF ranges."""
+    sriov_ready(lab)
+    assert webhook_refusal(lab, SRIOV_POLICY) is None
+    other = json.loads(json.dumps(SRIOV_POLICY))
+    other["metadata"]["name"] = "second"
+    other["spec"]["nicSelector"]["pfNames"] = ["ens8f0np0#4-7"]
+    assert "VF index range in ens8f0np0#4-7 is overlapped with existing policy sriov-legacy-policy" in webhook_refusal(lab, other)[1]
 
 
 def test_sriov_ib_policy_and_network(lab):

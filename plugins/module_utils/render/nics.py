@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import reported
 
 # nvidia-smi topo relations between a GPU and a NIC, nearest first.
 AFFINITY_RANK = {"PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
@@ -271,18 +272,24 @@ def _host_device_pci_addresses(groups, errors):
         group["pci_addresses"] = sorted(set(group["pci_addresses"]) | set(p["pci_address"] for p in pfs))
 
 
-def _check_sriov(values, groups, errors):
+def _check_sriov(values, groups, errors, warnings):
     num_vfs = values.get("num_vfs")
     for group in groups:
         if len(group["device_ids"]) > 1 and not group["interfaces"] and not group["pci_addresses"]:
             errors.add("nic_device_ids", "SriovNetworkNodePolicy.nicSelector.deviceID takes one ID; got %s (select ports by "
                                          "name or PCI address, or one device ID)" % ", ".join(group["device_ids"]))
-        if num_vfs:
-            for port in group["ports"]:
-                if port["total_vfs"] is not None and num_vfs > port["total_vfs"]:
-                    errors.add("num_vfs", "%d is more than the %d VFs %s (%s) on node %s supports (sriov_totalvfs from nic_facts; "
-                                          "raise NUM_OF_VFS in firmware)" % (num_vfs, port["total_vfs"], port["netdev"] or port["pci_address"],
-                                                                             port["pci_address"], port["node"]))
+        for port in group["ports"] if num_vfs else []:
+            if port["total_vfs"] is None or num_vfs == port["total_vfs"]:
+                continue
+            where = "%s (%s) on node %s" % (port["netdev"] or port["pci_address"], port["pci_address"], port["node"])
+            if port["vendor_id"] == reported.MELLANOX_VENDOR:
+                # The model bounds num_vfs by the operator's Mellanox limit; the firmware follows numVfs.
+                warnings.append("%s: %d differs from the %d VFs the firmware of %s enables (sriov_totalvfs from nic_facts); the "
+                                "SR-IOV operator rewrites NUM_OF_VFS and reboots the node" % (
+                                    names.variable("num_vfs"), num_vfs, port["total_vfs"], where))
+            elif num_vfs > port["total_vfs"]:
+                errors.add("num_vfs", "%d is more than the %d VFs %s supports (sriov_totalvfs from nic_facts); give at most %d" % (
+                    num_vfs, port["total_vfs"], where, port["total_vfs"]))
 
 
 def _check_masters(values, provided, groups, errors, warnings):
@@ -361,7 +368,7 @@ def resolve(values, provided, errors, warnings, require_facts=True):
             selected = [p for p in facts_ports if not p["is_vf"] and p["device_id"] in device_ids and p["fabric"] == values["fabric"]]
         groups = _manual_groups(values, interfaces, pci_addresses, device_ids, selected, errors)
     if method == "sriov_legacy":
-        _check_sriov(values, groups, errors)
+        _check_sriov(values, groups, errors, warnings)
     if method == "host_device":
         _host_device_pci_addresses(groups, errors)
     _check_masters(values, provided, groups, errors, warnings)

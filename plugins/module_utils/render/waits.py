@@ -100,11 +100,26 @@ def sriov_node_states_wait(policies, namespace):
     }
 
 
+def sriov_interfaces_reported_wait(namespace):
+    """The wait that the config daemons reported their interfaces. Until one has, the operator's webhook refuses every
+    policy ("no supported NIC is selected by the nicSelector", sriov-network-operator pkg/webhook/validate.go), and the
+    NIC variables cannot be checked against the nodes. Node states exist only where a config daemon runs."""
+    return {
+        "title": "SR-IOV config daemons reported the NICs",
+        "api_version": names.API_SRIOV,
+        "kind": "SriovNetworkNodeState",
+        "namespace": namespace,
+        "condition": "length(items) > `0` && length(items[?length(status.interfaces || `[]`) == `0`]) == `0`",
+        "progress": "join(', ', items[].join('', [metadata.name, ': ', to_string(length(status.interfaces || `[]`)), ' interfaces']))",
+    }
+
+
 def render_waits(manifests, model):
     """{wait name: resource_wait entry} for what the rendered manifests need."""
     policies = [e["manifest"] for e in manifests if e["manifest"]["kind"] == "SriovNetworkNodePolicy"]
     waits = {}
     sriov = sriov_node_states_wait(policies, model["sriov_operator_namespace"])
     if sriov:
+        waits["sriov_interfaces_reported"] = sriov_interfaces_reported_wait(model["sriov_operator_namespace"])
         waits["sriov_node_states"] = sriov
     return waits

@@ -19,6 +19,7 @@ Timing and the drain handshake follow k8snetworkplumbingwg/sriov-network-operato
 
 import hashlib
 import json
+import re
 import time
 
 from ._base import OperatorController, node_matches, now, profile_node, update_node
@@ -102,6 +103,169 @@ def policy_matches_pf(policy, nic, port):
     return bool(sel.get("vendor") or sel.get("deviceID") or sel.get("rootDevices")), None
 
 
+# The operator's validating webhook (pkg/webhook/validate.go, v1.6.0), registered with failurePolicy Fail by the
+# SriovOperatorConfig controller while `default` has enableOperatorWebhook (bindata/manifests/operator-webhook/
+# 003-webhook.yaml; controllers/sriovoperatorconfig_controller.go syncWebhookObjs). It answers a refusal with the error
+# text as Status.reason (pkg/webhook/webhook.go); the API server turns that into HTTP 400 with the message
+# 'admission webhook "<name>" denied the request: <text>' (k8s.io/apiserver .../webhook/errors/statuserror.go).
+# Not modelled: vdpa, bridge and externallyManaged checks, and the pool config's maxUnavailable parsing.
+WEBHOOK_NAME = "operator-webhook.sriovnetwork.openshift.io"
+RESOURCE_NAME = re.compile(r"^[a-zA-Z0-9_]+$")
+NO_VF_INDEX = -1  # api/v1/helper.go ParseVfRange: a PF name without '#' has no range
+
+
+def _parse_vf_range(entry):
+    """(pf name, first, last) as ParseVfRange reads 'name#first-last'; (name, -1, -1) without a range."""
+    name, sep, rng = str(entry).partition("#")
+    if not sep:
+        return name, NO_VF_INDEX, NO_VF_INDEX
+    first, _dash, last = rng.partition("-")
+    return name, int(first), int(last)
+
+
+def policy_static_error(policy):
+    """staticValidateSriovNetworkNodePolicy: the checks that need nothing but the policy."""
+    spec = policy.get("spec") or {}
+    sel = spec.get("nicSelector") or {}
+    name = policy["metadata"].get("name")
+    resource = spec.get("resourceName") or ""
+    if not RESOURCE_NAME.match(resource):
+        return ('resource name "%s" contains invalid characters, the accepted syntax of the regular expressions is: '
+                '"^[a-zA-Z0-9_]+$"' % resource)
+    if not (sel.get("vendor") or sel.get("deviceID") or sel.get("pfNames") or sel.get("rootDevices") or sel.get("netFilter")):
+        return ("at least one of these parameters (vendor, deviceID, pfNames, rootDevices or netFilter) has to be defined "
+                "in nicSelector in CR %s" % name)
+    vendor, device = sel.get("vendor") or "", sel.get("deviceID") or ""
+    if vendor:
+        if vendor not in SUPPORTED_DEVICES:
+            return "vendor %s is not supported" % vendor
+        if device and device not in SUPPORTED_DEVICES[vendor]:
+            return "vendor/device %s/%s is not supported" % (vendor, device)
+    elif device and not any(device in ids for ids in SUPPORTED_DEVICES.values()):
+        return "device %s is not supported" % device
+    num_vfs = int(spec.get("numVfs") or 0)
+    for entry in sel.get("pfNames") or []:
+        entry = str(entry)
+        if "#" not in entry:
+            continue
+        fields = entry.split("#")
+        if len(fields) != 2:
+            return "failed to parse %s PF name in nicSelector, probably incorrect separator character usage" % entry
+        bounds = fields[1].split("-")
+        if len(bounds) != 2:
+            return "failed to parse %s PF name nicSelector, probably incorrect range character usage" % entry
+        if not re.match(r"^[+-]?[0-9]+$", bounds[0]):
+            return "failed to parse %s PF name nicSelector, start range is incorrect" % entry
+        if not re.match(r"^[+-]?[0-9]+$", bounds[1]):
+            return "failed to parse %s PF name nicSelector, end range is incorrect" % entry
+        if int(bounds[1]) < int(bounds[0]):
+            return "failed to parse %s PF name nicSelector, end range shall not be smaller than start range" % entry
+        if int(bounds[1]) >= num_vfs:
+            return "failed to parse %s PF name nicSelector, end range exceeds the maximum VF index " % entry
+    if spec.get("deviceType") == "vfio-pci" and spec.get("isRdma"):
+        return ("'deviceType: vfio-pci' conflicts with 'isRdma: true'; Set 'deviceType' to (string)'netdevice' Or "
+                "Set 'isRdma' to (bool)'false'")
+    if spec.get("linkType") and str(spec["linkType"]).lower() != "eth" and spec.get("eSwitchMode") == "switchdev":
+        return "'eSwitchMode: switchdev' can be used only with ethernet links"
+    return None
+
+
+def _nic_model_matches(sel, iface):
+    """validateNicModel: the selector's fields against one reported interface, then the supported-NIC list."""
+    if sel.get("vendor") and sel["vendor"] != iface.get("vendor"):
+        return False
+    if sel.get("deviceID") and sel["deviceID"] != iface.get("deviceID"):
+        return False
+    if sel.get("rootDevices") and iface.get("pciAddress") not in sel["rootDevices"]:
+        return False
+    if sel.get("pfNames") and iface.get("name") not in [str(p).split("#", 1)[0] for p in sel["pfNames"]]:
+        return False
+    return iface.get("deviceID") in SUPPORTED_DEVICES.get(iface.get("vendor"), ())
+
+
+def _conflict_with(current, other):
+    """validatePolicyForNodePolicy: overlapping VF ranges of one PF, or a shared root device."""
+    cur_sel = (current.get("spec") or {}).get("nicSelector") or {}
+    other_sel = (other.get("spec") or {}).get("nicSelector") or {}
+    for cur in cur_sel.get("pfNames") or []:
+        try:
+            cur_name, cur_first, cur_last = _parse_vf_range(cur)
+        except ValueError:
+            return "invalid PF name: %s" % cur
+        for prev in other_sel.get("pfNames") or []:
+            try:
+                prev_name, prev_first, prev_last = _parse_vf_range(prev)
+            except ValueError:
+                continue
+            if cur_name == prev_name:
+                # Only the first PF name both policies share is compared (validatePfNames returns at once).
+                if cur_last < prev_first or cur_first > prev_last:
+                    return None
+                return "VF index range in %s is overlapped with existing policy %s" % (cur, other["metadata"]["name"])
+    for device in cur_sel.get("rootDevices") or []:
+        if device in (other_sel.get("rootDevices") or []):
+            return "root device %s is overlapped with existing policy %s" % (device, other["metadata"]["name"])
+    return None
+
+
+def policy_dynamic_error(policy, nodes, node_states, policies):
+    """dynamicValidateSriovNetworkNodePolicy: the policy against the nodes it selects, the interfaces their config
+    daemons reported (SriovNetworkNodeState status) and the other policies. Before any daemon reported, no interface
+    can be selected, so every policy is refused."""
+    spec = policy.get("spec") or {}
+    sel = spec.get("nicSelector") or {}
+    name = policy["metadata"].get("name")
+    num_vfs = int(spec.get("numVfs") or 0)
+    states = dict((s["metadata"]["name"], s) for s in node_states)
+    nodes_selected = interface_selected = False
+    for node in nodes:
+        if not node_matches(node, spec.get("nodeSelector") or {}):
+            continue
+        nodes_selected = True
+        state = states.get(node["metadata"]["name"])
+        for iface in ((state or {}).get("status") or {}).get("interfaces") or []:
+            if not _nic_model_matches(sel, iface):
+                continue
+            interface_selected = True
+            if num_vfs == 0:
+                return "numVfs(%d) in CR %s is not allowed" % (num_vfs, name)
+            if num_vfs > iface.get("totalvfs", 0) and iface.get("vendor") == "8086":
+                return "numVfs(%d) in CR %s exceed the maximum allowed value(%d) interface(%s)" % (
+                    num_vfs, name, iface.get("totalvfs", 0), iface.get("name"))
+            if num_vfs > MAX_MELLANOX_VFS and iface.get("vendor") == "15b3":
+                return "numVfs(%d) in CR %s exceed the maximum allowed value(%d) interface(%s)" % (
+                    num_vfs, name, MAX_MELLANOX_VFS, iface.get("name"))
+        for other in policies:
+            if other["metadata"]["name"] != name and node_matches(node, (other.get("spec") or {}).get("nodeSelector") or {}):
+                conflict = _conflict_with(policy, other)
+                if conflict:
+                    return conflict
+    if not nodes_selected:
+        return "no matched node is selected by the nodeSelector in CR %s" % name
+    if not interface_selected:
+        return "no supported NIC is selected by the nicSelector in CR %s" % name
+    return None
+
+
+def webhook_denial(kind, obj, operator_namespace, lookup):
+    """The refusal text of the operator's webhook for a create or update, or None when admitted. lookup(group,
+    plural, namespace) lists objects as the webhook's client would."""
+    meta = obj.get("metadata") or {}
+    if kind == "SriovOperatorConfig":
+        if meta.get("name") != "default" or meta.get("namespace") != operator_namespace:
+            return "only default SriovOperatorConfig in %s namespace is used" % operator_namespace
+        return None
+    if kind != "SriovNetworkNodePolicy" or (meta.get("name") == "default" and meta.get("namespace") == operator_namespace):
+        return None  # the deprecated default policy is not validated
+    error = policy_static_error(obj)
+    if error is None:
+        policies = [p for p in lookup(GROUP, "sriovnetworknodepolicies", operator_namespace)
+                    if p["metadata"]["name"] != meta.get("name")]
+        error = policy_dynamic_error(obj, lookup("", "nodes", None),
+                                     lookup(GROUP, "sriovnetworknodestates", operator_namespace), policies)
+    return error
+
+
 def vf_pci_address(pf_address, index):
     domain, bus, devfn = pf_address.split(":")
     dev, fn = devfn.split(".")
@@ -131,7 +295,7 @@ def desired_interfaces(node, pnode, policies):
             link = (spec.get("linkType") or "eth").lower()
             device_type = spec.get("deviceType") or "netdevice"
             name = policy["metadata"]["name"]
-            if num > nic.total_vfs:
+            if num > nic.total_vfs and not nic.is_mellanox:
                 errors.append("numVfs(%d) in CR %s exceed the maximum allowed value(%d) of interface %s"
                               % (num, name, nic.total_vfs, port.netdev))
                 continue
@@ -157,12 +321,15 @@ def _vf_indexes(vf_range, num):
     return [i for i in range(int(first), int(last or first) + 1) if i < num]
 
 
-def applied_status(pnode, desired, errors):
-    """status.interfaces after the daemon applied desired, and node resources {openshift.io/<name>: VF count}."""
+def applied_status(pnode, desired, errors, firmware_vfs=None):
+    """status.interfaces after the daemon applied desired, and node resources {openshift.io/<name>: VF count}.
+    firmware_vfs: {PF PCI address: NUM_OF_VFS the Mellanox firmware runs with}, reported as totalvfs."""
     by_name = {d["name"]: d for d in desired}
     interfaces, resources = [], {}
     for nic, port in sriov_pfs(pnode):
         entry = interface_status(nic, port)
+        if nic.pci_address in (firmware_vfs or {}):
+            entry["totalvfs"] = firmware_vfs[nic.pci_address]
         want = by_name.get(port.netdev)
         if want and want["numVfs"]:
             entry["numVfs"] = want["numVfs"]
@@ -207,6 +374,8 @@ class SriovController(OperatorController):
         super().__init__(rt)
         self.applied = {}  # node -> digest of the spec the daemon applied
         self.applied_vfs = {}  # node -> {pf: numVfs} applied
+        self.applied_desired = {}  # node -> spec.interfaces applied (with VFs)
+        self.firmware = {}  # node -> {PF PCI address: [NUM_OF_VFS now, at next boot]} (Mellanox only)
         self.syncing = {}  # node -> (digest, start, reboot, drain)
         self.resources = {}  # node -> set of resource names we advertise
         self.rendered_policies = None  # the policies the last (delayed) policy sync rendered into node states
@@ -280,11 +449,15 @@ class SriovController(OperatorController):
         digest = _digest([desired, errors])
         if self.applied.get(name) == digest:
             return None
+        if name not in self.applied and self.rt.operator_faults().get("sriov_daemon_report_hold"):
+            return self.rt.cfg("sriov_sync_seconds")  # test control: this node's config daemon has not reported yet
         record = self.syncing.get(name)
+        firmware = self._firmware(pnode)
         if record is None or record[0] != digest:
             before = self.applied_vfs.get(name, {})
-            mellanox_pfs = [n.ports[0].netdev for n in pnode.nics if n.is_mellanox]
-            reboot = any(d["numVfs"] > before.get(d["name"], 0) for d in desired if d["name"] in mellanox_pfs)
+            # pkg/vendors/mellanox/mellanox.go HandleTotalVfs: a Mellanox PF whose firmware runs another TotalVfs than
+            # the policy's numVfs gets NUM_OF_VFS rewritten, and the node reboots (mellanox_plugin.go OnNodeStateChange).
+            reboot = any(d["numVfs"] != firmware[d["pciAddress"]][0] for d in desired if d["pciAddress"] in firmware)
             after = {d["name"]: d["numVfs"] for d in desired}
             drain = reboot or any(after.get(pf, 0) != vfs for pf, vfs in before.items()) or \
                 any(vfs != before.get(pf, 0) for pf, vfs in after.items())
@@ -307,7 +480,8 @@ class SriovController(OperatorController):
             if record[2]:
                 self._reboot(name, down=True)
             return left
-        status, resources = applied_status(pnode, desired, errors)
+        self._write_firmware(name, pnode, firmware, desired, rebooted=record[2])
+        status, resources = applied_status(pnode, desired, errors, dict((pci, fw[0]) for pci, fw in firmware.items()))
         if record[3]:
             self._annotate(ns, name, desired=IDLE)  # the daemon's annotate(Idle) comes before Succeeded
         self._status(ns, name, state, status, replace=True)
@@ -324,6 +498,26 @@ class SriovController(OperatorController):
             self._unpause_pool(node)
             self._annotate(ns, name, current=IDLE)
         return 0.0 if self.syncing else None
+
+    def _firmware(self, pnode):
+        """{PF PCI address: [TotalVfs now, TotalVfs at next boot]} of the node's Mellanox NICs (mlxconfig NUM_OF_VFS);
+        at first what the profile says the NIC reports (sriov_totalvfs)."""
+        return self.firmware.setdefault(pnode.name, dict(
+            (nic.pci_address, [nic.total_vfs, nic.total_vfs]) for nic, _port in sriov_pfs(pnode) if nic.is_mellanox))
+
+    def _write_firmware(self, name, pnode, firmware, desired, rebooted):
+        """The Mellanox plugin's firmware writes: NUM_OF_VFS = numVfs for a PF with a spec; 0 at next boot for a PF
+        the operator configured before and no policy selects now (no reboot for that); a reboot runs the next values."""
+        wanted = dict((d["pciAddress"], d["numVfs"]) for d in desired if d["pciAddress"] in firmware)
+        configured = set(d["pciAddress"] for d in self.applied_desired.get(name, []))
+        for pci, values in firmware.items():
+            if pci in wanted:
+                values[1] = wanted[pci]
+            elif pci in configured:
+                values[1] = 0
+            if rebooted:
+                values[0] = values[1]
+        self.applied_desired[name] = [d for d in desired if d["numVfs"]]
 
     def _annotate(self, ns, name, desired=None, current=None):
         """The daemon's drain request (desired, mirrored on the Node) and the drain controller's answer (current)."""

@@ -28,6 +28,9 @@ def facts_with(**changes):
 
 
 # (id, method, fabric, extra variables, expected message fragment: always starts with the variable name)
+E810_FACTS = [{"node": "worker-0", "pci_address": "0000:4b:00.0", "vendor_id": "8086", "device_id": "159b", "netdev": "eno8303",
+               "rdma_device": "irdma0", "link_layer": "Ethernet", "total_vfs": 16, "numa_node": 0}]
+
 INVALID = [
     ("unknown-method", "rdma_magic", "roce", {}, "gpudirect_rdma_method: 'rdma_magic' is not one of"),
     ("unknown-fabric", "shared_device", "omnipath", {}, "gpudirect_rdma_fabric: 'omnipath' is not one of"),
@@ -38,7 +41,9 @@ INVALID = [
      "gpudirect_rdma_macvlan_master: macvlan options do not apply to infiniband"),
     ("roce-with-ipoib-master", "shared_device", "roce", {"ipoib_master": "ibs2f0"}, "gpudirect_rdma_ipoib_master: IPoIB options do not apply to roce"),
     ("roce-with-ipoib-mode", "host_device", "roce", {"ipoib_mode": "connected"}, "gpudirect_rdma_ipoib_mode: IPoIB options do not apply to roce"),
-    ("num-vfs-above-total-vfs", "sriov_legacy", "roce", {"num_vfs": 32, "nic_facts": NIC_FACTS}, "gpudirect_rdma_num_vfs: 32 is more than the 16 VFs"),
+    # Only a non-Mellanox port is bound by totalvfs (test_mellanox_vfs_above_total_vfs_are_a_firmware_change).
+    ("num-vfs-above-total-vfs", "sriov_legacy", "roce", {"num_vfs": 32, "nic_interfaces": ["eno8303"], "nic_facts": E810_FACTS},
+     "gpudirect_rdma_num_vfs: 32 is more than the 16 VFs eno8303"),
     ("num-vfs-above-128", "sriov_legacy", "roce", {"num_vfs": 129}, "gpudirect_rdma_num_vfs: 129 is out of range 1-128"),
     ("num-vfs-negative", "sriov_legacy", "infiniband", {"num_vfs": -1}, "gpudirect_rdma_num_vfs: -1 is out of range"),
     ("sriov-num-vfs-zero", "sriov_legacy", "roce", {"num_vfs": 0}, "gpudirect_rdma_num_vfs: 0 creates no VFs"),
@@ -161,6 +166,17 @@ INVALID = [
                                                           "gpu_nic_affinity": [{"node": "worker-0", "gpu": 0, "nic": "0000:a0:00.0", "relation": "NEAR"}]},
      "gpudirect_rdma_gpu_nic_affinity[0].relation: 'NEAR' is not one of"),
 ]
+
+
+def test_mellanox_vfs_above_total_vfs_are_a_firmware_change():
+    """sriov-network-operator v1.6.0 pkg/vendors/mellanox/mellanox.go HandleTotalVfs: the operator sets the firmware's
+    NUM_OF_VFS to numVfs and reboots, so a Mellanox port's sriov_totalvfs is not its limit (128 is)."""
+    variables = base_variables("sriov_legacy", "roce")
+    variables.update({P + "num_vfs": 32, P + "nic_facts": NIC_FACTS})
+    result = render_all(variables)
+    assert result["errors"] == [] and result["manifests"]
+    assert [w for w in result["warnings"] if w.startswith("gpudirect_rdma_num_vfs: 32 differs from the 16 VFs the firmware of "
+                                                          "ens8f0np0 (0000:a0:00.0) on node worker-")]
 
 
 @pytest.mark.parametrize("case_id,method,fabric,extra,expected", INVALID, ids=[c[0] for c in INVALID])

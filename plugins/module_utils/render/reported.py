@@ -1,0 +1,103 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""The NIC variables against the interfaces the SR-IOV config daemons report (SriovNetworkNodeState status).
+
+Pure: takes the plan's summary and node states, returns problems. Preflight runs it when the SR-IOV operator already
+runs; the rdma role runs it again once the daemons have reported, before it writes a policy (a first install has no
+node states at preflight time).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+# sriov-network-operator pkg/webhook/validate.go: the webhook's limit for Mellanox PFs. Below it, the Mellanox plugin
+# rewrites the firmware's NUM_OF_VFS to numVfs and reboots (pkg/vendors/mellanox/mellanox.go HandleTotalVfs), so the
+# totalvfs a Mellanox PF reports now is not its limit. Other vendors cannot exceed totalvfs.
+MELLANOX_VENDOR = "15b3"
+MELLANOX_MAX_VFS = 128
+
+
+def _interfaces(node_states):
+    """[(node, interface)] from SriovNetworkNodeStates, or from {node, interfaces} entries."""
+    out = []
+    for state in node_states or []:
+        if not isinstance(state, dict):
+            continue
+        if "metadata" in state:
+            node = (state.get("metadata") or {}).get("name")
+            interfaces = (state.get("status") or {}).get("interfaces")
+        else:
+            node = state.get("node") or state.get("name")
+            interfaces = state.get("interfaces")
+        for iface in interfaces or []:
+            if isinstance(iface, dict) and iface.get("name"):
+                out.append((node, iface))
+    return out
+
+
+def _port(iface, node):
+    return "%s (%s) on %s" % (iface.get("name"), iface.get("pciAddress") or "no PCI address", node)
+
+
+def reported_nic_problems(summary, node_states, num_vfs=None):
+    """{"errors": [...], "warnings": [...]}: each error names the variable and the fix. Nothing is checked when no
+    interface is reported yet (the caller waits for the reports first) or the plan has no NIC selection."""
+    problems = {"errors": [], "warnings": []}
+    reported = _interfaces(node_states)
+    if not reported or not summary:
+        return problems
+    fabric = summary.get("fabric")
+    wanted_link = "IB" if fabric == "infiniband" else "ETH"
+    reported_names = sorted(set(i.get("name") for _n, i in reported))
+    reported_pcis = sorted(set(i.get("pciAddress") for _n, i in reported if i.get("pciAddress")))
+    sriov = summary.get("method") == "sriov_legacy" and num_vfs
+    for group in (summary.get("nic_selection") or {}).get("groups") or []:
+        selected = []
+        for name in group.get("interfaces") or []:
+            ports = [(n, i) for n, i in reported if i.get("name") == name]
+            if not ports:
+                problems["errors"].append(
+                    "gpudirect_rdma_nic_interfaces: %s is not an interface of any node (the SR-IOV operator reports %s); "
+                    "give one of those names, or PCI addresses in gpudirect_rdma_nic_pci_addresses." % (name, ", ".join(reported_names)))
+            selected.extend(ports)
+        for address in group.get("pci_addresses") or []:
+            ports = [(n, i) for n, i in reported if (i.get("pciAddress") or "").lower() == str(address).lower()]
+            if not ports:
+                problems["errors"].append(
+                    "gpudirect_rdma_nic_pci_addresses: %s is not a NIC of any node (the SR-IOV operator reports %s); "
+                    "give one of those addresses." % (address, ", ".join(reported_pcis)))
+            selected.extend(p for p in ports if p not in selected)
+        for node, iface in selected:
+            link = str(iface.get("linkType") or wanted_link).upper()
+            if link != wanted_link:
+                problems["errors"].append(
+                    "gpudirect_rdma_fabric: %s, but %s is %s port (linkType %s); set the fabric that port runs, or select "
+                    "a port of the %s fabric." % (fabric, _port(iface, node), "an InfiniBand" if link == "IB" else "an Ethernet",
+                                                  iface.get("linkType"), fabric))
+            if sriov:
+                _vf_problems(problems, num_vfs, iface, node)
+    return problems
+
+
+def _vf_problems(problems, num_vfs, iface, node):
+    total = iface.get("totalvfs")
+    if total is None:
+        return problems
+    total, num_vfs = int(total), int(num_vfs)
+    if str(iface.get("vendor") or "").lower() == MELLANOX_VENDOR:
+        if num_vfs > MELLANOX_MAX_VFS:
+            problems["errors"].append("gpudirect_rdma_num_vfs: %d is more than the %d VFs the SR-IOV operator allows on "
+                                      "a Mellanox NIC (%s); give at most %d." % (num_vfs, MELLANOX_MAX_VFS, _port(iface, node),
+                                                                                 MELLANOX_MAX_VFS))
+        elif num_vfs != total:
+            problems["warnings"].append("gpudirect_rdma_num_vfs: %d differs from the %d VFs the firmware of %s enables "
+                                        "(NUM_OF_VFS); the SR-IOV operator rewrites the firmware and reboots the node."
+                                        % (num_vfs, total, _port(iface, node)))
+    elif num_vfs > total:
+        problems["errors"].append("gpudirect_rdma_num_vfs: %d is more than the %d VFs %s supports (totalvfs); give at most "
+                                  "%d." % (num_vfs, total, _port(iface, node), total))
+    return problems
