@@ -77,7 +77,7 @@ notes:
 EXAMPLES = r"""
 - name: Collect diagnostics after a failure
   gpudirect.openshift.collect_diagnostics:
-    dest: "{{ playbook_dir }}/../artifacts/{{ inventory_hostname }}"
+    dest: "artifacts/{{ inventory_hostname }}"
     failure: "{{ ansible_failed_result.msg | default(omit) }}"
     failed_task: "{{ ansible_failed_task.name | default(omit) }}"
   check_mode: false
@@ -120,10 +120,17 @@ findings:
   elements: str
   sample: ["ClusterServiceVersion nvidia-gpu-operator/gpu-operator-certified.v25.3.0 is Failed (InstallComponentFailed): install failed"]
 requests:
-  description: Number of list requests the collection made.
+  description: Number of requests the collection made (the probe of the API server included).
   returned: always
   type: int
-  sample: 41
+  sample: 42
+unreachable:
+  description:
+    - Why the API server did not answer the first request (C(GET /version), one try with a short timeout), in which case
+      nothing else was requested and summary.md says so; null when it answered.
+  returned: always
+  type: str
+  sample: "Max retries exceeded with url: /version (Caused by NewConnectionError: Connection refused)"
 """
 
 import traceback
@@ -190,7 +197,7 @@ def main():
     except (IOError, OSError) as exc:
         module.fail_json(msg="Could not write diagnostics to %s: %s" % (params["dest"], scrub_text(str(exc), collector.secrets)))
     module.exit_json(changed=not module.check_mode, dest=params["dest"], files=files, collected=collector.collected, unavailable=collector.unavailable,
-                     findings=collector.findings, requests=len(collector.requests))
+                     findings=collector.findings, requests=collector.requests_sent, unreachable=collector.unreachable)
 
 
 if __name__ == "__main__":

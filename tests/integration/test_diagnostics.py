@@ -154,3 +154,32 @@ def test_must_gather_reports_what_it_may_not_read_and_still_succeeds(sim_factory
     assert "- Node: forbidden for these credentials" in summary
     assert not (dest / "cluster-scoped" / "nodes.yaml").exists()
     assert (dest / "openshift-marketplace" / "catalogsources.yaml").exists()
+
+
+def test_must_gather_against_an_api_server_that_does_not_answer_says_so_after_one_request(sim_factory, tmp_path):
+    """Issue 18 point 7: one probe (GET /version, no retries) instead of every list through the retry policy; the
+    summary says the API server did not answer, not that nothing is abnormal."""
+    sim = sim_factory(profile="roce-lab")
+    warm = run_playbook(sim, "must_gather.yml", "-e", "diagnostics_dest=%s" % (tmp_path / "warm"))
+    assert warm.returncode == 0, warm.stdout[-3000:]  # the client's discovery cache now exists, as after any run
+    sim.stop()
+    dest = tmp_path / "gather"
+    proc = run_playbook(sim, "must_gather.yml", "-e", "diagnostics_dest=%s" % dest)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "Diagnostics could not be collected" in proc.stdout, proc.stdout[-3000:]
+    if (dest / "summary.md").exists():  # written when the client could be built from its cache
+        summary = (dest / "summary.md").read_text()
+        assert "the API server did not answer" in summary and "nothing abnormal" not in summary, summary
+        assert sorted(p.name for p in dest.iterdir()) == ["summary.md"]
+
+
+def test_a_failure_preflight_finds_leaves_no_diagnostics(sim_factory, tmp_path):
+    """A run stopped by preflight wrote nothing and its message says what is wrong: no diagnostics directory, no
+    diagnostics requests."""
+    sim = sim_factory(profile="mixed-lab")
+    artifacts = tmp_path / "artifacts"
+    proc = run_playbook(sim, "site.yml", "-e", "@" + EXAMPLE, "-e", "nfd_channel=no-such-channel", artifacts=artifacts)
+    assert proc.returncode != 0
+    assert "Preflight found" in proc.stdout, proc.stdout[-3000:]
+    assert not glob.glob(str(artifacts / "**" / "summary.md"), recursive=True)
+    assert "Collect diagnostics (objects as YAML" not in proc.stdout

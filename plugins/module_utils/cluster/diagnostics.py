@@ -78,6 +78,10 @@ PLAN = (
     ("v1", "Pod", "pods", "operators", None),
 )
 CLUSTER_DIR = "cluster-scoped"
+# One quick request before the plan: against an API server that does not answer, each list would wait out the whole
+# retry policy (about 200 s for the plan), and the summary would then read as if nothing were abnormal.
+PROBE_PATH = "/version"
+PROBE_TIMEOUT = (3, 5)  # (connect, read) seconds
 
 
 def list_path(api_version, plural, namespace=None):
@@ -302,6 +306,8 @@ class DiagnosticsCollector:
         self.collected = []   # {kind, namespace, count, file}
         self.unavailable = []  # {kind, namespace, reason}
         self.findings = []
+        self.unreachable = None  # why the API server did not answer the probe
+        self.requests_sent = 0
 
     def _list(self, request):
         params = {}
@@ -311,10 +317,25 @@ class DiagnosticsCollector:
         response = self.cluster.retry.call(self.cluster.dynamic.request, "get", path, serialize=False, **params)
         return _decode(response).get("items") or []
 
+    def probe(self):
+        """None when the API server answers (any HTTP status will do), else why not; one request, no retries."""
+        self.requests_sent += 1
+        try:
+            self.cluster.dynamic.request("get", PROBE_PATH, serialize=False, _request_timeout=PROBE_TIMEOUT)
+        except Exception as exc:  # pylint: disable=broad-except
+            if api_status(exc) is None:
+                return scrub_text(api_message(exc) or exc.__class__.__name__, self.secrets)
+        return None
+
     def collect(self):
-        """{(kind, plural, namespace or None): [redacted objects]} for everything the plan could read."""
+        """{(kind, plural, namespace or None): [redacted objects]} for everything the plan could read; {} when the API
+        server does not answer the probe (self.unreachable says why)."""
         groups = {}
+        self.unreachable = self.probe()
+        if self.unreachable:
+            return groups
         for request in self.requests:
+            self.requests_sent += 1
             try:
                 items = self._list(request)
             except Exception as exc:  # pylint: disable=broad-except
@@ -366,7 +387,11 @@ class DiagnosticsCollector:
 
     def summary(self, failure=None, failed_task=None):
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        lines = ["# GPUDirect RDMA diagnostics", "", "Collected %s with %d list requests. Secrets are redacted." % (now, len(self.requests)), ""]
+        if self.unreachable:
+            lines = ["# GPUDirect RDMA diagnostics", "",
+                     "Not collected (%s): the API server did not answer (%s). Nothing was listed." % (now, self.unreachable), ""]
+        else:
+            lines = ["# GPUDirect RDMA diagnostics", "", "Collected %s with %d list requests. Secrets are redacted." % (now, len(self.requests)), ""]
         if failed_task or failure:
             lines += ["## Failure", ""]
             if failed_task:
@@ -374,6 +399,8 @@ class DiagnosticsCollector:
                 lines.append("")
             if failure:
                 lines += ["```", scrub_text(failure, self.secrets), "```", ""]
+        if self.unreachable:
+            return "\n".join(lines) + "\n"
         lines += ["## Findings", ""]
         lines += ["- %s" % f.replace("\n", " ") for f in self.findings] or ["- nothing abnormal in the collected objects"]
         lines += ["", "## Collected", "", "| Kind | Namespace | Objects | File |", "|---|---|---|---|"]

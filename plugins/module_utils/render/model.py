@@ -586,7 +586,8 @@ def _check_gpu(values, provided, errors):
 
 _REPOSITORY = re.compile(r"^[a-zA-Z0-9.\-/:]+$")
 _IMAGE = re.compile(r"^[a-zA-Z0-9\-_.]+$")
-_VERSION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
+# An image tag, or a digest (names.IMAGE_DIGEST), which the operators pin with '@'.
+_VERSION = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}|sha256:[a-f0-9]{64})$")
 
 
 def _check_images(values, provided, errors):
@@ -596,13 +597,14 @@ def _check_images(values, provided, errors):
         if not _IMAGE.match(values["doca_driver_image"] or ""):
             errors.add("doca_driver_image", "%r is not a valid image name" % values["doca_driver_image"])
         if not _VERSION.match(values["doca_driver_version"] or ""):
-            errors.add("doca_driver_version", "%r is not a valid image tag" % values["doca_driver_version"])
+            errors.add("doca_driver_version", "%r is not a valid image tag or digest (sha256:<64 hex digits>)" % values["doca_driver_version"])
     else:
         for field in ("doca_driver_repository", "doca_driver_image", "doca_driver_version"):
             if field in provided:
                 errors.add(field, "unused with gpudirect_rdma_nic_driver: inbox (no driver container)")
     for field, pattern, what in (("gpu_driver_repository", _REPOSITORY, "image repository"),
-                                 ("gpu_driver_image", _IMAGE, "image name"), ("gpu_driver_version", _VERSION, "image tag")):
+                                 ("gpu_driver_image", _IMAGE, "image name"),
+                                 ("gpu_driver_version", _VERSION, "image tag or digest (sha256:<64 hex digits>)")):
         if values.get(field) and not pattern.match(values[field]):
             errors.add(field, "%r is not a valid %s" % (values[field], what))
     for secret in values["image_pull_secrets"]:

@@ -24,6 +24,15 @@ SRIOV_OPERATOR_CONFIG_NAME = "default"  # the SR-IOV operator reconciles only th
 MELLANOX_VENDOR_ID = "15b3"
 SRIOV_RESOURCE_PREFIX = "openshift.io"  # fixed by the SR-IOV Network Operator on OpenShift
 MCO_ROLE_LABEL = "machineconfiguration.openshift.io/role"
+# Both operators take a digest in an image's `version` and join it with '@' instead of ':' (network-operator
+# pkg/render/render.go imagePath, gpu-operator api/nvidia/v1 imagePath): "sha256:<64 hex digits>".
+IMAGE_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")
+
+
+def image_reference(repository, image, version):
+    """repository/image:tag, or repository/image@sha256:... when the version is a digest (as the operators join them)."""
+    separator = "@" if IMAGE_DIGEST.match(str(version)) else ":"
+    return "%s/%s%s%s" % (str(repository).rstrip("/"), image, separator, version)
 
 # Apply order. Host preparation first (one pool reboot before drivers load), then operator
 # instances, the NIC driver before the GPU driver (peermem waits for it), SR-IOV pool settings

@@ -12,7 +12,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import reported
 
 # nvidia-smi topo relations between a GPU and a NIC, nearest first.
 AFFINITY_RANK = {"PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
@@ -282,7 +281,7 @@ def _check_sriov(values, groups, errors, warnings):
             if port["total_vfs"] is None or num_vfs == port["total_vfs"]:
                 continue
             where = "%s (%s) on node %s" % (port["netdev"] or port["pci_address"], port["pci_address"], port["node"])
-            if port["vendor_id"] == reported.MELLANOX_VENDOR:
+            if port["vendor_id"] == names.MELLANOX_VENDOR_ID:
                 # The model bounds num_vfs by the operator's Mellanox limit; the firmware follows numVfs.
                 warnings.append("%s: %d differs from the %d VFs the firmware of %s enables (sriov_totalvfs from nic_facts); the "
                                 "SR-IOV operator rewrites NUM_OF_VFS and reboots the node" % (

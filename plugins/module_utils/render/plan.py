@@ -78,8 +78,8 @@ def images_of(manifests):
     def walk(value, path, obj):
         if isinstance(value, dict):
             if value.get("repository") and value.get("image") and value.get("version"):
-                found.append({"object": obj, "field": path, "image": "%s/%s:%s" % (
-                    value["repository"].rstrip("/"), value["image"], value["version"])})
+                found.append({"object": obj, "field": path,
+                              "image": names.image_reference(value["repository"], value["image"], value["version"])})
             elif isinstance(value.get("image"), str) and "/" in value["image"]:
                 found.append({"object": obj, "field": path, "image": value["image"]})
             for key, child in value.items():

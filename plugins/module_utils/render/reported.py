@@ -13,11 +13,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 
 # sriov-network-operator pkg/webhook/validate.go: the webhook's limit for Mellanox PFs. Below it, the Mellanox plugin
 # rewrites the firmware's NUM_OF_VFS to numVfs and reboots (pkg/vendors/mellanox/mellanox.go HandleTotalVfs), so the
 # totalvfs a Mellanox PF reports now is not its limit. Other vendors cannot exceed totalvfs.
-MELLANOX_VENDOR = "15b3"
 MELLANOX_MAX_VFS = 128
 
 
@@ -88,7 +88,7 @@ def _vf_problems(problems, num_vfs, iface, node):
     if total is None:
         return problems
     total, num_vfs = int(total), int(num_vfs)
-    if str(iface.get("vendor") or "").lower() == MELLANOX_VENDOR:
+    if str(iface.get("vendor") or "").lower() == names.MELLANOX_VENDOR_ID:
         if num_vfs > MELLANOX_MAX_VFS:
             problems["errors"].append("gpudirect_rdma_num_vfs: %d is more than the %d VFs the SR-IOV operator allows on "
                                       "a Mellanox NIC (%s); give at most %d." % (num_vfs, MELLANOX_MAX_VFS, _port(iface, node),

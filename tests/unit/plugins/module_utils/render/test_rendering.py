@@ -152,6 +152,25 @@ def test_image_overrides_replace_only_given_fields():
     assert ipoib == {"image": "ipoib-cni", "repository": "nvcr.io/nvidia/mellanox", "version": "network-operator-v25.10.0"}
 
 
+DIGEST = "sha256:" + "0123456789abcdef" * 4
+
+
+def test_image_versions_take_digests_and_are_listed_with_at():
+    """Issue 20 point 6: a digest pins an image; both operators join a `sha256:` version with '@'
+    (network-operator pkg/render/render.go, gpu-operator api/nvidia/v1 imagePath)."""
+    result = render(base_variables("shared_device", "infiniband", doca_driver_version=DIGEST, gpu_driver_version=DIGEST,
+                                   image_overrides={"ipoib_cni": {"version": DIGEST}}))
+    assert result["errors"] == []
+    spec = by_kind(result, "NicClusterPolicy")[0]["spec"]
+    assert spec["ofedDriver"]["version"] == DIGEST and spec["secondaryNetwork"]["ipoib"]["version"] == DIGEST
+    assert by_kind(result, "ClusterPolicy")[0]["spec"]["driver"]["version"] == DIGEST
+    images = [i["image"] for i in result["images"]]
+    assert "nvcr.io/nvidia/mellanox/doca-driver@" + DIGEST in images
+    assert "nvcr.io/nvidia/mellanox/ipoib-cni@" + DIGEST in images
+    bad = render_all(base_variables("shared_device", "infiniband", doca_driver_version="sha256:abc"))
+    assert [e for e in bad["errors"] if e.startswith("gpudirect_rdma_doca_driver_version: 'sha256:abc' is not a valid image tag or digest")]
+
+
 @pytest.mark.parametrize("version, repository, doca, rdma_plugin", [
     ("", "nvcr.io/nvidia/mellanox", "doca3.4.1-26.04-1.1.0.0-1", "network-operator-v26.4.1"),
     ("26.4.1", "nvcr.io/nvidia/mellanox", "doca3.4.1-26.04-1.1.0.0-1", "network-operator-v26.4.1"),
