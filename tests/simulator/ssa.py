@@ -167,6 +167,31 @@ def delete_at(obj, path):
         parent[:] = [i for i in parent if i != want]
 
 
+def _with_named_parents(paths, schema, builtin):
+    """The paths (a list item without its "." marker) plus every named field above one: top-level fields, properties
+    of a schema, and, for built-in kinds without a schema here, every field; not keys of a map
+    (additionalProperties) nor fields of an unknown-fields object of a custom resource."""
+    out = set()
+    for path in paths:
+        path = path[:-1] if path and path[-1] == "." else path
+        out.add(path)
+        node = schema
+        for depth, elem in enumerate(path[:-1]):
+            if not elem.startswith("f:"):
+                node = (node or {}).get("items")
+                continue
+            key = elem[2:]
+            if depth == 0:
+                named = True
+                node = _META_SCHEMA if key == "metadata" else _sub_schema(node, key)
+            else:
+                named = key in ((node or {}).get("properties") or {}) or (builtin and not node)
+                node = _sub_schema(node, key)
+            if named:
+                out.add(path[:depth + 1])
+    return out
+
+
 def merge_applied(current, applied, schema, builtin, field=None):
     """Merge an applied configuration into current: maps merge, associative lists merge by key, sets union,
     atomic lists and scalars are replaced."""
@@ -301,10 +326,14 @@ def apply(rtype, current, applied, manager, force=False, part="main"):
         others |= paths
         new_entries.append(e)
 
-    # Fields this manager applied before and no longer applies are removed unless someone else owns them.
-    for p in sorted(previously - applied_paths - others, key=len, reverse=True):
-        if p[-1] == "." and any(o[:len(p) - 1] == p[:-1] for o in others):
-            continue
+    # Fields this manager applied before and no longer applies are removed unless someone else owns them; so is a
+    # named field (struct member) above them that nobody owns any more, as a whole, while map keys are not
+    # (structured-merge-diff merge/update.go prune, addBackOwnedItems, addBackDanglingItems;
+    # fieldpath EnsureNamedFieldsAreMembers).
+    keep = _with_named_parents(others | applied_paths, schema, builtin)
+    keep |= {o[:n] for o in others for n in range(1, len(o)) if o[n - 1][:2] in ("k:", "v:")}  # items holding theirs
+    gone = _with_named_parents(previously, schema, builtin) - keep - {("f:metadata",)}
+    for p in sorted(gone, key=len):
         delete_at(base, p)
 
     applied_meta = applied.pop("metadata", {}) or {}
