@@ -290,6 +290,7 @@ def apply(rtype, current, applied, manager, force=False, part="main"):
     sub = _subresource_of(part)
 
     conflicts = []
+    taken = {}  # id(entry) -> the fields whose value this apply changes: force takes only those (same value: shared)
     for e in entries:
         if e.get("manager") == manager and e.get("operation") == "Apply":
             continue
@@ -300,6 +301,7 @@ def apply(rtype, current, applied, manager, force=False, part="main"):
                 continue
             if get_at(base, p) != get_at(applied, p):
                 conflicts.append((e["manager"], p))
+                taken.setdefault(id(e), set()).add(p)
     if conflicts and not force:
         where = "" if sub is None else " with subresource \"%s\"" % sub
         fields = ["conflict with \"%s\"%s: %s" % (m, where, _path_text(p)) for m, p in conflicts]
@@ -320,8 +322,10 @@ def apply(rtype, current, applied, manager, force=False, part="main"):
         if e is mine:
             continue
         paths = _entry_paths(e)
-        if force and e.get("subresource") == sub:
-            paths -= applied_paths
+        if force:
+            # structured-merge-diff merge/update.go (update): a forced apply removes the conflicting fields from the
+            # other managers; fields it sets to the value they already have stay shared.
+            paths -= taken.get(id(e), set())
         e["fieldsV1"] = to_fields_v1(paths)
         others |= paths
         new_entries.append(e)

@@ -220,3 +220,18 @@ def test_an_update_that_removes_fields_takes_them_from_every_manager(api, http):
     assert "f:metadata" not in owners["gpudirect.openshift"] and "f:spec" in owners["gpudirect.openshift"]
     assert owners["manager"] == {"f:metadata": {"f:annotations": {
         "f:operator.macvlannetwork.mellanox.com/last-network-namespace": {}}}}
+
+
+def test_a_forced_apply_takes_only_the_fields_whose_value_it_changes(api, http):
+    """structured-merge-diff merge/update.go (update): force moves the conflicting fields; a field applied with the
+    value it has stays shared with its Update owner, which keeps it when the applier stops applying it."""
+    api.store.set_served("mellanox.com", "macvlannetworks", True)
+    created = http.post(MACVLAN_PATH + "?fieldManager=OpenAPI-Generator", _macvlan(mtu=9000))
+    assert created.status_code == 201
+    out = _apply(http, MACVLAN_PATH + "/net", _macvlan(mtu=1500), "gpudirect.openshift", force=True).json()
+    owners = {m["manager"]: m["fieldsV1"] for m in out["metadata"]["managedFields"]}
+    assert "f:mtu" not in owners["OpenAPI-Generator"]["f:spec"] and "f:master" in owners["OpenAPI-Generator"]["f:spec"]
+    out = _apply(http, MACVLAN_PATH + "/net", {"apiVersion": "mellanox.com/v1alpha1", "kind": "MacvlanNetwork",
+                                               "metadata": {"name": "net"}, "spec": {"networkNamespace": "default"}},
+                 "gpudirect.openshift", force=True).json()
+    assert "mtu" not in out["spec"] and out["spec"]["master"] == "ens8f0np0"
