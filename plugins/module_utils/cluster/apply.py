@@ -196,7 +196,10 @@ def migration_patch(existing, manager=FIELD_MANAGER):
     operations = []
     if upgraded != entries:
         operations.append({"op": "replace", "path": "/metadata/managedFields", "value": upgraded})
-    operations.append({"op": "remove", "path": _pointer("metadata", "annotations", LAST_APPLIED_CONFIG_ANNOTATION)})
+    if len(meta["annotations"]) == 1:  # no empty map left behind, which the patch would make a field of ours
+        operations.append({"op": "remove", "path": "/metadata/annotations"})
+    else:
+        operations.append({"op": "remove", "path": _pointer("metadata", "annotations", LAST_APPLIED_CONFIG_ANNOTATION)})
     operations.append({"op": "replace", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")})
     return operations
 

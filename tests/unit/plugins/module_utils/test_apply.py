@@ -79,7 +79,8 @@ def csa_object():
     """What client-side apply left: the annotation, every field owned by the client's Update entry."""
     obj = live(fields=dict(OURS, **{"f:metadata": {"f:labels": {"f:app.kubernetes.io/managed-by": {}}, "f:annotations": {
         "f:" + LAST_APPLIED_CONFIG_ANNOTATION: {}}}}), manager="OpenAPI-Generator", operation="Update",
-        annotations={LAST_APPLIED_CONFIG_ANNOTATION: json.dumps(desired())})
+        annotations={LAST_APPLIED_CONFIG_ANNOTATION: json.dumps(desired()),
+                     "operator.macvlannetwork.mellanox.com/last-network-namespace": "default"})
     obj["metadata"]["managedFields"].insert(0, {"manager": "OpenAPI-Generator", "operation": "Update", "subresource": "status",
                                                 "apiVersion": "mellanox.com/v1alpha1", "fieldsType": "FieldsV1",
                                                 "fieldsV1": {"f:status": {"f:state": {}}}})
@@ -102,6 +103,9 @@ def test_migration_moves_the_client_side_appliers_fields_to_our_apply_entry_and_
     del after["metadata"]["managedFields"][1]["fieldsV1"]["f:metadata"]["f:annotations"]
     assert in_sync(after, desired())
     assert migration_patch(after) is None
+    # The annotation alone: the map goes, no empty one is left.
+    del obj["metadata"]["annotations"]["operator.macvlannetwork.mellanox.com/last-network-namespace"]
+    assert migration_patch(obj)[-2] == {"op": "remove", "path": "/metadata/annotations"}
 
 
 def test_migration_merges_into_an_existing_apply_entry_as_csaupgrade_does():
