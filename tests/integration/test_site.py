@@ -148,7 +148,7 @@ def test_the_machineconfig_is_rolled_out_before_the_nic_cluster_policy_exists(si
     run = run_playbook(sim, "-e", "@" + example("shared_device/infiniband"))
     assert run.rc == 0, run.output[-4000:]
     entries = sim.request_log
-    created = [(i, e["plural"]) for i, e in enumerate(entries) if e["verb"] == "create" and e.get("code") == 201
+    created = [(i, e["plural"]) for i, e in enumerate(entries) if e["verb"] in ("create", "patch") and e.get("code") == 201
                and e["plural"] in ("machineconfigs", "nicclusterpolicies")]
     order = [plural for _i, plural in created]
     assert order == ["machineconfigs", "nicclusterpolicies"], order
