@@ -151,6 +151,10 @@ class Permissions:
         self.namespaced = {}  # namespace -> {(group, resource): set(verbs)}
 
     def add(self, entry, scopes):
+        if entry["verb"] == "patch" and entry.get("created_name") and \
+                (entry.get("content_type") or "").startswith("application/apply-patch"):
+            # A server-side apply that creates is authorized as a create as well (k8s.io/apiserver handlers/patch.go).
+            self.add(dict(entry, verb="create"), scopes)
         group, plural = entry.get("group") or "", entry["plural"]
         resource = plural + ("/" + entry["subresource"] if entry.get("subresource") else "")
         verb, namespace = entry["verb"], entry.get("namespace")

@@ -14,10 +14,14 @@ short_description: Apply a set of Kubernetes manifests with no write when nothin
 version_added: 0.1.0
 author: gpudirect.openshift maintainers (@gpudirect)
 description:
-  - Reads each kind once per namespace (one list request), compares every manifest with the live object using
-    kubernetes.core's three-way merge (the C(kubectl.kubernetes.io/last-applied-configuration) annotation, as
-    C(kubectl apply) does) and creates or patches only the objects that differ. A re-run on a converged cluster
-    makes no write request.
+  - Reads each kind once per namespace (one list request) and writes by server-side apply under the field manager
+    C(gpudirect.openshift), with force. An object is left alone, with no request, when that manager owns exactly
+    the fields of its manifest (C(metadata.managedFields)) and each has the manifest's value, so a re-run on a
+    converged cluster makes no write request, whatever annotations an operator rewrote. Fields dropped from a
+    manifest are removed from the object unless another field manager owns them.
+  - Objects created by client-side apply (the C(kubectl.kubernetes.io/last-applied-configuration) annotation, as
+    earlier releases of this collection wrote them) are migrated once as C(kubectl) does, by one JSON patch that
+    moves the fields of the manager that wrote the annotation to C(gpudirect.openshift) and removes the annotation.
   - With O(prune_kinds), deletes objects of those kinds that carry O(prune_label_selector) but are no longer in
     O(manifests), last kind first, so switching configuration leaves nothing stale.
   - Labels every applied object with C(app.kubernetes.io/managed-by=gpudirect.openshift) so teardown and pruning

@@ -1,5 +1,7 @@
 """site.yml end to end on the simulator: the six configurations, re-runs, check mode, method switches."""
 
+import json
+
 import pytest
 import yaml
 
@@ -146,7 +148,7 @@ def test_the_machineconfig_is_rolled_out_before_the_nic_cluster_policy_exists(si
     run = run_playbook(sim, "-e", "@" + example("shared_device/infiniband"))
     assert run.rc == 0, run.output[-4000:]
     entries = sim.request_log
-    created = [(i, e["plural"]) for i, e in enumerate(entries) if e["verb"] == "create" and e.get("code") == 201
+    created = [(i, e["plural"]) for i, e in enumerate(entries) if e["verb"] in ("create", "patch") and e.get("code") == 201
                and e["plural"] in ("machineconfigs", "nicclusterpolicies")]
     order = [plural for _i, plural in created]
     assert order == ["machineconfigs", "nicclusterpolicies"], order
@@ -263,3 +265,97 @@ def test_sriov_wait_is_not_satisfied_by_the_node_states_stale_status(sim_factory
     assert sriov_applied_everywhere(sim, 4), "site.yml returned before every node applied the change"
     again = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4")
     assert again.rc == 0 and again.changed == 0 and again.writes == 0, again.output[-4000:]
+
+
+# --------------------------------------------------------------------------------------------- server-side apply
+
+OPERATOR_ANNOTATION = "operator.macvlannetwork.mellanox.com/last-network-namespace"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def macvlan(sim):
+    (network,) = objects(sim, "mellanox.com/v1alpha1", "MacvlanNetwork")
+    return network
+
+
+def writes_of(sim, run):
+    """(verb, plural, name, content type) of each write a run made."""
+    return [(r["verb"], r["plural"], r["name"], r["content_type"]) for r in sim.request_log[len(sim.request_log) - run.requests:]
+            if r["verb"] in ("create", "patch", "update", "delete") and not r.get("dry_run")]
+
+
+def test_rerun_after_the_operator_rewrote_annotations_makes_no_write(sim_factory):
+    """The network operator replaces a MacvlanNetwork's annotations (last-applied-configuration too): a re-run must
+    still see the cluster in sync, as the decision rests on managedFields, not on that annotation."""
+    sim = sim_factory(profile="mixed-lab")
+    first = run_playbook(sim, "-e", "@" + example("shared_device/roce"))
+    assert first.rc == 0, first.output[-4000:]
+    wait(lambda: (macvlan(sim)["metadata"].get("annotations") or {}).get(OPERATOR_ANNOTATION) == "default",
+         what="the operator's annotation")
+    assert macvlan(sim)["metadata"]["annotations"] == {OPERATOR_ANNOTATION: "default"}
+    again = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", "gpudirect_always_converge=true")
+    assert again.rc == 0, again.output[-4000:]
+    assert again.changed == 0 and again.writes == 0, writes_of(sim, again)
+
+
+def test_an_option_removed_from_the_input_is_removed_from_the_object(sim_factory):
+    sim = sim_factory(profile="mixed-lab")
+    first = run_playbook(sim, "-e", "@" + example("shared_device/roce"))
+    assert first.rc == 0, first.output[-4000:]
+    assert macvlan(sim)["spec"]["mtu"] == 1500
+    without = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", '{"gpudirect_rdma_mtu": null}')
+    assert without.rc == 0, without.output[-4000:]
+    assert "mtu" not in macvlan(sim)["spec"]
+    assert without.writes == 1, writes_of(sim, without)  # the one apply of the MacvlanNetwork
+    again = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", '{"gpudirect_rdma_mtu": null}')
+    assert again.rc == 0 and again.changed == 0 and again.writes == 0, writes_of(sim, again)
+
+
+def as_left_by_client_side_apply(sim):
+    """Turn what the collection applied into what its earlier client-side applier left: the fields owned by the
+    kubernetes client's Update entry (its user agent, OpenAPI-Generator), plus the last-applied annotation."""
+    converted = []
+    for rtype in sim.store.resource_types():
+        try:
+            items, _rv = sim.store.list(rtype)
+        except Exception:  # not served
+            continue
+        for obj in items:
+            entries = obj["metadata"].get("managedFields") or []
+            if not any(e["manager"] == "gpudirect.openshift" and e["operation"] == "Apply" for e in entries):
+                continue
+
+            def edit(live):
+                applied = {"apiVersion": live["apiVersion"], "kind": live["kind"], "spec": live.get("spec"),
+                           "metadata": {k: live["metadata"][k] for k in ("name", "namespace", "labels") if k in live["metadata"]}}
+                live["metadata"].setdefault("annotations", {})[LAST_APPLIED] = json.dumps(applied)
+                for entry in live["metadata"]["managedFields"]:
+                    if entry["manager"] == "gpudirect.openshift" and entry["operation"] == "Apply":
+                        entry.update(manager="OpenAPI-Generator", operation="Update")
+                        entry["fieldsV1"].setdefault("f:metadata", {}).setdefault("f:annotations", {})["f:" + LAST_APPLIED] = {}
+
+            meta = obj["metadata"]
+            sim.store.mutate(rtype, meta.get("namespace"), meta["name"], edit)
+            converted.append((rtype, meta.get("namespace"), meta["name"]))
+    return converted
+
+
+def test_objects_of_the_client_side_applier_are_migrated_once_and_then_pruned_by_server_side_apply(sim_factory):
+    sim = sim_factory(profile="mixed-lab")
+    first = run_playbook(sim, "-e", "@" + example("shared_device/roce"))
+    assert first.rc == 0, first.output[-4000:]
+    legacy = as_left_by_client_side_apply(sim)
+    assert len(legacy) >= 3
+    # The migration run also drops mtu from the input: the field moved to our manager, so the apply removes it.
+    migrating = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", '{"gpudirect_rdma_mtu": null}')
+    assert migrating.rc == 0, migrating.output[-4000:]
+    assert "mtu" not in macvlan(sim)["spec"]
+    patches = [w for w in writes_of(sim, migrating) if w[0] == "patch"]
+    assert len(patches) == migrating.writes == len(legacy) + 1, writes_of(sim, migrating)  # one per object, one apply
+    for rtype, namespace, name in legacy:
+        obj = sim.store.get(rtype, namespace, name)
+        assert LAST_APPLIED not in (obj["metadata"].get("annotations") or {}), name
+        assert [e["manager"] for e in obj["metadata"]["managedFields"] if not e.get("subresource")
+                and e["manager"] in ("OpenAPI-Generator", "gpudirect.openshift")] == ["gpudirect.openshift"], name
+    again = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", '{"gpudirect_rdma_mtu": null}')
+    assert again.rc == 0 and again.changed == 0 and again.writes == 0, writes_of(sim, again)

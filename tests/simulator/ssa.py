@@ -167,6 +167,31 @@ def delete_at(obj, path):
         parent[:] = [i for i in parent if i != want]
 
 
+def _with_named_parents(paths, schema, builtin):
+    """The paths (a list item without its "." marker) plus every named field above one: top-level fields, properties
+    of a schema, and, for built-in kinds without a schema here, every field; not keys of a map
+    (additionalProperties) nor fields of an unknown-fields object of a custom resource."""
+    out = set()
+    for path in paths:
+        path = path[:-1] if path and path[-1] == "." else path
+        out.add(path)
+        node = schema
+        for depth, elem in enumerate(path[:-1]):
+            if not elem.startswith("f:"):
+                node = (node or {}).get("items")
+                continue
+            key = elem[2:]
+            if depth == 0:
+                named = True
+                node = _META_SCHEMA if key == "metadata" else _sub_schema(node, key)
+            else:
+                named = key in ((node or {}).get("properties") or {}) or (builtin and not node)
+                node = _sub_schema(node, key)
+            if named:
+                out.add(path[:depth + 1])
+    return out
+
+
 def merge_applied(current, applied, schema, builtin, field=None):
     """Merge an applied configuration into current: maps merge, associative lists merge by key, sets union,
     atomic lists and scalars are replaced."""
@@ -265,6 +290,7 @@ def apply(rtype, current, applied, manager, force=False, part="main"):
     sub = _subresource_of(part)
 
     conflicts = []
+    taken = {}  # id(entry) -> the fields whose value this apply changes: force takes only those (same value: shared)
     for e in entries:
         if e.get("manager") == manager and e.get("operation") == "Apply":
             continue
@@ -275,6 +301,7 @@ def apply(rtype, current, applied, manager, force=False, part="main"):
                 continue
             if get_at(base, p) != get_at(applied, p):
                 conflicts.append((e["manager"], p))
+                taken.setdefault(id(e), set()).add(p)
     if conflicts and not force:
         where = "" if sub is None else " with subresource \"%s\"" % sub
         fields = ["conflict with \"%s\"%s: %s" % (m, where, _path_text(p)) for m, p in conflicts]
@@ -295,16 +322,22 @@ def apply(rtype, current, applied, manager, force=False, part="main"):
         if e is mine:
             continue
         paths = _entry_paths(e)
-        if force and e.get("subresource") == sub:
-            paths -= applied_paths
+        if force:
+            # structured-merge-diff merge/update.go (update): a forced apply removes the conflicting fields from the
+            # other managers; fields it sets to the value they already have stay shared.
+            paths -= taken.get(id(e), set())
         e["fieldsV1"] = to_fields_v1(paths)
         others |= paths
         new_entries.append(e)
 
-    # Fields this manager applied before and no longer applies are removed unless someone else owns them.
-    for p in sorted(previously - applied_paths - others, key=len, reverse=True):
-        if p[-1] == "." and any(o[:len(p) - 1] == p[:-1] for o in others):
-            continue
+    # Fields this manager applied before and no longer applies are removed unless someone else owns them; so is a
+    # named field (struct member) above them that nobody owns any more, as a whole, while map keys are not
+    # (structured-merge-diff merge/update.go prune, addBackOwnedItems, addBackDanglingItems;
+    # fieldpath EnsureNamedFieldsAreMembers).
+    keep = _with_named_parents(others | applied_paths, schema, builtin)
+    keep |= {o[:n] for o in others for n in range(1, len(o)) if o[n - 1][:2] in ("k:", "v:")}  # items holding theirs
+    gone = _with_named_parents(previously, schema, builtin) - keep - {("f:metadata",)}
+    for p in sorted(gone, key=len):
         delete_at(base, p)
 
     applied_meta = applied.pop("metadata", {}) or {}

@@ -163,3 +163,75 @@ def test_server_side_apply_dry_run_writes_nothing(api, http):
     assert resp.status_code == 201
     assert api.store.current_resource_version == rv
     assert http.get(CM_PATH + "/dry").status_code == 404
+
+
+MACVLAN_PATH = "/apis/mellanox.com/v1alpha1/macvlannetworks"
+
+
+def _macvlan(**spec):
+    return {"apiVersion": "mellanox.com/v1alpha1", "kind": "MacvlanNetwork", "metadata": {"name": "net"},
+            "spec": dict({"networkNamespace": "default", "master": "ens8f0np0", "mode": "bridge"}, **spec)}
+
+
+def test_server_side_apply_removes_a_custom_resource_field_no_longer_applied(api, http):
+    """structured-merge-diff merge/update.go (prune): a field the manager applied before and applies no more is
+    removed when no other manager owns it, and kept while another one does."""
+    api.store.set_served("mellanox.com", "macvlannetworks", True)
+    assert _apply(http, MACVLAN_PATH + "/net", _macvlan(mtu=9000), "gpudirect.openshift", force=True).status_code == 201
+    out = _apply(http, MACVLAN_PATH + "/net", _macvlan(), "gpudirect.openshift", force=True).json()
+    assert "mtu" not in out["spec"] and out["spec"]["master"] == "ens8f0np0"
+    assert out["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"] == {
+        "f:master": {}, "f:mode": {}, "f:networkNamespace": {}}
+    # Set again, then changed by an Update of another client: that one owns it now, so it stays when we stop applying.
+    _apply(http, MACVLAN_PATH + "/net", _macvlan(mtu=9000), "gpudirect.openshift", force=True)
+    http.patch(MACVLAN_PATH + "/net?fieldManager=admin", {"spec": {"mtu": 1500}})
+    out = _apply(http, MACVLAN_PATH + "/net", _macvlan(), "gpudirect.openshift", force=True).json()
+    assert out["spec"]["mtu"] == 1500
+
+
+def test_server_side_apply_removes_a_named_field_left_empty(api, http):
+    """fieldpath EnsureNamedFieldsAreMembers: a struct field above the removed fields that nobody owns any more goes
+    as a whole (no empty object is left behind)."""
+    served_ncp(api)
+    body = ncp_body()
+    body["spec"]["rdmaSharedDevicePlugin"] = {"image": "k8s-rdma-shared-dev-plugin", "repository": "r", "version": "v1"}
+    assert _apply(http, NCP_PATH + "/nic-cluster-policy", body, "gpudirect.openshift").status_code == 201
+    out = _apply(http, NCP_PATH + "/nic-cluster-policy", ncp_body(), "gpudirect.openshift").json()
+    assert set(out["spec"]) == {"ofedDriver"}
+    labelled = ncp_body()
+    labelled["metadata"]["labels"] = {"app.kubernetes.io/managed-by": "gpudirect.openshift"}
+    _apply(http, NCP_PATH + "/nic-cluster-policy", labelled, "gpudirect.openshift")
+    out = _apply(http, NCP_PATH + "/nic-cluster-policy", ncp_body(), "gpudirect.openshift").json()
+    assert "labels" not in out["metadata"]
+
+
+def test_an_update_that_removes_fields_takes_them_from_every_manager(api, http):
+    """k8s.io/apiserver fieldmanager (structured-merge-diff Updater.update): fields an Update removes leave every
+    manager's set, so the applier no longer owns an annotation an operator's Update dropped."""
+    api.store.set_served("mellanox.com", "macvlannetworks", True)
+    body = _macvlan()
+    body["metadata"]["annotations"] = {"team": "rdma"}
+    _apply(http, MACVLAN_PATH + "/net", body, "gpudirect.openshift", force=True)
+    current = http.get(MACVLAN_PATH + "/net").json()
+    current["metadata"]["annotations"] = {"operator.macvlannetwork.mellanox.com/last-network-namespace": "default"}
+    current["metadata"].pop("managedFields")
+    assert http.put(MACVLAN_PATH + "/net?fieldManager=manager", current).status_code == 200
+    owners = {m["manager"]: m["fieldsV1"] for m in http.get(MACVLAN_PATH + "/net").json()["metadata"]["managedFields"]}
+    assert "f:metadata" not in owners["gpudirect.openshift"] and "f:spec" in owners["gpudirect.openshift"]
+    assert owners["manager"] == {"f:metadata": {"f:annotations": {
+        "f:operator.macvlannetwork.mellanox.com/last-network-namespace": {}}}}
+
+
+def test_a_forced_apply_takes_only_the_fields_whose_value_it_changes(api, http):
+    """structured-merge-diff merge/update.go (update): force moves the conflicting fields; a field applied with the
+    value it has stays shared with its Update owner, which keeps it when the applier stops applying it."""
+    api.store.set_served("mellanox.com", "macvlannetworks", True)
+    created = http.post(MACVLAN_PATH + "?fieldManager=OpenAPI-Generator", _macvlan(mtu=9000))
+    assert created.status_code == 201
+    out = _apply(http, MACVLAN_PATH + "/net", _macvlan(mtu=1500), "gpudirect.openshift", force=True).json()
+    owners = {m["manager"]: m["fieldsV1"] for m in out["metadata"]["managedFields"]}
+    assert "f:mtu" not in owners["OpenAPI-Generator"]["f:spec"] and "f:master" in owners["OpenAPI-Generator"]["f:spec"]
+    out = _apply(http, MACVLAN_PATH + "/net", {"apiVersion": "mellanox.com/v1alpha1", "kind": "MacvlanNetwork",
+                                               "metadata": {"name": "net"}, "spec": {"networkNamespace": "default"}},
+                 "gpudirect.openshift", force=True).json()
+    assert "mtu" not in out["spec"] and out["spec"]["master"] == "ens8f0np0"

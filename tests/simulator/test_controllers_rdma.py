@@ -61,6 +61,35 @@ def test_network_operator_networks_render_nads(lab):
     wait(lambda: lab.get(NAD, "NetworkAttachmentDefinition", "rdmashared-net", "default") is None, what="NAD removed")
 
 
+def test_network_operator_replaces_the_annotations_of_macvlan_and_ipoib_networks(lab):
+    """Mellanox/network-operator pkg/state/state_macvlan_network.go, state_ipoib_network.go (updateNetAttDefNamespace):
+    an Update replaces the whole annotation map, last-applied-configuration included; state_hostdevice_network.go
+    leaves a HostDeviceNetwork's annotations alone. The Update is recorded under the field manager "manager"."""
+    lab.install("nvidia-network-operator")
+    last_applied = {"kubectl.kubernetes.io/last-applied-configuration": "{}", "team": "rdma"}
+    specs = {"MacvlanNetwork": {"networkNamespace": "default", "master": "ens8f0np0", "mode": "bridge", "ipam": IPAM},
+             "IPoIBNetwork": {"networkNamespace": "default", "master": "ibs2f0", "ipam": IPAM},
+             "HostDeviceNetwork": {"networkNamespace": "default", "resourceName": "hostdev", "ipam": IPAM}}
+    for kind, spec in specs.items():
+        lab.create({"apiVersion": MLX, "kind": kind, "metadata": {"name": kind.lower(), "annotations": dict(last_applied)},
+                    "spec": spec})
+    for kind, annotation in (("MacvlanNetwork", "operator.macvlannetwork.mellanox.com/last-network-namespace"),
+                             ("IPoIBNetwork", "operator.ipoibnetwork.mellanox.com/last-network-namespace")):
+        wait(lambda k=kind: (lab.get(MLX, k, k.lower())["metadata"].get("annotations") or {}) != last_applied,
+             what="%s annotations rewritten" % kind)
+        cr = lab.get(MLX, kind, kind.lower())
+        assert cr["metadata"]["annotations"] == {annotation: "default"}
+        owners = {(m["manager"], m["operation"]): m["fieldsV1"] for m in cr["metadata"]["managedFields"]}
+        assert owners[("manager", "Update")] == {"f:metadata": {"f:annotations": {"f:" + annotation: {}}}}
+        # Converged: the operator does not write the CR again.
+        wait(lambda k=kind: net_state(lab, k, k.lower()) == "ready", what="%s ready" % kind)
+        lab.patch(MLX, kind, kind.lower(), {"spec": {"ipam": IPAM.replace("225/28", "226/28")}})
+        time.sleep(0.1)
+        assert lab.get(MLX, kind, kind.lower())["metadata"]["annotations"] == {annotation: "default"}
+    wait(lambda: net_state(lab, "HostDeviceNetwork", "hostdevicenetwork") == "ready", what="HostDeviceNetwork ready")
+    assert lab.get(MLX, "HostDeviceNetwork", "hostdevicenetwork")["metadata"]["annotations"] == last_applied
+
+
 def test_a_deleted_nad_is_rendered_again_while_its_network_exists(lab):
     lab.install("nvidia-network-operator")
     lab.create({"apiVersion": MLX, "kind": "MacvlanNetwork", "metadata": {"name": "rdmashared-net"},

@@ -4,11 +4,17 @@
 
 """Apply a set of manifests with one list request per kind, and prune what the set no longer holds.
 
-kubernetes.core.k8s with ``state: present`` sends a PATCH for every existing object even when
-nothing changed, and ``apply: true`` reads each object up to three times. Re-runs of site.yml must
-make no writes and at most one read per object, so this reads each (kind, namespace) once, decides
-with kubernetes.core's own three-way merge (``apply_patch``, the last-applied-configuration
-annotation, compatible with ``kubectl apply``), and writes only what differs.
+Objects are written by server-side apply under the field manager ``gpudirect.openshift`` (force: the fields we
+set are ours). The API server records in ``metadata.managedFields`` which fields each manager owns, so the
+decision needs no annotation that someone else may rewrite (the network operator replaces the annotations of
+MacvlanNetwork/IPoIBNetwork): an object is left alone, with no request, when our manager owns exactly the
+fields we desire and each has our value; otherwise one apply sets them, and the server removes the fields we
+owned and no longer desire. kubernetes.core.k8s would read each object again (``apply_object``) or patch every
+time; this reads each (kind, namespace) once.
+
+Objects written earlier by client-side apply (``kubectl.kubernetes.io/last-applied-configuration``, fields owned
+by an Update manager) are migrated once as kubectl does (k8s.io/client-go util/csaupgrade): the fields of the
+manager that wrote the annotation become our Apply manager's, and the annotation goes, in one JSON patch.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,11 +22,18 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import json
 
-from ansible_collections.kubernetes.core.plugins.module_utils.apply import LAST_APPLIED_CONFIG_ANNOTATION, annotate, apply_patch
+from ansible_collections.kubernetes.core.plugins.module_utils.apply import LAST_APPLIED_CONFIG_ANNOTATION
 from ansible.module_utils.common.dict_transformations import dict_merge
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+
+FIELD_MANAGER = "gpudirect.openshift"
+LAST_APPLIED_FIELD = ("f:metadata", "f:annotations", "f:" + LAST_APPLIED_CONFIG_ANNOTATION)
+# metadata the API server never records in managedFields
+_UNTRACKED_META = frozenset(["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+                             "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink", "generateName"])
 
 
 def identity(obj):
@@ -48,16 +61,160 @@ def _strip(obj):
     return clean
 
 
-def merge_patched(target, patch):
-    """The object a JSON merge patch (RFC 7386) would produce; None deletes a key, lists replace."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
+_MISSING = object()
+
+
+def managed_entry(obj, manager=FIELD_MANAGER, operation="Apply"):
+    """The managedFields entry of ``manager`` for ``operation`` on the main resource (not a subresource), or None."""
+    for entry in (obj.get("metadata") or {}).get("managedFields") or []:
+        if entry.get("manager") == manager and entry.get("operation") == operation and not entry.get("subresource"):
+            return entry
+    return None
+
+
+def applied_body(desired):
+    """What server-side apply records of a manifest: no apiVersion, kind, status, nor the metadata it never tracks."""
+    body = dict((k, v) for k, v in desired.items() if k not in ("apiVersion", "kind", "status", "metadata"))
+    meta = dict((k, v) for k, v in (desired.get("metadata") or {}).items() if k not in _UNTRACKED_META)
+    if meta:
+        body["metadata"] = meta
+    return body
+
+
+def _item_matches(item, key):
+    return isinstance(item, dict) and all(k in item and item[k] == v for k, v in key.items())
+
+
+def owns_exactly(desired, current, fields):
+    """Whether the fieldsV1 tree ``fields`` names exactly the fields of ``desired`` (so there is nothing to add and
+    nothing to prune) and ``current`` holds each with the desired value. List items are matched by the key or value
+    fieldsV1 records (``k:{...}``, ``v:...``), so no schema is needed."""
+    children = dict((k, v) for k, v in (fields or {}).items() if k != ".")
+    if not children:  # a leaf: scalar, atomic list or map, empty object
+        return current is not _MISSING and current == desired
+    if isinstance(desired, dict):
+        if not isinstance(current, dict) or set(children) != set("f:" + k for k in desired):
+            return False
+        return all(owns_exactly(v, current.get(k, _MISSING), children["f:" + k]) for k, v in desired.items())
+    if not isinstance(desired, list) or not isinstance(current, list) or len(children) != len(desired):
+        return False
+    for child, sub in children.items():
+        prefix, _sep, text = child.partition(":")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return False
+        if prefix == "v":
+            if value not in desired or value not in current:
+                return False
+        elif prefix == "k" and isinstance(value, dict):
+            wanted = [i for i in desired if _item_matches(i, value)]
+            found = [i for i in current if _item_matches(i, value)]
+            if len(wanted) != 1 or len(found) != 1 or not owns_exactly(wanted[0], found[0], sub):
+                return False
         else:
-            result[key] = merge_patched(result.get(key), value)
+            return False
+    return True
+
+
+def in_sync(existing, desired, manager=FIELD_MANAGER):
+    """True when applying ``desired`` would change nothing: our Apply entry, at the desired apiVersion, owns exactly
+    the desired fields and the object holds our values (another manager's later change to one of them moves it
+    away from us, so it is re-applied)."""
+    entry = managed_entry(existing, manager)
+    if entry is None or entry.get("apiVersion") != desired.get("apiVersion") or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
+        return False
+    return owns_exactly(applied_body(desired), existing, entry.get("fieldsV1") or {})
+
+
+def _has_path(fields, path):
+    node = fields or {}
+    for elem in path:
+        if not isinstance(node, dict) or elem not in node:
+            return False
+        node = node[elem]
+    return True
+
+
+def _union(left, right):
+    out = copy.deepcopy(left or {})
+    for key, value in (right or {}).items():
+        out[key] = _union(out.get(key), value)
+    return out
+
+
+def csa_managers(obj):
+    """Update managers of the main resource that own the last-applied annotation: the client-side appliers."""
+    names = []
+    for entry in (obj.get("metadata") or {}).get("managedFields") or []:
+        if entry.get("operation") == "Update" and not entry.get("subresource") and entry.get("manager") not in names \
+                and _has_path(entry.get("fieldsV1"), LAST_APPLIED_FIELD):
+            names.append(entry.get("manager"))
+    return names
+
+
+def upgraded_managed_fields(entries, csa_manager, ssa_manager=FIELD_MANAGER):
+    """managedFields with ``csa_manager``'s Update fields moved into ``ssa_manager``'s Apply entry, following
+    k8s.io/client-go util/csaupgrade (upgradedManagedFields): without an Apply entry the newest Update entry of
+    the client-side manager becomes it; an Update entry of the same apiVersion is merged in; the others go."""
+    entries = copy.deepcopy(entries or [])
+
+    def is_csa(entry):
+        return entry.get("manager") == csa_manager and entry.get("operation") == "Update" and not entry.get("subresource")
+
+    target = next((e for e in entries if e.get("manager") == ssa_manager and e.get("operation") == "Apply"
+                   and not e.get("subresource")), None)
+    if target is None:
+        target = next((e for e in entries if is_csa(e)), None)
+        if target is None:
+            return entries
+        target.update(manager=ssa_manager, operation="Apply")
+    merged = next((e for e in entries if is_csa(e) and e.get("apiVersion") == target.get("apiVersion")), None)
+    if merged is not None:
+        target["fieldsV1"] = _union(target.get("fieldsV1"), merged.get("fieldsV1"))
+    return [e for e in entries if not is_csa(e)]
+
+
+def _pointer(*parts):
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def migration_patch(existing, manager=FIELD_MANAGER):
+    """JSON patch operations that move an object written by client-side apply to server-side apply, or None.
+
+    Needed once: the object carries last-applied-configuration and no Apply entry of ours. The fields of the
+    manager(s) that wrote the annotation become ours (so fields dropped from the input since are pruned by the
+    next apply), and the annotation is removed; the resourceVersion makes a concurrent write a 409, as csaupgrade
+    does, instead of overwriting managedFields someone just changed."""
+    meta = existing.get("metadata") or {}
+    if LAST_APPLIED_CONFIG_ANNOTATION not in (meta.get("annotations") or {}) or managed_entry(existing, manager) is not None:
+        return None
+    entries = meta.get("managedFields") or []
+    upgraded = entries
+    for name in csa_managers(existing):
+        upgraded = upgraded_managed_fields(upgraded, name, manager)
+    operations = []
+    if upgraded != entries:
+        operations.append({"op": "replace", "path": "/metadata/managedFields", "value": upgraded})
+    if len(meta["annotations"]) == 1:  # no empty map left behind, which the patch would make a field of ours
+        operations.append({"op": "remove", "path": "/metadata/annotations"})
+    else:
+        operations.append({"op": "remove", "path": _pointer("metadata", "annotations", LAST_APPLIED_CONFIG_ANNOTATION)})
+    operations.append({"op": "replace", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")})
+    return operations
+
+
+def migrated(existing, operations):
+    """The object ``migration_patch``'s operations produce (for check mode without server-side dry run)."""
+    result = copy.deepcopy(existing)
+    meta = result["metadata"]
+    for operation in operations:
+        if operation["path"] == "/metadata/managedFields":
+            meta["managedFields"] = copy.deepcopy(operation["value"])
+    annotations = meta.get("annotations") or {}
+    annotations.pop(LAST_APPLIED_CONFIG_ANNOTATION, None)
+    if not annotations:
+        meta.pop("annotations", None)
     return result
 
 
@@ -140,21 +297,21 @@ class ManifestApplier:
         if resource.namespaced and not namespace:
             raise ClusterError("%s is namespaced but has no metadata.namespace" % describe(desired))
         existing = self._existing(resource, namespace).get((namespace, meta["name"]))
+        current = existing
+        if existing is not None:
+            existing.setdefault("apiVersion", desired["apiVersion"])
+            existing.setdefault("kind", desired["kind"])
+            operations = migration_patch(existing)
+            if operations:
+                current = self.cluster.json_patch(resource, meta["name"], namespace, operations, FIELD_MANAGER) or migrated(existing, operations)
+            if in_sync(current, desired):
+                self._record("unchanged" if current is existing else "patched", desired, existing, current)
+                return
+        after = self.cluster.server_side_apply(resource, desired, FIELD_MANAGER, force=True)
         if existing is None:
-            body = dict_merge(desired, annotate(desired))
-            created = self.cluster.create(resource, body)
-            self._record("created", desired, None, created or body)
-            return
-        existing.setdefault("apiVersion", desired["apiVersion"])
-        existing.setdefault("kind", desired["kind"])
-        actual, patch = apply_patch(existing, desired)
-        # kubernetes.core's delta always carries lists of custom resources; only a patch that would
-        # change the object is worth a request.
-        if patch is actual or patch == actual or merge_patched(actual, patch) == actual:
-            self._record("unchanged", desired)
-            return
-        after = self.cluster.merge_patch(resource, meta["name"], namespace, patch)
-        self._record("patched", desired, existing, after or dict_merge(existing, patch))
+            self._record("created", desired, None, after or desired)
+        else:
+            self._record("patched", desired, existing, after or dict_merge(current, desired))
 
     def prune(self, keep, kinds, label_selector, namespaces=None):
         """Delete labelled objects of ``kinds`` that are not in ``keep``, last kind first. With ``namespaces``,

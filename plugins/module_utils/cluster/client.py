@@ -313,6 +313,38 @@ class ClusterClient:
                     raise
         return None
 
+    def server_side_apply(self, resource, body, field_manager, force=True, conflict_attempts=5):
+        """Server-side apply (a PATCH of type application/apply-patch+yaml; JSON is YAML) under ``field_manager``;
+        creates the object when it does not exist. ``force`` takes the fields whose value it changes from other
+        managers instead of failing with a conflict. It carries no resourceVersion, so a 409 that is no field
+        conflict (a lost race between writers) is answered by sending it again. Returns the resulting object
+        (the one that would result, in dry-run); None when writes are skipped."""
+        if self.skip_writes:
+            return None
+        meta = body["metadata"]
+        path = resource.path(name=meta["name"], namespace=meta.get("namespace") if resource.namespaced else None)
+        params = dict(self._write_params(), field_manager=field_manager)
+        if force:
+            params["force_conflicts"] = "true"
+        for attempt in range(conflict_attempts):
+            try:
+                return self._request("patch", path, body=body, content_type="application/apply-patch+yaml", **params)
+            except Exception as exc:  # pylint: disable=broad-except
+                if api_status(exc) != 409 or attempt == conflict_attempts - 1 or not force or meta.get("resourceVersion"):
+                    raise
+        return None
+
+    def json_patch(self, resource, name, namespace, operations, field_manager=None):
+        """A JSON patch (RFC 6902), sent once: callers put a resourceVersion in it, so a 409 means a real conflict.
+        Returns the resulting object; None when writes are skipped."""
+        if self.skip_writes:
+            return None
+        path = resource.path(name=name, namespace=namespace if resource.namespaced else None)
+        params = self._write_params()
+        if field_manager:
+            params["field_manager"] = field_manager
+        return self._request("patch", path, body=operations, content_type="application/json-patch+json", **params)
+
     def delete(self, resource, name, namespace=None, propagation_policy="Background"):
         """Delete; returns the server's answer, or None when the object was already gone."""
         if self.skip_writes:

@@ -210,6 +210,12 @@ class SnapshotClient:
     def merge_patch(self, resource, name, namespace, patch):
         return None
 
+    def server_side_apply(self, resource, body, field_manager, force=True):
+        return None
+
+    def json_patch(self, resource, name, namespace, operations, field_manager=None):
+        return None
+
     def delete(self, resource, name, namespace=None, propagation_policy="Background"):
         return {}
 

@@ -8,6 +8,7 @@ import random
 import threading
 
 from ..errors import ApiError
+from ..ssa import record_update
 
 log = logging.getLogger("simulator.controllers")
 
@@ -188,6 +189,18 @@ class Runtime:
 
     def mutate(self, group, plural, namespace, name, fn):
         return self.store.mutate(self.require(group, plural), namespace, name, fn)
+
+    def update_as(self, group, plural, namespace, name, fn, manager):
+        """mutate() as an Update through the API by field manager `manager`: managedFields record it like the
+        apiserver does (the fields it changed become its own, fields it removed leave every manager)."""
+        t = self.require(group, plural)
+
+        def edit(obj):
+            old = copy.deepcopy(obj)
+            fn(obj)
+            record_update(t, old, obj, manager)
+
+        return self.store.mutate(t, namespace, name, edit)
 
     def delete(self, group, plural, namespace, name):
         t = self.rtype(group, plural)

@@ -13,6 +13,18 @@ from ._base import OperatorController, log
 
 NAD = ("k8s.cni.cncf.io", "network-attachment-definitions")
 RESOURCE_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
+# The network operator remembers where it rendered a MacvlanNetwork/IPoIBNetwork's NAD in an annotation, and writes it
+# by replacing the CR's whole annotation map in an Update (Mellanox/network-operator v25.1.0 and v26.4.1,
+# pkg/state/state_macvlan_network.go and state_ipoib_network.go, updateNetAttDefNamespace); HostDeviceNetwork keeps no
+# such annotation (pkg/state/state_hostdevice_network.go). So last-applied-configuration does not survive on those two.
+LAST_NAMESPACE_ANNOTATION = {
+    ("mellanox.com", "macvlannetworks"): "operator.macvlannetwork.mellanox.com/last-network-namespace",
+    ("mellanox.com", "ipoibnetworks"): "operator.ipoibnetwork.mellanox.com/last-network-namespace",
+}
+# The operator's client sets no field manager, so the apiserver names it after its user agent up to the first "/": the
+# binary is /manager (network-operator Dockerfile), client-go's default agent starts with it (k8s.io/client-go
+# rest/config.go DefaultKubernetesUserAgent; k8s.io/apiserver endpoints/handlers managerOrUserAgent).
+OPERATOR_FIELD_MANAGER = "manager"
 
 
 def _macvlan(spec):
@@ -157,9 +169,23 @@ class NetworkController(OperatorController):
                     obj["metadata"]["annotations"] = nad["metadata"]["annotations"]
                 self.rt.mutate(NAD[0], NAD[1], target[0], target[1], edit)
             self.rendered[ident] = target
+            self._remember_namespace(kind_key, cr, target[0])
         else:
             log.debug("%s/%s: %s", kind_key[1], name, error)
         if has_state:
             status = {"state": "error", "reason": error} if error else {"state": "ready"}
             if (cr.get("status") or {}) != status:
                 self.rt.set_status(kind_key[0], kind_key[1], namespace, name, status)
+
+    def _remember_namespace(self, kind_key, cr, nad_namespace):
+        """Replace the CR's annotations with the operator's own when its annotation is missing or stale (upstream
+        rewrites only then, so a converged CR is not updated again)."""
+        key = LAST_NAMESPACE_ANNOTATION.get(kind_key)
+        if key is None or (cr["metadata"].get("annotations") or {}).get(key) == nad_namespace:
+            return
+
+        def edit(obj):
+            obj["metadata"]["annotations"] = {key: nad_namespace}
+
+        self.rt.update_as(kind_key[0], kind_key[1], cr["metadata"].get("namespace"), cr["metadata"]["name"], edit,
+                          OPERATOR_FIELD_MANAGER)

@@ -12,7 +12,7 @@ import copy
 
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, applied_body
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import DEFAULT_RETRY
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift import compare, prefetch_kinds
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import (
@@ -23,6 +23,10 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapsh
 
 NAMESPACED = {"Namespace": False, "Node": False, "ClusterVersion": False, "NicClusterPolicy": False, "MacvlanNetwork": False,
               "HostDeviceNetwork": False}
+
+
+def _fields(value):
+    return dict(("f:" + k, _fields(v)) for k, v in value.items()) if isinstance(value, dict) else {}
 
 
 class Resource:
@@ -73,6 +77,15 @@ class FakeCluster:
 
     def merge_patch(self, resource, name, namespace, patch):
         self.calls.append(("patch", resource.kind))
+
+    def server_side_apply(self, resource, body, field_manager, force=True):
+        """Stores the body with the managedFields entry a server would record (lists as atomic, enough here)."""
+        self.calls.append(("patch", resource.kind))
+        obj = copy.deepcopy(body)
+        obj["metadata"]["managedFields"] = [{"manager": field_manager, "operation": "Apply", "apiVersion": body["apiVersion"],
+                                             "fieldsType": "FieldsV1", "fieldsV1": _fields(applied_body(body))}]
+        self.put(obj)
+        return copy.deepcopy(obj)
 
     def replace(self, resource, body):
         self.calls.append(("update", resource.kind))
