@@ -22,7 +22,8 @@ _DTD_RE = re.compile(r"nvsmi_device_(v[0-9]+)\.dtd")
 _MIB_RE = re.compile(r"^\s*([0-9]+)\s*MiB")
 _BUS_ID_RE = re.compile(r"^([0-9a-fA-F]{4,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 # Per-GPU lists that are most of the document and unused here; dropped before parsing (a third of the time).
-_UNUSED_BLOCKS_RE = re.compile(r"<(supported_clocks|processes|accounted_processes)>.*?</\1>", re.S)
+_UNUSED_BLOCKS = ("supported_clocks", "processes", "accounted_processes")
+_UNUSED_OPEN_RE = re.compile(r"<(%s)>" % "|".join(_UNUSED_BLOCKS))
 _NOT_AVAILABLE = ("N/A", "", "[N/A]", "Not Available", "[Not Supported]", "Not Supported")
 
 DEFAULT_TIMEOUT = 60
@@ -91,6 +92,26 @@ def extract_xml(text):
     return text[start:end + len("</nvidia_smi_log>")]
 
 
+def drop_unused_blocks(document):
+    """The document without the _UNUSED_BLOCKS elements. A tag left open stays (the XML parser then reports it);
+    once one closing tag is missing that tag is not looked for again, so unclosed tags cost linear time."""
+    pieces = []
+    position = 0
+    unclosed = set()
+    for match in _UNUSED_OPEN_RE.finditer(document):
+        tag = match.group(1)
+        if match.start() < position or tag in unclosed:
+            continue
+        close = document.find("</%s>" % tag, match.end())
+        if close < 0:
+            unclosed.add(tag)
+            continue
+        pieces.append(document[position:match.start()])
+        position = close + len(tag) + 3
+    pieces.append(document[position:])
+    return "".join(pieces)
+
+
 def _parse_gpu(gpu, index, driver_version, cuda_version):
     pci = gpu.find("pci")
     link = pci.find("pci_gpu_link_info") if pci is not None else None
@@ -141,7 +162,7 @@ def parse(text):
         raise ValueError("no <nvidia_smi_log> document in nvidia-smi output")
     schema_match = _DTD_RE.search(document[:400])
     try:
-        root = ET.fromstring(_UNUSED_BLOCKS_RE.sub("", document))
+        root = ET.fromstring(drop_unused_blocks(document))
     except ET.ParseError as exc:
         raise ValueError("nvidia-smi XML does not parse: %s" % exc)
     driver_version = _text(root, "driver_version")

@@ -14,7 +14,6 @@ import re
 PCI_ADDRESS_RE = re.compile(r"^([0-9a-fA-F]{4,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 _RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec")
 _LINK_SPEED_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s")
-_STATE_RE = re.compile(r"^\s*([0-9]+)\s*:\s*(\S.*?)\s*$")
 _ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 _READ_SIZE = 65536
 MAX_GIDS_PER_PORT = 16  # RoCE tables hold up to 255 entries; the used ones come first
@@ -85,9 +84,11 @@ def parse_state(text):
     """'4: ACTIVE' -> (4, 'ACTIVE'); 'ACTIVE' -> (None, 'ACTIVE'); None -> (None, None)."""
     if text is None:
         return None, None
-    match = _STATE_RE.match(text)
-    if match:
-        return int(match.group(1)), match.group(2)
+    # split, not a regex: '(\S.*?)\s*$' backtracks quadratically on a long value
+    code, colon, name = text.partition(":")
+    code, name = code.strip(), name.strip()
+    if colon and name and code and all(char in "0123456789" for char in code):
+        return int(code), name
     return None, text.strip() or None
 
 
