@@ -176,6 +176,12 @@ def _collect_gpus(sys_root, addresses, smi, warnings):
             if pci is None:
                 warnings.append("GPU %s from nvidia-smi not found in sysfs" % address)
                 pci = {}
+            # sysfs reads the device's configuration space: its ID wins over what nvidia-smi reports.
+            if pci.get("device_id"):
+                if gpu.get("pci_device_id") and gpu["pci_device_id"] != pci["device_id"]:
+                    warnings.append("GPU %s: nvidia-smi reports PCI device ID %s, sysfs %s; the sysfs one is kept"
+                                    % (address, gpu["pci_device_id"], pci["device_id"]))
+                gpu["pci_device_id"] = pci["device_id"]
             gpu.update({
                 "source": "nvidia-smi",
                 "driver": pci.get("driver"),

@@ -27,6 +27,7 @@ _UNUSED_OPEN_RE = re.compile(r"<(%s)>" % "|".join(_UNUSED_BLOCKS))
 _NOT_AVAILABLE = ("N/A", "", "[N/A]", "Not Available", "[Not Supported]", "Not Supported")
 
 DEFAULT_TIMEOUT = 60
+NVIDIA_VENDOR_ID = 0x10de
 
 
 def _text(node, path):
@@ -66,6 +67,21 @@ def _int(text):
 def _width(text):
     """'16x' -> 16."""
     return _int(text[:-1]) if text and text.endswith("x") else _int(text)
+
+
+def pci_device_id(text):
+    """nvidia-smi's <pci_device_id> is (device << 16) | vendor: '233510DE' -> '0x2335'.
+
+    None unless the vendor half is NVIDIA's and the device half is not zero: some virtual machines report
+    '000000DE' (an A10G capture), which must not pass for a device ID."""
+    try:
+        value = int((text or "").strip(), 16)
+    except ValueError:
+        return None
+    device, vendor = value >> 16, value & 0xFFFF
+    if vendor != NVIDIA_VENDOR_ID or not 0 < device <= 0xFFFF:
+        return None
+    return "0x%04x" % device
 
 
 def normalize_bus_id(bus_id):
@@ -116,7 +132,6 @@ def _parse_gpu(gpu, index, driver_version, cuda_version):
     pci = gpu.find("pci")
     link = pci.find("pci_gpu_link_info") if pci is not None else None
     bus_id = _text(pci, "pci_bus_id") or gpu.get("id")
-    device_id = _text(pci, "pci_device_id")  # '233510DE': device then vendor
     mig_devices = gpu.find("mig_devices")
     module_id = _first(gpu, "platformInfo/module_id", "gpu_module_id")
     return {
@@ -130,7 +145,7 @@ def _parse_gpu(gpu, index, driver_version, cuda_version):
         "module_id": _int(module_id),
         "vbios_version": _text(gpu, "vbios_version"),
         "pci_address": normalize_bus_id(bus_id),
-        "pci_device_id": ("0x" + device_id[:4].lower()) if device_id and len(device_id) == 8 else None,
+        "pci_device_id": pci_device_id(_text(pci, "pci_device_id")),
         "driver_version": driver_version,
         "cuda_version": cuda_version,
         "memory_total_mib": _mib(_first(gpu, "fb_memory_usage/total", "memory_usage/total")),

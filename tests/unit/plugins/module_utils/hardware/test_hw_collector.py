@@ -79,6 +79,31 @@ def test_garbage_nvidia_smi_output_falls_back_to_sysfs(tmp_path):
     assert any("nvidia-smi output ignored" in warning for warning in facts["warnings"])
 
 
+def a10g_tree(tmp_path, sysfs_device="0x2237"):
+    """One GPU at the A10G capture's address (an AWS g5 VM: the GPU sits on bus 0, slot 0x1e)."""
+    tree = synth.SysfsBuilder(tmp_path)
+    tree.add_pci(["pci0000:00", "0000:00:1e.0"], "0x10de", sysfs_device, "0x030200", driver="nvidia")
+    return tree, synth.ProcBuilder(tmp_path, modules=("nvidia",))
+
+
+def test_a10g_capture_keeps_the_sysfs_device_id(tmp_path):
+    # nvidia-smi says 000000DE on this VM: it used to become '0x0000' and replace the sysfs ID.
+    tree, proc = a10g_tree(tmp_path)
+    facts = collector.collect(tree.root, proc.root, synth.read_fixture("command-outputs", "nvidia-smi-q-x", "telegraf_a10g.xml"))
+    [gpu] = facts["gpus"]
+    assert (gpu["source"], gpu["name"], gpu["pci_device_id"]) == ("nvidia-smi", "NVIDIA A10G", "0x2237")
+    assert gpu["memory_total_mib"] == 23028
+    assert facts["warnings"] == []
+
+
+def test_sysfs_device_id_wins_over_a_different_nvidia_smi_one(tmp_path):
+    tree, proc = a10g_tree(tmp_path, sysfs_device="0x2236")
+    xml = synth.read_fixture("command-outputs", "nvidia-smi-q-x", "telegraf_a10g.xml").replace("000000DE", "223710DE", 1)
+    facts = collector.collect(tree.root, proc.root, xml)
+    assert facts["gpus"][0]["pci_device_id"] == "0x2236"
+    assert facts["warnings"] == ["GPU 0000:00:1e.0: nvidia-smi reports PCI device ID 0x2237, sysfs 0x2236; the sysfs one is kept"]
+
+
 @pytest.mark.parametrize("version,osrelease,path,usable", [
     (OPEN_MODULE, "5.14.0-427.50.1.el9_4.x86_64", "dma_buf", True),
     (OPEN_MODULE, "5.4.0-150-generic", None, False),
