@@ -367,7 +367,7 @@ ansible_facts:
               type: list
               elements: str
             warning_codes:
-              description: Codes of the warnings (rdma_port_not_active, mlx4_only, all_pairs_sys, topology_unknown).
+              description: Codes of the warnings (rdma_port_not_active, mlx4_only, all_pairs_sys, topology_unknown, nvidia_driver_unknown).
               type: list
               elements: str
         warnings:

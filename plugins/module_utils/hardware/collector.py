@@ -251,6 +251,8 @@ def collect(sys_root="/sys", proc_root="/proc", nvidia_smi_xml=None, nvidia_smi_
     if proc_modules is None:
         warnings.append("%s/modules is unreadable: kernel module state unknown" % proc_root)
     modules = _watched_modules(sys_root, proc_modules)
+    if modules["nvidia"] is None and smi is not None and smi["gpus"]:
+        modules["nvidia"] = True  # nvidia-smi only lists GPUs through a loaded driver
     kernel_release = sysfs.read_kernel_release(proc_root)
     driver = _nvidia_driver(proc_root, sys_root, smi, gpus)
     dma_buf = readiness.dma_buf_support(kernel_release, driver["open_kernel_module"], driver["version"])

@@ -104,6 +104,32 @@ def test_sysfs_device_id_wins_over_a_different_nvidia_smi_one(tmp_path):
     assert facts["warnings"] == ["GPU 0000:00:1e.0: nvidia-smi reports PCI device ID 0x2237, sysfs 0x2236; the sysfs one is kept"]
 
 
+def test_unreadable_proc_modules_after_nvidia_smi_answered_is_not_driver_not_loaded(tmp_path):
+    # The GPU shows no driver link (as inside some containers) and /proc/modules cannot be read: nvidia-smi
+    # listing the GPU is the evidence that the driver runs.
+    tree = synth.SysfsBuilder(tmp_path)
+    tree.add_pci(["pci0000:00", "0000:00:1e.0"], "0x10de", "0x2237", "0x030200")
+    proc = synth.ProcBuilder(tmp_path)
+    os.remove(os.path.join(proc.root, "modules"))
+    facts = collector.collect(tree.root, proc.root, synth.read_fixture("command-outputs", "nvidia-smi-q-x", "telegraf_a10g.xml"))
+    assert facts["kernel_modules"]["nvidia"] is True
+    assert facts["kernel_modules"]["nvidia_peermem"] is None
+    readiness = facts["readiness"]
+    assert "nvidia_driver_not_loaded" not in readiness["reason_codes"]
+    assert "nvidia_driver_unknown" not in readiness["warning_codes"]
+    assert "nvidia_peermem is not known to be loaded" in " ".join(readiness["reasons"])
+
+
+def test_unreadable_proc_modules_without_nvidia_smi_is_unknown_not_a_reason(tmp_path):
+    tree = synth.SysfsBuilder(tmp_path)
+    tree.add_pci(["pci0000:00", "0000:00:1e.0"], "0x10de", "0x2237", "0x030200")
+    proc = synth.ProcBuilder(tmp_path)
+    os.remove(os.path.join(proc.root, "modules"))
+    readiness = collector.collect(tree.root, proc.root)["readiness"]
+    assert "nvidia_driver_not_loaded" not in readiness["reason_codes"]
+    assert "nvidia_driver_unknown" in readiness["warning_codes"]
+
+
 @pytest.mark.parametrize("version,osrelease,path,usable", [
     (OPEN_MODULE, "5.14.0-427.50.1.el9_4.x86_64", "dma_buf", True),
     (OPEN_MODULE, "5.4.0-150-generic", None, False),
