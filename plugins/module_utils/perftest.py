@@ -218,6 +218,8 @@ def _header_pairs(line):
 
 
 def _parse_header_line(line, header):
+    """Store the pairs of one header line in header; return their output keys, in line order."""
+    keys = []
     for key, value in _header_pairs(line):
         raw_key = ' '.join(key.split()).lower()
         out_key, convert = _HEADER_KEYS.get(raw_key, (re.sub(r'[^a-z0-9]+', '_', raw_key).strip('_'), str))
@@ -225,6 +227,8 @@ def _parse_header_line(line, header):
             header[out_key] = convert(value)
         except ValueError:
             header[out_key] = value
+        keys.append(out_key)
+    return keys
 
 
 def _test_title(line):
@@ -298,6 +302,9 @@ def parse_bw_output(text, require_results=True):
     state = 'preamble'  # preamble -> header -> addresses -> table -> done
     table_closed = False
     last_address = None
+    last_header = (None, [])  # (line number, keys) of the latest header line
+    # A log cut mid-line ends without a line break: what its last line holds may be cut short.
+    last_line_cut = bool(lines) and lines[-1].strip() != ''
 
     for index, line in enumerate(lines):
         lineno = index + 1
@@ -366,7 +373,7 @@ def parse_bw_output(text, require_results=True):
                     state = 'addresses'
                 continue
             if kind is None:
-                _parse_header_line(line, header)
+                last_header = (lineno, _parse_header_line(line, header))
             continue
 
         if state == 'addresses':
@@ -385,11 +392,26 @@ def parse_bw_output(text, require_results=True):
             raise PerftestParseError('no test header found (expected a line such as "RDMA_Write BW Test" '
                                      'before the result table)')
         raise PerftestParseError(_missing_table_message('no perftest header and no result table found', errors))
+    truncated = None
+    if state == 'header':
+        truncated = 'the output ends inside the test header (line %d)' % _last_content_line(lines)
+        cut_line, cut_keys = last_header
+        if last_line_cut and cut_line == _last_content_line(lines) and cut_keys:
+            # 'Mtu : 4096[B]' cut to 'Mtu : 40': the last value of a cut line is not trusted
+            dropped = header.pop(cut_keys[-1], None)
+            warnings.append('line %d was cut: header value %s=%s ignored' % (cut_line, cut_keys[-1], dropped))
+        warnings.append('%s: the header lines after it are missing, their values unknown' % truncated)
+    elif state == 'addresses' and last_line_cut and last_address is not None and 'gid' in last_address:
+        if lines[_last_content_line(lines) - 1].lstrip().startswith('GID:'):
+            warnings.append('line %d was cut: GID %s ignored' % (_last_content_line(lines), last_address.pop('gid')))
     if 'device' not in header:
+        if truncated:
+            raise PerftestParseError('%s, before a complete "Device" value' % truncated)
         raise PerftestParseError('test header at line %d is incomplete: no "Device" line' % titles[0][0])
     if not tables:
         if require_results:
-            raise PerftestParseError(_missing_table_message('no result table found', errors))
+            raise PerftestParseError(_missing_table_message('no result table found' + (' (%s)' % truncated if truncated else ''),
+                                                            errors))
     elif not rows:
         raise PerftestParseError('result table has no rows (output truncated after the table header?)')
     elif not table_closed:
@@ -430,7 +452,16 @@ def parse_bw_output(text, require_results=True):
         'warnings': warnings,
         'errors': errors,
         'error_codes': _unique(error_codes),
+        'truncated': truncated,
     }
+
+
+def _last_content_line(lines):
+    """Number of the last non-blank line."""
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].strip():
+            return index + 1
+    return 0
 
 
 def _unique(items):
@@ -690,12 +721,13 @@ def diagnose(log=None, phase=None, reason=None, message=None, events=None, timed
         return result('pod_unschedulable', ' | '.join(messages) or 'the scheduler gave no message', messages)
 
     parsed = None
+    parse_problem = None
     log_text = log if isinstance(log, str) else ''
     if log_text.strip():
         try:
             parsed = parse_bw_output(log_text, require_results=False)
-        except PerftestParseError:
-            parsed = None
+        except PerftestParseError as exc:
+            parse_problem = str(exc)
     error_lines = []
     for line in log_text.splitlines():
         kind, code = _classify(line.strip())
@@ -735,6 +767,12 @@ def diagnose(log=None, phase=None, reason=None, message=None, events=None, timed
     if has_rows:
         return result('ok')
     pod_state = 'pod phase %s%s' % (phase or 'unknown', ', reasons: %s' % ', '.join(reasons) if reasons else '')
+    if parse_problem and parse_problem.startswith(('a second test header', 'a second result table')):
+        return result('unknown', 'the log holds more than one perftest run (%s): give the log of one run' % parse_problem,
+                      messages)
+    truncated = parse_problem if parse_problem and 'ends inside' in parse_problem else (parsed or {}).get('truncated')
+    if truncated:
+        return result('unknown', 'the log is cut short: %s (%s)' % (truncated, pod_state), messages)
     if log_text.strip():
         return result('unknown', 'perftest printed no result table and no recognised error (%s)' % pod_state, messages)
     if phase or reasons:
