@@ -281,6 +281,8 @@ def parse_bw_output(text, require_results=True):
     """
     if text is None:
         raise PerftestParseError('no perftest output (got None)')
+    if isinstance(text, (bytes, bytearray)):  # a pod log or subprocess output read as bytes
+        text = text.decode('utf-8', 'replace')
     if not isinstance(text, str):
         raise PerftestParseError('perftest output must be text, got %s' % type(text).__name__)
     lines = text.replace('\r\n', '\n').replace('\r', '\n').split('\n')
@@ -540,6 +542,8 @@ def _rate(value, name):
     """Accept 200, 200.0, '200', '200 Gb/sec (4X HDR)' (ibstatus), '200 Gb/s', or '100000Mb/s' (ethtool, converted)."""
     if isinstance(value, bool):
         raise ValueError('%s must be a number, got a boolean' % name)
+    if isinstance(value, (bytes, bytearray)):
+        value = value.decode('utf-8', 'replace')
     if isinstance(value, (int, float)):
         number = float(value)
     elif isinstance(value, str):
@@ -557,8 +561,10 @@ def evaluate_bw(parsed, link_rate_gbps, threshold=0.8, message_size=None):
     The measured value is the BW average of the row for message_size when given, else of the largest message
     (the plateau of an -a sweep, or the only row of a single-size run).
     """
-    if isinstance(parsed, str):
+    if isinstance(parsed, (str, bytes, bytearray)):
         parsed = parse_bw_output(parsed)
+    if parsed is None:
+        raise ValueError('no parsed run to evaluate (got None)')
     if not isinstance(parsed, dict) or 'rows' not in parsed:
         raise ValueError('expected the result of ib_write_bw_parse (a dict with rows), got %s' % type(parsed).__name__)
     link = _rate(link_rate_gbps, 'link_rate_gbps')
@@ -722,7 +728,11 @@ def diagnose(log=None, phase=None, reason=None, message=None, events=None, timed
 
     parsed = None
     parse_problem = None
-    log_text = log if isinstance(log, str) else ''
+    if isinstance(log, (bytes, bytearray)):
+        log = log.decode('utf-8', 'replace')
+    if log is not None and not isinstance(log, str):
+        raise ValueError('log must be text, got %s' % type(log).__name__)
+    log_text = log or ''
     if log_text.strip():
         try:
             parsed = parse_bw_output(log_text, require_results=False)

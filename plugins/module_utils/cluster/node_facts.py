@@ -268,6 +268,8 @@ def _termination_text(status):
 
 def parse_collector_log(text):
     """The facts dict from a pod log: the last line that is a JSON object (runtimes may add lines)."""
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode("utf-8", "replace")
     if not text or not text.strip():
         raise ValueError("the collector printed nothing")
     for line in reversed(text.strip().splitlines()):

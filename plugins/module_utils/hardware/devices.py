@@ -51,6 +51,8 @@ def parse_hex_id(value):
         return None
     if isinstance(value, int):
         return value
+    if isinstance(value, (bytes, bytearray)):
+        value = value.decode("utf-8", "replace")
     text = str(value).strip().lower()
     if not text:
         return None
@@ -80,6 +82,8 @@ def mellanox_model_from_hca_type(hca_type):
     """'MT4129' (the infiniband hca_type / ibstat CA type) -> table entry, or None."""
     if not hca_type:
         return None
+    if isinstance(hca_type, (bytes, bytearray)):
+        hca_type = hca_type.decode("utf-8", "replace")
     text = str(hca_type).strip().upper()
     if not text.startswith("MT") or not text[2:].isdigit():
         return None

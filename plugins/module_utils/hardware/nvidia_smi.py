@@ -30,6 +30,11 @@ DEFAULT_TIMEOUT = 60
 NVIDIA_VENDOR_ID = 0x10de
 
 
+def _decoded(value):
+    """bytes decoded as UTF-8 (undecodable bytes replaced); anything else unchanged."""
+    return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else value
+
+
 def _text(node, path):
     if node is None:
         return None
@@ -75,7 +80,7 @@ def pci_device_id(text):
     None unless the vendor half is NVIDIA's and the device half is not zero: some virtual machines report
     '000000DE' (an A10G capture), which must not pass for a device ID."""
     try:
-        value = int((text or "").strip(), 16)
+        value = int((_decoded(text) or "").strip(), 16)
     except ValueError:
         return None
     device, vendor = value >> 16, value & 0xFFFF
@@ -86,6 +91,7 @@ def pci_device_id(text):
 
 def normalize_bus_id(bus_id):
     """nvidia-smi '00000000:00:1E.0' -> sysfs form '0000:00:1e.0'."""
+    bus_id = _decoded(bus_id)
     if not bus_id:
         return None
     match = _BUS_ID_RE.match(bus_id.strip())
@@ -97,6 +103,7 @@ def normalize_bus_id(bus_id):
 
 def extract_xml(text):
     """The <nvidia_smi_log> document inside text (a capture may carry a prompt or a warning line)."""
+    text = _decoded(text)
     if text is None:
         return None
     start = text.find("<?xml")
@@ -171,7 +178,9 @@ def _parse_gpu(gpu, index, driver_version, cuda_version):
 def parse(text):
     """Parse `nvidia-smi -q -x` output into {xml_schema, driver_version, cuda_version, attached_gpus, gpus}.
 
-    Raises ValueError when text holds no parsable nvidia_smi_log document."""
+    Raises ValueError when text (str, or bytes read as UTF-8) holds no parsable nvidia_smi_log document."""
+    if text is None:
+        raise ValueError("no nvidia-smi output (got None)")
     document = extract_xml(text)
     if document is None:
         raise ValueError("no <nvidia_smi_log> document in nvidia-smi output")

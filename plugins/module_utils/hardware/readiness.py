@@ -110,6 +110,8 @@ def evaluate(facts):
 
 def _version_tuple(text, parts):
     numbers = []
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode("utf-8", "replace")
     for piece in (text or "").replace("-", ".").split("."):
         if not piece.isdigit():
             break

@@ -19,6 +19,11 @@ _READ_SIZE = 65536
 MAX_GIDS_PER_PORT = 16  # RoCE tables hold up to 255 entries; the used ones come first
 
 
+def _decoded(value):
+    """bytes decoded as UTF-8 (undecodable bytes replaced); anything else unchanged."""
+    return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else value
+
+
 def read_text(path):
     """Stripped content of a sysfs/procfs file, or None when it is missing or unreadable.
 
@@ -71,6 +76,7 @@ def list_dir(path):
 
 def normalize_pci_address(address):
     """'00000000:00:06.0' or '0000:00:1E.0' -> '0000:00:1e.0'; None for anything else."""
+    address = _decoded(address)
     if not address:
         return None
     match = PCI_ADDRESS_RE.match(str(address).strip())
@@ -82,6 +88,7 @@ def normalize_pci_address(address):
 
 def parse_state(text):
     """'4: ACTIVE' -> (4, 'ACTIVE'); 'ACTIVE' -> (None, 'ACTIVE'); None -> (None, None)."""
+    text = _decoded(text)
     if text is None:
         return None, None
     # split, not a regex: '(\S.*?)\s*$' backtracks quadratically on a long value
@@ -94,6 +101,7 @@ def parse_state(text):
 
 def parse_rate_gbps(text):
     """'400 Gb/sec (4X NDR)' -> 400.0; '2.5 Gb/sec (1X SDR)' -> 2.5; None when not parsable."""
+    text = _decoded(text)
     if not text:
         return None
     match = _RATE_RE.match(text)
@@ -102,6 +110,7 @@ def parse_rate_gbps(text):
 
 def parse_link_speed_gts(text):
     """'32.0 GT/s PCIe' -> 32.0; 'Unknown' or None -> None."""
+    text = _decoded(text)
     if not text:
         return None
     match = _LINK_SPEED_RE.match(text)
