@@ -182,7 +182,10 @@ def _collect_gpus(sys_root, addresses, smi, warnings):
                     warnings.append("GPU %s: nvidia-smi reports PCI device ID %s, sysfs %s; the sysfs one is kept"
                                     % (address, gpu["pci_device_id"], pci["device_id"]))
                 gpu["pci_device_id"] = pci["device_id"]
+            if not gpu.get("name"):
+                gpu["name"] = devices.nvidia_gpu_model(gpu.get("pci_device_id"))
             gpu.update({
+                "memory_source": "nvidia-smi" if gpu.get("memory_total_mib") is not None else None,
                 "source": "nvidia-smi",
                 "driver": pci.get("driver"),
                 "numa_node": pci.get("numa_node"),
@@ -197,13 +200,14 @@ def _collect_gpus(sys_root, addresses, smi, warnings):
             warnings.append("GPU %s is in sysfs but not reported by nvidia-smi (driver %s)" % (address, pci["driver"]))
         gpus.append({
             "index": len(gpus),
-            "name": None,
+            "name": devices.nvidia_gpu_model(pci["device_id"]),  # from the PCI ID table: nvidia-smi did not run
             "uuid": None,
             "pci_address": address,
             "pci_device_id": pci["device_id"],
             "driver_version": None,
             "cuda_version": None,
             "memory_total_mib": None,
+            "memory_source": None,
             "persistence_mode": None,
             "addressing_mode": None,
             "mig_mode": {"current": None, "pending": None},

@@ -66,7 +66,8 @@ def test_h200_capture_without_nvidia_smi_uses_sysfs(tmp_path):
     [gpu] = facts["gpus"]
     assert gpu["source"] == "sysfs"
     assert (gpu["index"], gpu["pci_address"], gpu["pci_device_id"], gpu["driver"]) == (0, "0000:00:06.0", "0x2335", "nvidia")
-    assert gpu["name"] is None and gpu["uuid"] is None
+    assert gpu["name"] == "NVIDIA H200 SXM 141GB"  # the PCI ID table names what nvidia-smi did not
+    assert gpu["uuid"] is None and gpu["memory_total_mib"] is None and gpu["memory_source"] is None
     assert facts["nvidia_smi"]["used"] is False
     assert facts["warnings"] == ["nvidia-smi not found"]
     assert "no_nvidia_gpu" not in facts["readiness"]["reason_codes"]
