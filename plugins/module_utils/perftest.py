@@ -33,13 +33,15 @@ DIAGNOSIS_CODES = (
 )
 
 _RESULT_LINE = re.compile(r'^\s*-{20,}\s*$')
-_TEST_TITLE = re.compile(r'^\s*(?P<title>(?P<verb>Send|RDMA_Write|RDMA_Read|Atomic)\b.*?\b(?P<kind>BW|Latency)\b.*?Test)\s*$')
-_HEADER_PAIR = re.compile(r'(?P<key>[A-Za-z][A-Za-z0-9_.*/()-]*(?: [A-Za-z0-9_.*/()-]+)*)\s*:\s*(?P<value>\S+)')
+# Every pattern here runs on untrusted log lines: no unbounded repeat may be retried from many start positions
+# (a 24 KB header line took 17 s with the old ones). Header pairs and titles are split by hand for that reason.
+_TITLE_VERB = re.compile(r'(Send|RDMA_Write|RDMA_Read|Atomic)\b')
+_TITLE_KIND = re.compile(r'\b(BW|Latency)\b')
+_TABLE_UNIT = re.compile(r'#iterations\s+BW peak\[(Gb/sec|MB/sec)\]')
 _ADDRESS = re.compile(r'^\s*(?P<side>local|remote) address:\s*(?P<rest>.*)$')
 _GID = re.compile(r'^\s*GID:\s*(?P<gid>\S+)\s*$')
-_TABLE_HEADER = re.compile(r'^\s*#bytes\s+.*#iterations\s+BW peak\[(?P<unit>Gb/sec|MB/sec)\]')
-_COLUMN = re.compile(r'#bytes|#sl|#iterations|BW peak\[[^\]]+\]|BW average\[[^\]]+\]|MsgRate\[Mpps\]'
-                     r'|BW Port[12]\[[^\]]+\]|MsgRate Port[12]\[Mpps\]|CPU_Util\[%\]')
+_COLUMN = re.compile(r'#bytes|#sl|#iterations|BW peak\[[^\]\s]{1,16}\]|BW average\[[^\]\s]{1,16}\]|MsgRate\[Mpps\]'
+                     r'|BW Port[12]\[[^\]\s]{1,16}\]|MsgRate Port[12]\[Mpps\]|CPU_Util\[%\]')
 _LEADING_NUMBER = re.compile(r'^\s*\d')
 _WAITING_SERVER = re.compile(r'Waiting for client (rdma_cm QP )?to connect')
 
@@ -107,7 +109,7 @@ ERROR_PATTERNS = (
     ('no_gpu_memory_path', re.compile(r'DMA-BUF is not supported|OFED stack does not support DMA-BUF'
                                       r'|CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE is missing'
                                       r'|does not support CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE')),
-    ('no_gpu_memory_path', re.compile(r"unrecognized option '--use_cuda|invalid option.*use_cuda")),
+    ('no_gpu_memory_path', re.compile(r"unrecognized option '--use_cuda|invalid option.{0,80}use_cuda")),
     ('rdma_device_not_found', re.compile(r'No IB devices found|IB device \S+ not found'
                                          r"|Couldn't get context for the device|Unable to find the Infiniband/RoCE device")),
     ('link_down', re.compile(r'Port number \d+ state is (Down|Init|Armed|Nop)\b|Unable to query port'
@@ -118,7 +120,7 @@ ERROR_PATTERNS = (
                              r'|Unexpected CM event|rdma_get_cm_events? failed', re.IGNORECASE)),
     ('wrong_gid', re.compile(r'Failed to modify QP( \S+)? to (RTR|RTS)|Unable to Connect the HCA.s through the link')),
     ('wrong_gid', re.compile(r'Failed status 12\b|transport retry counter exceeded|IBV_WC_RETRY_EXC_ERR')),
-    ('wrong_gid', re.compile(r'gid[ _]index\S* should be between|invalid gid|Failed to query GID|ibv_query_gid failed',
+    ('wrong_gid', re.compile(r'gid[ _]index\S{0,32} should be between|invalid gid|Failed to query GID|ibv_query_gid failed',
                              re.IGNORECASE)),
     ('memory_registration_failed', re.compile(r"Couldn't allocate MR|failed to create mr|Couldn't allocate work buf",
                                               re.IGNORECASE)),
@@ -166,15 +168,90 @@ def _parse_address(rest):
     return entry
 
 
+_KEY_START = frozenset('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz')
+_KEY_CHARS = _KEY_START | frozenset('0123456789_.*/()-')
+
+
+def _key_before(line, low, colon):
+    """The header key that ends before line[colon] (words of key characters joined by single spaces, starting
+    with a letter, not before index low), or None. Scans back from the colon only: linear over a line."""
+    end = colon
+    while end > low and line[end - 1].isspace():
+        end -= 1
+    start = end
+    while start > low:
+        char = line[start - 1]
+        if char in _KEY_CHARS or (char == ' ' and start - 2 >= low and line[start - 2] in _KEY_CHARS):
+            start -= 1
+        else:
+            break
+    for index in range(start, end):
+        if line[index] in _KEY_START:
+            return line[index:end]
+    return None
+
+
+def _header_pairs(line):
+    """('Key words', 'value') for each 'Key words : value' cell of a header line, left to right."""
+    pairs = []
+    low = 0
+    size = len(line)
+    colon = line.find(':')
+    while colon >= 0:
+        key = _key_before(line, low, colon) if colon > low else None
+        if key is None:
+            low = colon + 1
+            colon = line.find(':', colon + 1)
+            continue
+        start = colon + 1
+        while start < size and line[start].isspace():
+            start += 1
+        end = start
+        while end < size and not line[end].isspace():
+            end += 1
+        if end == start:
+            break
+        pairs.append((key, line[start:end]))
+        low = end
+        colon = line.find(':', end)
+    return pairs
+
+
 def _parse_header_line(line, header):
-    for match in _HEADER_PAIR.finditer(line):
-        raw_key = ' '.join(match.group('key').split()).lower()
-        value = match.group('value')
+    """Store the pairs of one header line in header; return their output keys, in line order."""
+    keys = []
+    for key, value in _header_pairs(line):
+        raw_key = ' '.join(key.split()).lower()
         out_key, convert = _HEADER_KEYS.get(raw_key, (re.sub(r'[^a-z0-9]+', '_', raw_key).strip('_'), str))
         try:
             header[out_key] = convert(value)
         except ValueError:
             header[out_key] = value
+        keys.append(out_key)
+    return keys
+
+
+def _test_title(line):
+    """(title, verb, kind) of a test header line such as 'RDMA_Write BW Test', else None."""
+    title = line.strip()
+    if not title.endswith('Test'):
+        return None
+    verb = _TITLE_VERB.match(title)
+    if not verb:
+        return None
+    kind = _TITLE_KIND.search(title, verb.end())
+    if not kind or kind.end() > len(title) - 4:
+        return None
+    return title, verb.group(1), kind.group(1)
+
+
+def _table_unit(line):
+    """The bandwidth unit of a result table header line ('#bytes ... #iterations BW peak[Gb/sec] ...'), else None."""
+    stripped = line.lstrip()
+    if not stripped.startswith('#bytes') or not stripped[6:7].isspace():
+        return None
+    match = _TABLE_UNIT.search(stripped, 7)
+    return match.group(1) if match else None
 
 
 def _parse_cuda(lines):
@@ -188,7 +265,7 @@ def _parse_cuda(lines):
     match = re.search(r'Picking device No\. (\d+)', text)
     if match:
         cuda['device_index'] = int(match.group(1))
-    match = re.search(r'device name = \[([^\]]*)\]', text)
+    match = re.search(r'device name = \[([^\]\n]{0,256})\]', text)
     if match:
         cuda['device_name'] = match.group(1)
     cuda['dmabuf'] = bool(re.search(r'using DMA-BUF|ibv_reg_dmabuf_mr', text))
@@ -204,6 +281,8 @@ def parse_bw_output(text, require_results=True):
     """
     if text is None:
         raise PerftestParseError('no perftest output (got None)')
+    if isinstance(text, (bytes, bytearray)):  # a pod log or subprocess output read as bytes
+        text = text.decode('utf-8', 'replace')
     if not isinstance(text, str):
         raise PerftestParseError('perftest output must be text, got %s' % type(text).__name__)
     lines = text.replace('\r\n', '\n').replace('\r', '\n').split('\n')
@@ -212,6 +291,7 @@ def parse_bw_output(text, require_results=True):
 
     warnings = []
     errors = []
+    seen = set()
     error_codes = []
     header = {}
     local_addresses = []
@@ -224,6 +304,9 @@ def parse_bw_output(text, require_results=True):
     state = 'preamble'  # preamble -> header -> addresses -> table -> done
     table_closed = False
     last_address = None
+    last_header = (None, [])  # (line number, keys) of the latest header line
+    # A log cut mid-line ends without a line break: what its last line holds may be cut short.
+    last_line_cut = bool(lines) and lines[-1].strip() != ''
 
     for index, line in enumerate(lines):
         lineno = index + 1
@@ -233,11 +316,13 @@ def parse_bw_output(text, require_results=True):
 
         kind, code = _classify(stripped)
         if kind == 'error':
-            if stripped not in errors:
+            if stripped not in seen:  # a set: a list lookup per line is quadratic on a long log
+                seen.add(stripped)
                 errors.append(stripped)
                 error_codes.append(code)
         elif kind == 'warning':
-            if stripped not in warnings:
+            if stripped not in seen:
+                seen.add(stripped)
                 warnings.append(stripped)
 
         if state == 'table':
@@ -259,11 +344,11 @@ def parse_bw_output(text, require_results=True):
                 warnings.append('unrecognised line %d inside the result table: %s' % (lineno, stripped))
             continue
 
-        title = _TEST_TITLE.match(line)
+        title = _test_title(line)
         if title:
-            if title.group('kind') != 'BW':
+            if title[2] != 'BW':
                 raise PerftestParseError('line %d is a %s test header; only bandwidth tests are supported'
-                                         % (lineno, title.group('kind').lower()))
+                                         % (lineno, title[2].lower()))
             titles.append((lineno, title))
             if len(titles) > 1:
                 raise PerftestParseError('a second test header at line %d (first at line %d): pass the output of '
@@ -271,12 +356,12 @@ def parse_bw_output(text, require_results=True):
             state = 'header'
             continue
 
-        table_header = _TABLE_HEADER.match(line)
-        if table_header:
+        table_unit = _table_unit(line)
+        if table_unit:
             tables += 1
             if tables > 1:
                 raise PerftestParseError('a second result table at line %d: pass the output of one run only' % lineno)
-            units = table_header.group('unit')
+            units = table_unit
             columns = _COLUMN.findall(line)
             for required in ('#bytes', '#iterations', 'MsgRate[Mpps]'):
                 if required not in columns:
@@ -290,7 +375,7 @@ def parse_bw_output(text, require_results=True):
                     state = 'addresses'
                 continue
             if kind is None:
-                _parse_header_line(line, header)
+                last_header = (lineno, _parse_header_line(line, header))
             continue
 
         if state == 'addresses':
@@ -309,18 +394,32 @@ def parse_bw_output(text, require_results=True):
             raise PerftestParseError('no test header found (expected a line such as "RDMA_Write BW Test" '
                                      'before the result table)')
         raise PerftestParseError(_missing_table_message('no perftest header and no result table found', errors))
+    truncated = None
+    if state == 'header':
+        truncated = 'the output ends inside the test header (line %d)' % _last_content_line(lines)
+        cut_line, cut_keys = last_header
+        if last_line_cut and cut_line == _last_content_line(lines) and cut_keys:
+            # 'Mtu : 4096[B]' cut to 'Mtu : 40': the last value of a cut line is not trusted
+            dropped = header.pop(cut_keys[-1], None)
+            warnings.append('line %d was cut: header value %s=%s ignored' % (cut_line, cut_keys[-1], dropped))
+        warnings.append('%s: the header lines after it are missing, their values unknown' % truncated)
+    elif state == 'addresses' and last_line_cut and last_address is not None and 'gid' in last_address:
+        if lines[_last_content_line(lines) - 1].lstrip().startswith('GID:'):
+            warnings.append('line %d was cut: GID %s ignored' % (_last_content_line(lines), last_address.pop('gid')))
     if 'device' not in header:
+        if truncated:
+            raise PerftestParseError('%s, before a complete "Device" value' % truncated)
         raise PerftestParseError('test header at line %d is incomplete: no "Device" line' % titles[0][0])
     if not tables:
         if require_results:
-            raise PerftestParseError(_missing_table_message('no result table found', errors))
+            raise PerftestParseError(_missing_table_message('no result table found' + (' (%s)' % truncated if truncated else ''),
+                                                            errors))
     elif not rows:
         raise PerftestParseError('result table has no rows (output truncated after the table header?)')
     elif not table_closed:
         raise PerftestParseError('result table not terminated: output truncated after line %d' % len(lines))
 
-    title = titles[0][1]
-    verb = title.group('verb')
+    title, verb, _kind = titles[0][1]
     role = _role(text, header)
     largest = None
     for row in rows:
@@ -331,9 +430,9 @@ def parse_bw_output(text, require_results=True):
     return {
         'role': role,
         'test': _VERB_TO_TOOL[verb],
-        'test_title': title.group('title'),
+        'test_title': title,
         'verb': verb,
-        'bidirectional': 'Bidirectional' in title.group('title'),
+        'bidirectional': 'Bidirectional' in title,
         'device': header.get('device'),
         'link_type': header.get('link_type'),
         'transport_type': header.get('transport_type'),
@@ -355,7 +454,16 @@ def parse_bw_output(text, require_results=True):
         'warnings': warnings,
         'errors': errors,
         'error_codes': _unique(error_codes),
+        'truncated': truncated,
     }
+
+
+def _last_content_line(lines):
+    """Number of the last non-blank line."""
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].strip():
+            return index + 1
+    return 0
 
 
 def _unique(items):
@@ -410,20 +518,36 @@ def _make_row(cells, units, lineno):
     return row
 
 
+_RATE_NUMBER = re.compile(r'\d+(?:\.\d+)?')
+_RATE_UNITS = {'': 1.0, 'Gb/s': 1.0, 'Gb/sec': 1.0, 'Gbps': 1.0, 'Mb/s': 0.001, 'Mb/sec': 0.001, 'Mbps': 0.001}
+
+
+def _rate_text(value, name):
+    """'200', '200 Gb/sec (4X HDR)', '100000Mb/s' -> Gb/s. Split by hand: a regex of optional parts between
+    optional spaces backtracks cubically on a long run of spaces."""
+    text = value.strip()
+    match = _RATE_NUMBER.match(text)
+    rest = text[match.end():].strip() if match else None
+    if rest and rest.endswith(')'):
+        opening = rest.rfind('(')
+        if opening >= 0 and '(' not in rest[opening + 1:-1] and ')' not in rest[opening + 1:-1]:
+            rest = rest[:opening].strip()
+    # The unit is read, not skipped: '100000 Mb/s' is 100 Gb/s, and an unknown unit is refused.
+    if rest is None or rest not in _RATE_UNITS:
+        raise ValueError('%s %r is not a rate in Gb/s' % (name, value if len(value) <= 80 else value[:80] + '...'))
+    return float(match.group(0)) * _RATE_UNITS[rest]
+
+
 def _rate(value, name):
     """Accept 200, 200.0, '200', '200 Gb/sec (4X HDR)' (ibstatus), '200 Gb/s', or '100000Mb/s' (ethtool, converted)."""
     if isinstance(value, bool):
         raise ValueError('%s must be a number, got a boolean' % name)
+    if isinstance(value, (bytes, bytearray)):
+        value = value.decode('utf-8', 'replace')
     if isinstance(value, (int, float)):
         number = float(value)
     elif isinstance(value, str):
-        # The unit is read, not skipped: '100000 Mb/s' is 100 Gb/s, and an unknown unit is refused.
-        match = re.match(r'^\s*(\d+(?:\.\d+)?)\s*(Gb/s(?:ec)?|Gbps|Mb/s(?:ec)?|Mbps)?\s*(?:\([^()]*\))?\s*$', value)
-        if not match:
-            raise ValueError('%s %r is not a rate in Gb/s' % (name, value))
-        number = float(match.group(1))
-        if (match.group(2) or '').startswith('M'):
-            number /= 1000.0
+        number = _rate_text(value, name)
     else:
         raise ValueError('%s must be a number, got %s' % (name, type(value).__name__))
     if math.isnan(number) or math.isinf(number) or number <= 0:
@@ -437,8 +561,10 @@ def evaluate_bw(parsed, link_rate_gbps, threshold=0.8, message_size=None):
     The measured value is the BW average of the row for message_size when given, else of the largest message
     (the plateau of an -a sweep, or the only row of a single-size run).
     """
-    if isinstance(parsed, str):
+    if isinstance(parsed, (str, bytes, bytearray)):
         parsed = parse_bw_output(parsed)
+    if parsed is None:
+        raise ValueError('no parsed run to evaluate (got None)')
     if not isinstance(parsed, dict) or 'rows' not in parsed:
         raise ValueError('expected the result of ib_write_bw_parse (a dict with rows), got %s' % type(parsed).__name__)
     link = _rate(link_rate_gbps, 'link_rate_gbps')
@@ -601,12 +727,17 @@ def diagnose(log=None, phase=None, reason=None, message=None, events=None, timed
         return result('pod_unschedulable', ' | '.join(messages) or 'the scheduler gave no message', messages)
 
     parsed = None
-    log_text = log if isinstance(log, str) else ''
+    parse_problem = None
+    if isinstance(log, (bytes, bytearray)):
+        log = log.decode('utf-8', 'replace')
+    if log is not None and not isinstance(log, str):
+        raise ValueError('log must be text, got %s' % type(log).__name__)
+    log_text = log or ''
     if log_text.strip():
         try:
             parsed = parse_bw_output(log_text, require_results=False)
-        except PerftestParseError:
-            parsed = None
+        except PerftestParseError as exc:
+            parse_problem = str(exc)
     error_lines = []
     for line in log_text.splitlines():
         kind, code = _classify(line.strip())
@@ -646,6 +777,12 @@ def diagnose(log=None, phase=None, reason=None, message=None, events=None, timed
     if has_rows:
         return result('ok')
     pod_state = 'pod phase %s%s' % (phase or 'unknown', ', reasons: %s' % ', '.join(reasons) if reasons else '')
+    if parse_problem and parse_problem.startswith(('a second test header', 'a second result table')):
+        return result('unknown', 'the log holds more than one perftest run (%s): give the log of one run' % parse_problem,
+                      messages)
+    truncated = parse_problem if parse_problem and 'ends inside' in parse_problem else (parsed or {}).get('truncated')
+    if truncated:
+        return result('unknown', 'the log is cut short: %s (%s)' % (truncated, pod_state), messages)
     if log_text.strip():
         return result('unknown', 'perftest printed no result table and no recognised error (%s)' % pod_state, messages)
     if phase or reasons:

@@ -197,12 +197,19 @@ run_id:
   description: Random ID in the pod and ConfigMap names and in the C(gpudirect.openshift/facts-run) label.
   returned: always
   type: str
+cluster_name:
+  description:
+    - Name of the cluster taken from its API server URL (C(lab-1) for C(https://api.lab-1.example.com:6443), the host
+      name for other URLs), for report titles when the inventory host is just C(localhost); null when unknown.
+  returned: always
+  type: str
+  sample: lab-1
 """
 
 import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
@@ -246,7 +253,7 @@ def main():
     except Exception as exc:  # pylint: disable=broad-except
         module.fail_json(msg="Gathering node hardware facts failed: %s" % api_message(exc), exception=traceback.format_exc())
     nic_ports, affinity, readiness = flatten(result["nodes"])
-    result.update(changed=run.changed, nic_ports=nic_ports, gpu_nic_affinity=affinity, readiness=readiness)
+    result.update(cluster_name=cluster_name(cluster.api_host()), changed=run.changed, nic_ports=nic_ports, gpu_nic_affinity=affinity, readiness=readiness)
     if result["failed_nodes"] and params["fail_on_error"]:
         module.fail_json(msg="No hardware facts from %d node(s): %s" % (len(result["failed_nodes"]), "; ".join(
             "%s: %s" % (item["node"], item["error"]) for item in result["failed_nodes"])), **result)

@@ -177,7 +177,9 @@ ansible_facts:
               description: GPU index as nvidia-smi numbers it.
               type: int
             name:
-              description: Product name (null without nvidia-smi).
+              description:
+                - Product name from nvidia-smi; without it, the name of the PCI device ID in a table of data-center and
+                  workstation GPUs (from pci.ids), null for an ID not in that table.
               type: str
               sample: NVIDIA H200
             uuid:
@@ -189,7 +191,7 @@ ansible_facts:
               type: str
               sample: "0000:00:06.0"
             pci_device_id:
-              description: PCI device ID.
+              description: PCI device ID, from sysfs (nvidia-smi's value only when sysfs has none).
               type: str
               sample: "0x2335"
             architecture:
@@ -207,9 +209,12 @@ ansible_facts:
               description: CUDA version.
               type: str
             memory_total_mib:
-              description: Framebuffer memory in MiB.
+              description: Framebuffer memory in MiB (null without nvidia-smi).
               type: int
               sample: 143771
+            memory_source:
+              description: Where the memory size comes from (C(nvidia-smi)), or null when it is unknown.
+              type: str
             numa_node:
               description: NUMA node from sysfs; null when the platform reports none (-1).
               type: int
@@ -367,7 +372,7 @@ ansible_facts:
               type: list
               elements: str
             warning_codes:
-              description: Codes of the warnings (rdma_port_not_active, mlx4_only, all_pairs_sys, topology_unknown).
+              description: Codes of the warnings (rdma_port_not_active, mlx4_only, all_pairs_sys, topology_unknown, nvidia_driver_unknown).
               type: list
               elements: str
         warnings:

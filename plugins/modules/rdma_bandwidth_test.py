@@ -166,9 +166,11 @@ options:
     type: int
     default: 120
   cluster_name:
-    description: Name of the cluster in the reports.
+    description:
+      - Name of the cluster in the reports.
+      - Defaults to the name in the API server URL (C(lab-1) for C(https://api.lab-1.example.com:6443), else its host
+        name), or C(cluster) when the URL is unknown.
     type: str
-    default: cluster
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - ansible.builtin.action_common_attributes
@@ -224,6 +226,11 @@ run_id:
   returned: always
   type: str
   sample: 3fa9c1
+cluster_name:
+  description: Name of the cluster in the reports (O(cluster_name) or the name from the API server URL).
+  returned: when not in check mode
+  type: str
+  sample: lab-1
 arguments:
   description: The C(ib_write_bw) arguments both sides ran with (the client adds the server address).
   returned: always
@@ -267,7 +274,7 @@ import signal
 import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
@@ -318,7 +325,7 @@ def argument_spec():
         run_timeout=dict(type="int"),
         pending_grace_period=dict(type="int", default=60),
         cleanup_timeout=dict(type="int", default=120),
-        cluster_name=dict(type="str", default="cluster"),
+        cluster_name=dict(type="str"),
     )
     return spec
 
@@ -351,12 +358,14 @@ def main():
 
     pairs = outcome["pairs"]
     summary = summarize(pairs, settings["threshold"])
-    report_input = {"pairs": pairs, "summary": summary, "cluster": module.params["cluster_name"],
+    name = module.params["cluster_name"] or cluster_name(cluster.api_host()) or "cluster"
+    report_input = {"pairs": pairs, "summary": summary, "cluster": name,
                     "configuration": settings["configuration_label"], "binary": settings["binary"], "arguments": arguments}
     result = dict(
         changed=False,
         passed=summary["all_passed"],
         run_id=outcome["run_id"],
+        cluster_name=name,
         arguments=arguments,
         pairs=pairs,
         summary=summary,

@@ -190,6 +190,11 @@ class ClusterClient:
         self.rediscover_once = rediscover_once
         self._rediscovered = False
 
+    def api_host(self):
+        """URL of the API server this client talks to, or None."""
+        host = getattr(getattr(getattr(self.dynamic, "client", None), "configuration", None), "host", None)
+        return host if isinstance(host, str) else None
+
     # -- discovery ---------------------------------------------------------------------------
 
     def resource(self, api_version, kind):

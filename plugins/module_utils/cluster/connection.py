@@ -15,9 +15,31 @@ __metaclass__ = type
 
 import os
 
+try:
+    from urllib.parse import urlsplit
+except ImportError:  # pragma: no cover - Python 2; the collection needs 3.10
+    from urlparse import urlsplit
+
 
 def _normalise(url):
     return (url or "").strip().rstrip("/").lower()
+
+
+def cluster_name(url):
+    """A cluster's name for reports, from its API server URL: OpenShift serves https://api.<cluster>.<base domain>:6443,
+    so 'https://api.lab-1.example.com:6443' -> 'lab-1'; any other host is named by itself; None without a URL."""
+    if not isinstance(url, str) or not url.strip():
+        return None
+    try:
+        host = urlsplit(url.strip() if "://" in url else "https://" + url.strip()).hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    labels = host.split(".")
+    if len(labels) >= 3 and labels[0] in ("api", "api-int") and labels[1]:
+        return labels[1]
+    return host
 
 
 def connection_problem(params, environ=None):

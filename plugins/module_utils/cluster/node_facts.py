@@ -266,8 +266,32 @@ def _termination_text(status):
     return None
 
 
+GFD_MEMORY_LABEL = "nvidia.com/gpu.memory"
+
+
+def fill_from_node_labels(facts, labels):
+    """GPU memory the collector could not read (no nvidia-smi) from GPU feature discovery's node label, in MiB.
+
+    The label describes one GPU model per node, so it is used only when every GPU of the node has the same known
+    PCI device ID; memory read by nvidia-smi is never replaced."""
+    gpus = (facts or {}).get("gpus") or []
+    try:
+        memory = int(str((labels or {}).get(GFD_MEMORY_LABEL)))
+    except ValueError:
+        return
+    device_ids = set(gpu.get("pci_device_id") for gpu in gpus)
+    if memory <= 0 or len(device_ids) != 1 or None in device_ids:
+        return
+    for gpu in gpus:
+        if gpu.get("memory_total_mib") is None:
+            gpu["memory_total_mib"] = memory
+            gpu["memory_source"] = "node label %s" % GFD_MEMORY_LABEL
+
+
 def parse_collector_log(text):
     """The facts dict from a pod log: the last line that is a JSON object (runtimes may add lines)."""
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode("utf-8", "replace")
     if not text or not text.strip():
         raise ValueError("the collector printed nothing")
     for line in reversed(text.strip().splitlines()):
@@ -344,6 +368,9 @@ class FactsRun:
             self._read(resources, pods, outcomes, result)
         finally:
             self.cleanup(resources)
+        labels = dict((node["metadata"]["name"], _labels_of(node)) for node in nodes)
+        for name, facts in result["nodes"].items():
+            fill_from_node_labels(facts, labels.get(name))
         return result
 
     def _prepare(self, resources):

@@ -176,7 +176,16 @@ def _collect_gpus(sys_root, addresses, smi, warnings):
             if pci is None:
                 warnings.append("GPU %s from nvidia-smi not found in sysfs" % address)
                 pci = {}
+            # sysfs reads the device's configuration space: its ID wins over what nvidia-smi reports.
+            if pci.get("device_id"):
+                if gpu.get("pci_device_id") and gpu["pci_device_id"] != pci["device_id"]:
+                    warnings.append("GPU %s: nvidia-smi reports PCI device ID %s, sysfs %s; the sysfs one is kept"
+                                    % (address, gpu["pci_device_id"], pci["device_id"]))
+                gpu["pci_device_id"] = pci["device_id"]
+            if not gpu.get("name"):
+                gpu["name"] = devices.nvidia_gpu_model(gpu.get("pci_device_id"))
             gpu.update({
+                "memory_source": "nvidia-smi" if gpu.get("memory_total_mib") is not None else None,
                 "source": "nvidia-smi",
                 "driver": pci.get("driver"),
                 "numa_node": pci.get("numa_node"),
@@ -191,13 +200,14 @@ def _collect_gpus(sys_root, addresses, smi, warnings):
             warnings.append("GPU %s is in sysfs but not reported by nvidia-smi (driver %s)" % (address, pci["driver"]))
         gpus.append({
             "index": len(gpus),
-            "name": None,
+            "name": devices.nvidia_gpu_model(pci["device_id"]),  # from the PCI ID table: nvidia-smi did not run
             "uuid": None,
             "pci_address": address,
             "pci_device_id": pci["device_id"],
             "driver_version": None,
             "cuda_version": None,
             "memory_total_mib": None,
+            "memory_source": None,
             "persistence_mode": None,
             "addressing_mode": None,
             "mig_mode": {"current": None, "pending": None},
@@ -245,6 +255,8 @@ def collect(sys_root="/sys", proc_root="/proc", nvidia_smi_xml=None, nvidia_smi_
     if proc_modules is None:
         warnings.append("%s/modules is unreadable: kernel module state unknown" % proc_root)
     modules = _watched_modules(sys_root, proc_modules)
+    if modules["nvidia"] is None and smi is not None and smi["gpus"]:
+        modules["nvidia"] = True  # nvidia-smi only lists GPUs through a loaded driver
     kernel_release = sysfs.read_kernel_release(proc_root)
     driver = _nvidia_driver(proc_root, sys_root, smi, gpus)
     dma_buf = readiness.dma_buf_support(kernel_release, driver["open_kernel_module"], driver["version"])

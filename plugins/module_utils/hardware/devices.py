@@ -44,6 +44,54 @@ MELLANOX_DEVICES = {
 
 GENERIC_VF_DEVICE_ID = 0x101e
 
+# PCI device ID -> marketing name of the NVIDIA data-center and workstation GPUs, for GPUs that nvidia-smi does not
+# name (facts from sysfs only). Data: the bracketed names of vendor 10de in the PCI ID Repository's pci.ids
+# (https://pci-ids.ucw.cz/, github.com/pciutils/pciids, version 2026.08.22, commit c1c12547), GPL-2.0-or-later or
+# BSD-3-Clause; a selection, not the whole list. An ID that is not here stays unnamed rather than guessed.
+NVIDIA_GPU_MODELS = {
+    0x1db1: "Tesla V100 SXM2 16GB",
+    0x1db4: "Tesla V100 PCIe 16GB",
+    0x1db5: "Tesla V100 SXM2 32GB",
+    0x1db6: "Tesla V100 PCIe 32GB",
+    0x1df6: "Tesla V100S PCIe 32GB",
+    0x1eb8: "Tesla T4",
+    0x20b0: "A100 SXM4 40GB",
+    0x20b1: "A100 PCIe 40GB",
+    0x20b2: "A100 SXM4 80GB",
+    0x20b3: "A100-SXM-64GB",
+    0x20b5: "A100 PCIe 80GB",
+    0x20b7: "A30 PCIe",
+    0x20f1: "A100 PCIe 40GB",
+    0x20f3: "A800-SXM4-80GB",
+    0x20f5: "A800 80GB PCIe",
+    0x2230: "RTX A6000",
+    0x2235: "A40",
+    0x2236: "A10",
+    0x2237: "A10G",
+    0x2321: "H100L 94GB",
+    0x2322: "H800 PCIe",
+    0x2324: "H800",
+    0x2329: "H20",
+    0x2330: "H100 SXM5 80GB",
+    0x2331: "H100 PCIe",
+    0x2335: "H200 SXM 141GB",
+    0x2339: "H100 SXM5 94GB",
+    0x233a: "H800L 94GB",
+    0x233b: "H200 NVL",
+    0x2342: "GH200 120GB / 480GB",
+    0x2348: "GH200 144G HBM3e",
+    0x25b6: "A2 / A16",
+    0x26b1: "RTX 6000 Ada Generation",
+    0x26b5: "L40",
+    0x26b9: "L40S",
+    0x26ba: "L20",
+    0x27b8: "L4",
+    0x2901: "B200",
+    0x2941: "HGX GB200",
+    0x2bb1: "RTX PRO 6000 Blackwell Workstation Edition",
+    0x2bb5: "RTX PRO 6000 Blackwell Server Edition",
+}
+
 
 def parse_hex_id(value):
     """'0x1021', '1021', 4129 -> 4129; None or junk -> None."""
@@ -51,6 +99,8 @@ def parse_hex_id(value):
         return None
     if isinstance(value, int):
         return value
+    if isinstance(value, (bytes, bytearray)):
+        value = value.decode("utf-8", "replace")
     text = str(value).strip().lower()
     if not text:
         return None
@@ -80,10 +130,18 @@ def mellanox_model_from_hca_type(hca_type):
     """'MT4129' (the infiniband hca_type / ibstat CA type) -> table entry, or None."""
     if not hca_type:
         return None
+    if isinstance(hca_type, (bytes, bytearray)):
+        hca_type = hca_type.decode("utf-8", "replace")
     text = str(hca_type).strip().upper()
     if not text.startswith("MT") or not text[2:].isdigit():
         return None
     return mellanox_device(int(text[2:]))
+
+
+def nvidia_gpu_model(device_id):
+    """'0x2235' -> 'NVIDIA A40'; None for an ID missing from NVIDIA_GPU_MODELS."""
+    name = NVIDIA_GPU_MODELS.get(parse_hex_id(device_id))
+    return "NVIDIA " + name if name else None
 
 
 def vf_model(vf_device_id, pf_model=None):

@@ -22,10 +22,17 @@ _DTD_RE = re.compile(r"nvsmi_device_(v[0-9]+)\.dtd")
 _MIB_RE = re.compile(r"^\s*([0-9]+)\s*MiB")
 _BUS_ID_RE = re.compile(r"^([0-9a-fA-F]{4,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 # Per-GPU lists that are most of the document and unused here; dropped before parsing (a third of the time).
-_UNUSED_BLOCKS_RE = re.compile(r"<(supported_clocks|processes|accounted_processes)>.*?</\1>", re.S)
+_UNUSED_BLOCKS = ("supported_clocks", "processes", "accounted_processes")
+_UNUSED_OPEN_RE = re.compile(r"<(%s)>" % "|".join(_UNUSED_BLOCKS))
 _NOT_AVAILABLE = ("N/A", "", "[N/A]", "Not Available", "[Not Supported]", "Not Supported")
 
 DEFAULT_TIMEOUT = 60
+NVIDIA_VENDOR_ID = 0x10de
+
+
+def _decoded(value):
+    """bytes decoded as UTF-8 (undecodable bytes replaced); anything else unchanged."""
+    return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else value
 
 
 def _text(node, path):
@@ -67,8 +74,24 @@ def _width(text):
     return _int(text[:-1]) if text and text.endswith("x") else _int(text)
 
 
+def pci_device_id(text):
+    """nvidia-smi's <pci_device_id> is (device << 16) | vendor: '233510DE' -> '0x2335'.
+
+    None unless the vendor half is NVIDIA's and the device half is not zero: some virtual machines report
+    '000000DE' (an A10G capture), which must not pass for a device ID."""
+    try:
+        value = int((_decoded(text) or "").strip(), 16)
+    except ValueError:
+        return None
+    device, vendor = value >> 16, value & 0xFFFF
+    if vendor != NVIDIA_VENDOR_ID or not 0 < device <= 0xFFFF:
+        return None
+    return "0x%04x" % device
+
+
 def normalize_bus_id(bus_id):
     """nvidia-smi '00000000:00:1E.0' -> sysfs form '0000:00:1e.0'."""
+    bus_id = _decoded(bus_id)
     if not bus_id:
         return None
     match = _BUS_ID_RE.match(bus_id.strip())
@@ -80,6 +103,7 @@ def normalize_bus_id(bus_id):
 
 def extract_xml(text):
     """The <nvidia_smi_log> document inside text (a capture may carry a prompt or a warning line)."""
+    text = _decoded(text)
     if text is None:
         return None
     start = text.find("<?xml")
@@ -91,11 +115,30 @@ def extract_xml(text):
     return text[start:end + len("</nvidia_smi_log>")]
 
 
+def drop_unused_blocks(document):
+    """The document without the _UNUSED_BLOCKS elements. A tag left open stays (the XML parser then reports it);
+    once one closing tag is missing that tag is not looked for again, so unclosed tags cost linear time."""
+    pieces = []
+    position = 0
+    unclosed = set()
+    for match in _UNUSED_OPEN_RE.finditer(document):
+        tag = match.group(1)
+        if match.start() < position or tag in unclosed:
+            continue
+        close = document.find("</%s>" % tag, match.end())
+        if close < 0:
+            unclosed.add(tag)
+            continue
+        pieces.append(document[position:match.start()])
+        position = close + len(tag) + 3
+    pieces.append(document[position:])
+    return "".join(pieces)
+
+
 def _parse_gpu(gpu, index, driver_version, cuda_version):
     pci = gpu.find("pci")
     link = pci.find("pci_gpu_link_info") if pci is not None else None
     bus_id = _text(pci, "pci_bus_id") or gpu.get("id")
-    device_id = _text(pci, "pci_device_id")  # '233510DE': device then vendor
     mig_devices = gpu.find("mig_devices")
     module_id = _first(gpu, "platformInfo/module_id", "gpu_module_id")
     return {
@@ -109,7 +152,7 @@ def _parse_gpu(gpu, index, driver_version, cuda_version):
         "module_id": _int(module_id),
         "vbios_version": _text(gpu, "vbios_version"),
         "pci_address": normalize_bus_id(bus_id),
-        "pci_device_id": ("0x" + device_id[:4].lower()) if device_id and len(device_id) == 8 else None,
+        "pci_device_id": pci_device_id(_text(pci, "pci_device_id")),
         "driver_version": driver_version,
         "cuda_version": cuda_version,
         "memory_total_mib": _mib(_first(gpu, "fb_memory_usage/total", "memory_usage/total")),
@@ -135,13 +178,15 @@ def _parse_gpu(gpu, index, driver_version, cuda_version):
 def parse(text):
     """Parse `nvidia-smi -q -x` output into {xml_schema, driver_version, cuda_version, attached_gpus, gpus}.
 
-    Raises ValueError when text holds no parsable nvidia_smi_log document."""
+    Raises ValueError when text (str, or bytes read as UTF-8) holds no parsable nvidia_smi_log document."""
+    if text is None:
+        raise ValueError("no nvidia-smi output (got None)")
     document = extract_xml(text)
     if document is None:
         raise ValueError("no <nvidia_smi_log> document in nvidia-smi output")
     schema_match = _DTD_RE.search(document[:400])
     try:
-        root = ET.fromstring(_UNUSED_BLOCKS_RE.sub("", document))
+        root = ET.fromstring(drop_unused_blocks(document))
     except ET.ParseError as exc:
         raise ValueError("nvidia-smi XML does not parse: %s" % exc)
     driver_version = _text(root, "driver_version")

@@ -42,9 +42,16 @@ def evaluate(facts):
     gpus = facts.get("gpus", [])
     nics = facts.get("nics", [])
 
+    # nvidia-smi answering is evidence of a loaded driver; an unreadable /proc/modules (None) is no evidence either way.
+    driver_seen = (any(gpu.get("driver") == "nvidia" for gpu in gpus) or modules.get("nvidia") is True
+                   or (facts.get("nvidia_smi") or {}).get("used") is True)
     if not gpus:
         _add(reasons, "no_nvidia_gpu", "no NVIDIA GPU found (no PCI function with vendor 0x10de and a display/3D class)")
-    elif not any(gpu.get("driver") == "nvidia" for gpu in gpus) and modules.get("nvidia") is not True:
+    elif not driver_seen and modules.get("nvidia") is None:
+        _add(warnings, "nvidia_driver_unknown",
+             "cannot tell whether the nvidia kernel driver is loaded: no GPU shows a bound driver and the kernel module "
+             "list is unreadable")
+    elif not driver_seen:
         _add(reasons, "nvidia_driver_not_loaded", "NVIDIA GPU present but the nvidia kernel driver is not loaded or bound")
 
     rdma = _mellanox_rdma(facts)
@@ -73,9 +80,10 @@ def evaluate(facts):
     peer = facts.get("peer_memory", {})
     if gpus and peer.get("path") is None:
         dma = peer.get("dma_buf", {})
+        peermem = "is not loaded" if peer.get("nvidia_peermem_loaded") is False else "is not known to be loaded (module list unreadable)"
         _add(reasons, "no_peer_memory_path",
-             "no GPU peer memory path: nvidia_peermem is not loaded and DMA-BUF is %s (%s)"
-             % ("not usable" if dma.get("usable") is False else "not confirmed", dma.get("detail") or "no details"))
+             "no GPU peer memory path: nvidia_peermem %s and DMA-BUF is %s (%s)"
+             % (peermem, "not usable" if dma.get("usable") is False else "not confirmed", dma.get("detail") or "no details"))
 
     elif gpus and peer.get("path") == "dma_buf" and not peer.get("nvidia_peermem_loaded"):
         _add(warnings, "nvidia_peermem_not_loaded",
@@ -102,6 +110,8 @@ def evaluate(facts):
 
 def _version_tuple(text, parts):
     numbers = []
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode("utf-8", "replace")
     for piece in (text or "").replace("-", ".").split("."):
         if not piece.isdigit():
             break

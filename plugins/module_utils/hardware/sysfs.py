@@ -14,10 +14,14 @@ import re
 PCI_ADDRESS_RE = re.compile(r"^([0-9a-fA-F]{4,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 _RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec")
 _LINK_SPEED_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s")
-_STATE_RE = re.compile(r"^\s*([0-9]+)\s*:\s*(\S.*?)\s*$")
 _ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 _READ_SIZE = 65536
 MAX_GIDS_PER_PORT = 16  # RoCE tables hold up to 255 entries; the used ones come first
+
+
+def _decoded(value):
+    """bytes decoded as UTF-8 (undecodable bytes replaced); anything else unchanged."""
+    return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else value
 
 
 def read_text(path):
@@ -72,6 +76,7 @@ def list_dir(path):
 
 def normalize_pci_address(address):
     """'00000000:00:06.0' or '0000:00:1E.0' -> '0000:00:1e.0'; None for anything else."""
+    address = _decoded(address)
     if not address:
         return None
     match = PCI_ADDRESS_RE.match(str(address).strip())
@@ -83,16 +88,20 @@ def normalize_pci_address(address):
 
 def parse_state(text):
     """'4: ACTIVE' -> (4, 'ACTIVE'); 'ACTIVE' -> (None, 'ACTIVE'); None -> (None, None)."""
+    text = _decoded(text)
     if text is None:
         return None, None
-    match = _STATE_RE.match(text)
-    if match:
-        return int(match.group(1)), match.group(2)
+    # split, not a regex: '(\S.*?)\s*$' backtracks quadratically on a long value
+    code, colon, name = text.partition(":")
+    code, name = code.strip(), name.strip()
+    if colon and name and code and all(char in "0123456789" for char in code):
+        return int(code), name
     return None, text.strip() or None
 
 
 def parse_rate_gbps(text):
     """'400 Gb/sec (4X NDR)' -> 400.0; '2.5 Gb/sec (1X SDR)' -> 2.5; None when not parsable."""
+    text = _decoded(text)
     if not text:
         return None
     match = _RATE_RE.match(text)
@@ -101,6 +110,7 @@ def parse_rate_gbps(text):
 
 def parse_link_speed_gts(text):
     """'32.0 GT/s PCIe' -> 32.0; 'Unknown' or None -> None."""
+    text = _decoded(text)
     if not text:
         return None
     match = _LINK_SPEED_RE.match(text)

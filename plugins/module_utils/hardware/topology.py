@@ -29,8 +29,14 @@ _CELL_SPLIT_RE = re.compile(r"\t| {2,}")
 _DEVICE_LABEL_RE = re.compile(r"^(GPU|NIC|mlx5_|NVS)[0-9A-Za-z_]*$")
 
 
+def _decoded(value):
+    """bytes decoded as UTF-8 (undecodable bytes replaced); anything else unchanged."""
+    return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else value
+
+
 def pci_chain(physical_path):
     """(host bridge, [bridge addresses], function address) from a physical sysfs path, or None."""
+    physical_path = _decoded(physical_path)
     if not physical_path:
         return None
     parts = [part for part in physical_path.replace("\\", "/").split("/") if part]
@@ -134,6 +140,11 @@ def parse_topo_matrix(text):
 
     Returns {"devices": [labels], "extra_columns": [...], "matrix": {row: {col: relation}},
     "attributes": {row: {extra column: value}}, "nic_legend": {"NIC0": "mlx5_0"}}."""
+    if text is None:
+        raise ValueError("no nvidia-smi topo output (got None)")
+    text = _decoded(text)
+    if not isinstance(text, str):
+        raise ValueError("nvidia-smi topo output must be text, got %s" % type(text).__name__)
     lines = [_ANSI_RE.sub("", line.rstrip("\n")) for line in text.splitlines()]
     header_at = None
     for position, line in enumerate(lines):

@@ -4,7 +4,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connection_problem
+import pytest
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connection_problem
 
 ENV = {"K8S_AUTH_HOST": "https://api.ocp.example:6443", "K8S_AUTH_API_KEY": "sha256~credential"}
 
@@ -42,3 +44,17 @@ def test_parameters_fall_back_to_the_environment_as_kubernetes_core_does():
     assert "plain http" in connection_problem({"host": "http://127.0.0.1:1", "api_key": None}, ENV)
     assert "plain http" in connection_problem({"host": None, "api_key": None},
                                               {"K8S_AUTH_HOST": "http://x:80", "K8S_AUTH_API_KEY": "t"})
+
+
+@pytest.mark.parametrize("url,name", [
+    ("https://api.lab-1.example.com:6443", "lab-1"),
+    ("https://api-int.prod-east.example.com:6443/", "prod-east"),
+    ("api.hpc-ib.example.com:6443", "hpc-ib"),
+    ("https://openshift.internal:8443", "openshift.internal"),
+    ("https://10.0.0.5:6443", "10.0.0.5"),
+    ("https://api.crc.testing:6443", "crc"),
+    (None, None), ("", None), ("https://", None),
+])
+def test_cluster_name_from_the_api_server_url(url, name):
+    # Reports named the implicit inventory host "localhost" (issue 18 point 8): the API URL names the cluster.
+    assert cluster_name(url) == name

@@ -127,3 +127,23 @@ def test_parse_collector_log():
         nf.parse_collector_log('{"readiness": ')
     with pytest.raises(ValueError, match="not a facts document"):
         nf.parse_collector_log('{"a": 1}')
+
+
+def _gpus(*specs):
+    return {"gpus": [{"pci_device_id": device_id, "memory_total_mib": memory, "memory_source": None}
+                     for device_id, memory in specs]}
+
+
+def test_gpu_memory_from_the_gfd_label_only_when_unknown_and_one_model():
+    facts = _gpus(("0x2235", None), ("0x2235", None))
+    nf.fill_from_node_labels(facts, {nf.GFD_MEMORY_LABEL: "46068"})
+    assert [(g["memory_total_mib"], g["memory_source"]) for g in facts["gpus"]] == [(46068, "node label nvidia.com/gpu.memory")] * 2
+    kept = _gpus(("0x2335", 143771))
+    nf.fill_from_node_labels(kept, {nf.GFD_MEMORY_LABEL: "1"})
+    assert kept["gpus"][0]["memory_total_mib"] == 143771  # nvidia-smi's reading stays
+    for facts, labels in ((_gpus(("0x2235", None), ("0x2330", None)), {nf.GFD_MEMORY_LABEL: "46068"}),  # two models
+                          (_gpus((None, None)), {nf.GFD_MEMORY_LABEL: "46068"}),
+                          (_gpus(("0x2235", None)), {nf.GFD_MEMORY_LABEL: "lots"}),
+                          (_gpus(("0x2235", None)), {}), (_gpus(("0x2235", None)), None)):
+        nf.fill_from_node_labels(facts, labels)
+        assert all(g["memory_total_mib"] is None for g in facts["gpus"])

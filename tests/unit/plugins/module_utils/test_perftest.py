@@ -611,3 +611,67 @@ def test_link_rate_units_are_read_not_skipped(rate, gbps):
 def test_a_link_rate_with_an_unknown_unit_is_refused(rate):
     with pytest.raises(ValueError, match='link_rate_gbps'):
         evaluate_bw(parse_bw_output(read_capture(SERVER)), rate)
+
+
+# ---------------------------------------------------------------------------------------------- issue 18 point 9
+
+def _cut_after(text, marker):
+    """The text up to and including marker (a log cut there, mid-line)."""
+    return text[:text.index(marker) + len(marker)]
+
+
+def test_log_cut_inside_a_header_value_leaves_it_unknown_and_warns():
+    # 'Mtu             : 1024[B]' cut to '... : 10': the value must not be read as an MTU of 10.
+    text = _cut_after(read_capture(CLIENT), 'Mtu             : 10')
+    result = parse_bw_output(text, require_results=False)
+    assert result['mtu'] is None and 'mtu' not in result['header']
+    assert result['device'] == 'mlx5_0' and result['qps'] == 1  # complete lines before the cut are kept
+    assert result['link_type'] is None  # after the cut
+    assert result['truncated'] == 'the output ends inside the test header (line 8)'
+    assert 'line 8 was cut: header value mtu=10 ignored' in result['warnings']
+    with pytest.raises(PerftestParseError, match=r'no result table found \(the output ends inside the test header'):
+        parse_bw_output(text)
+
+
+def test_log_cut_inside_the_device_value_is_an_error_not_a_device():
+    text = _cut_after(read_capture(CLIENT), 'Device         : mlx5')
+    with pytest.raises(PerftestParseError, match='ends inside the test header .line 3., before a complete "Device" value'):
+        parse_bw_output(text, require_results=False)
+    diagnosis = diagnose(log=text)
+    assert diagnosis['code'] == 'unknown'
+    assert 'the log is cut short: the output ends inside the test header' in diagnosis['message']
+
+
+def test_log_cut_at_a_line_break_in_the_header_keeps_whole_values():
+    text = _cut_after(read_capture(CLIENT), 'Link type       : Ethernet\n')
+    result = parse_bw_output(text, require_results=False)
+    assert (result['mtu'], result['link_type'], result['gid_index']) == (1024, 'Ethernet', None)
+    assert result['truncated'] == 'the output ends inside the test header (line 9)'
+    assert not any('was cut' in warning for warning in result['warnings'])
+
+
+def test_complete_captures_are_not_truncated():
+    for name in (CLIENT, SERVER, CUDA_CLIENT):
+        result = parse_bw_output(read_capture(name))
+        assert result['truncated'] is None
+        assert not any('cut' in warning for warning in result['warnings'])
+
+
+def test_log_cut_inside_a_gid_drops_the_gid():
+    full = read_capture(CLIENT)
+    remote_gid = full.index('GID: ', full.index('remote address'))
+    text = full[:remote_gid + len('GID: 00:00:00:00:00:00:00:00:00:00:255:255:192:168:11')]
+    result = parse_bw_output(text, require_results=False)
+    assert 'gid' not in result['remote_addresses'][0]
+    assert result['local_addresses'][0]['gid'] == '00:00:00:00:00:00:00:00:00:00:255:255:192:168:111:01'
+    assert any(warning.startswith('line 18 was cut: GID') for warning in result['warnings'])
+
+
+@pytest.mark.parametrize('names', [(SERVER, SERVER), (CLIENT, SERVER), (SERVER, CUDA_CLIENT)])
+def test_diagnose_names_two_concatenated_runs(names):
+    log = '\n'.join(read_capture(name) for name in names)
+    diagnosis = diagnose(log=log, phase='Succeeded')
+    assert diagnosis['code'] == 'unknown'
+    assert diagnosis['message'].startswith('the cause could not be determined: the log holds more than one perftest run '
+                                           '(a second test header at line ')
+    assert 'no result table' not in diagnosis['message']

@@ -66,7 +66,8 @@ def test_h200_capture_without_nvidia_smi_uses_sysfs(tmp_path):
     [gpu] = facts["gpus"]
     assert gpu["source"] == "sysfs"
     assert (gpu["index"], gpu["pci_address"], gpu["pci_device_id"], gpu["driver"]) == (0, "0000:00:06.0", "0x2335", "nvidia")
-    assert gpu["name"] is None and gpu["uuid"] is None
+    assert gpu["name"] == "NVIDIA H200 SXM 141GB"  # the PCI ID table names what nvidia-smi did not
+    assert gpu["uuid"] is None and gpu["memory_total_mib"] is None and gpu["memory_source"] is None
     assert facts["nvidia_smi"]["used"] is False
     assert facts["warnings"] == ["nvidia-smi not found"]
     assert "no_nvidia_gpu" not in facts["readiness"]["reason_codes"]
@@ -77,6 +78,57 @@ def test_garbage_nvidia_smi_output_falls_back_to_sysfs(tmp_path):
     facts = collector.collect(tree.root, proc.root, "Failed to initialize NVML: Driver/library version mismatch")
     assert facts["gpus"][0]["source"] == "sysfs"
     assert any("nvidia-smi output ignored" in warning for warning in facts["warnings"])
+
+
+def a10g_tree(tmp_path, sysfs_device="0x2237"):
+    """One GPU at the A10G capture's address (an AWS g5 VM: the GPU sits on bus 0, slot 0x1e)."""
+    tree = synth.SysfsBuilder(tmp_path)
+    tree.add_pci(["pci0000:00", "0000:00:1e.0"], "0x10de", sysfs_device, "0x030200", driver="nvidia")
+    return tree, synth.ProcBuilder(tmp_path, modules=("nvidia",))
+
+
+def test_a10g_capture_keeps_the_sysfs_device_id(tmp_path):
+    # nvidia-smi says 000000DE on this VM: it used to become '0x0000' and replace the sysfs ID.
+    tree, proc = a10g_tree(tmp_path)
+    facts = collector.collect(tree.root, proc.root, synth.read_fixture("command-outputs", "nvidia-smi-q-x", "telegraf_a10g.xml"))
+    [gpu] = facts["gpus"]
+    assert (gpu["source"], gpu["name"], gpu["pci_device_id"]) == ("nvidia-smi", "NVIDIA A10G", "0x2237")
+    assert gpu["memory_total_mib"] == 23028
+    assert facts["warnings"] == []
+
+
+def test_sysfs_device_id_wins_over_a_different_nvidia_smi_one(tmp_path):
+    tree, proc = a10g_tree(tmp_path, sysfs_device="0x2236")
+    xml = synth.read_fixture("command-outputs", "nvidia-smi-q-x", "telegraf_a10g.xml").replace("000000DE", "223710DE", 1)
+    facts = collector.collect(tree.root, proc.root, xml)
+    assert facts["gpus"][0]["pci_device_id"] == "0x2236"
+    assert facts["warnings"] == ["GPU 0000:00:1e.0: nvidia-smi reports PCI device ID 0x2237, sysfs 0x2236; the sysfs one is kept"]
+
+
+def test_unreadable_proc_modules_after_nvidia_smi_answered_is_not_driver_not_loaded(tmp_path):
+    # The GPU shows no driver link (as inside some containers) and /proc/modules cannot be read: nvidia-smi
+    # listing the GPU is the evidence that the driver runs.
+    tree = synth.SysfsBuilder(tmp_path)
+    tree.add_pci(["pci0000:00", "0000:00:1e.0"], "0x10de", "0x2237", "0x030200")
+    proc = synth.ProcBuilder(tmp_path)
+    os.remove(os.path.join(proc.root, "modules"))
+    facts = collector.collect(tree.root, proc.root, synth.read_fixture("command-outputs", "nvidia-smi-q-x", "telegraf_a10g.xml"))
+    assert facts["kernel_modules"]["nvidia"] is True
+    assert facts["kernel_modules"]["nvidia_peermem"] is None
+    readiness = facts["readiness"]
+    assert "nvidia_driver_not_loaded" not in readiness["reason_codes"]
+    assert "nvidia_driver_unknown" not in readiness["warning_codes"]
+    assert "nvidia_peermem is not known to be loaded" in " ".join(readiness["reasons"])
+
+
+def test_unreadable_proc_modules_without_nvidia_smi_is_unknown_not_a_reason(tmp_path):
+    tree = synth.SysfsBuilder(tmp_path)
+    tree.add_pci(["pci0000:00", "0000:00:1e.0"], "0x10de", "0x2237", "0x030200")
+    proc = synth.ProcBuilder(tmp_path)
+    os.remove(os.path.join(proc.root, "modules"))
+    readiness = collector.collect(tree.root, proc.root)["readiness"]
+    assert "nvidia_driver_not_loaded" not in readiness["reason_codes"]
+    assert "nvidia_driver_unknown" in readiness["warning_codes"]
 
 
 @pytest.mark.parametrize("version,osrelease,path,usable", [

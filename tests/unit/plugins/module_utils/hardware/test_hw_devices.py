@@ -77,3 +77,11 @@ def test_hca_type_rejects_other_vendors():
     ("0x030200", True), ("0x030000", True), ("0x040300", False), ("0x068000", False), (None, False), ("junk", False)])
 def test_gpu_class(pci_class, expected):
     assert devices.is_gpu_class(pci_class) is expected
+
+
+def test_nvidia_gpu_marketing_names_from_the_pci_id_table():
+    assert devices.nvidia_gpu_model("0x2235") == "NVIDIA A40"
+    assert devices.nvidia_gpu_model(0x2335) == "NVIDIA H200 SXM 141GB"
+    assert devices.nvidia_gpu_model("2237") == "NVIDIA A10G"
+    assert devices.nvidia_gpu_model("0x0000") is None and devices.nvidia_gpu_model(None) is None
+    assert all(0 < key <= 0xFFFF and name and name == name.strip() for key, name in devices.NVIDIA_GPU_MODELS.items())

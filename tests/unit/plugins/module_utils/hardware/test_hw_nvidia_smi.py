@@ -112,3 +112,25 @@ def test_run_reports_failures(tmp_path):
     slow = _script(tmp_path, "sleep 5\n")
     out, err = nvidia_smi.run(slow, timeout=0.2)
     assert out is None and "timed out" in err
+
+
+def a10g_xml():
+    return read_fixture("command-outputs", "nvidia-smi-q-x", "telegraf_a10g.xml")
+
+
+def test_a10g_capture_device_id_000000de_is_unknown_not_0x0000():
+    # The field is (device << 16) | vendor; this VM reports vendor 0x00de and device 0: no usable ID.
+    [gpu] = nvidia_smi.parse(a10g_xml())["gpus"]
+    assert gpu["name"] == "NVIDIA A10G"
+    assert gpu["pci_address"] == "0000:00:1e.0"
+    assert gpu["pci_device_id"] is None
+    assert gpu["memory_total_mib"] == 23028
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("233510DE", "0x2335"), ("20B210DE", "0x20b2"), ("1eb810de", "0x1eb8"), (" 223710DE ", "0x2237"),
+    ("000000DE", None), ("000010DE", None), ("223715B3", None), ("10DE", None), ("N/A", None), (None, None),
+    ("1223510DE", None),
+])
+def test_pci_device_id_is_device_over_vendor(text, expected):
+    assert nvidia_smi.pci_device_id(text) == expected
