@@ -34,6 +34,7 @@ def image_reference(repository, image, version):
     separator = "@" if IMAGE_DIGEST.match(str(version)) else ":"
     return "%s/%s%s%s" % (str(repository).rstrip("/"), image, separator, version)
 
+
 # Apply order. Host preparation first (one pool reboot before drivers load), then operator
 # instances, the NIC driver before the GPU driver (peermem waits for it), SR-IOV pool settings
 # before the policies that create VFs, and the network CRs last because they need the resources.
