@@ -83,8 +83,8 @@ class Clock:
 
 
 SERVED = {
-    "v1": [api_resource("Node", "nodes", False), api_resource("Pod", "pods"), {"name": "pods/status", "kind": "Pod",
-                                                                             "namespaced": True, "verbs": ["get"]}],
+    "v1": [api_resource("Node", "nodes", False), api_resource("Pod", "pods"),
+           {"name": "pods/status", "kind": "Pod", "namespaced": True, "verbs": ["get"]}],
     "operators.coreos.com/v1alpha1": [api_resource("Subscription", "subscriptions")],
 }
 MISSING = [("mellanox.com/v1alpha1", "NicClusterPolicy"), ("mellanox.com/v1alpha1", "MacvlanNetwork"),
@@ -122,8 +122,8 @@ def test_a_kind_served_after_the_not_served_answer_expired_is_found(tmp_path):
     assert cluster.resource("mellanox.com/v1alpha1", "NicClusterPolicy") is None  # still believed absent
     clock.now += cluster.not_served_ttl
     found = cluster.resource("mellanox.com/v1alpha1", "NicClusterPolicy")
-    assert (found.group_version, found.kind, found.name, found.namespaced) == ("mellanox.com/v1alpha1", "NicClusterPolicy",
-                                                                              "nicclusterpolicies", False)
+    wanted = ("mellanox.com/v1alpha1", "NicClusterPolicy", "nicclusterpolicies", False)
+    assert (found.group_version, found.kind, found.name, found.namespaced) == wanted
     assert found.path(name="x") == "/apis/mellanox.com/v1alpha1/nicclusterpolicies/x"
     assert api.requests == ["/apis/mellanox.com/v1alpha1"] * 2
     # the discoverer itself (what kubernetes.core's modules search) and the next task's, from the cache file, know it
