@@ -7,8 +7,8 @@
 kubernetes.core's ``get_api_client`` gives a cached ``K8SClient`` (auth, dry-run in check mode,
 discovery cache). This module adds what the cluster-layer modules need on top of it: plain-dict
 reads (get-or-none, list with selectors and the list resourceVersion), writes that honour dry-run,
-read-modify-write with re-read on 409, a raw watch stream, resource lookup that refreshes discovery
-on a miss, and one retry policy for transient API errors shared by every call.
+read-modify-write with re-read on 409, a raw watch stream, resource lookup that asks for just the missing group
+version on a miss, and one retry policy for transient API errors shared by every call.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,10 +21,12 @@ import random
 import time
 
 try:
+    from kubernetes.dynamic.discovery import ResourceGroup
     from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
+    from kubernetes.dynamic.resource import Resource
     HAS_KUBERNETES = True
 except ImportError:  # reported by the module through AnsibleK8SModule's requirement check
-    ResourceNotFoundError = ResourceNotUniqueError = None
+    ResourceNotFoundError = ResourceNotUniqueError = Resource = ResourceGroup = None
     HAS_KUBERNETES = False
 
 try:
@@ -40,6 +42,12 @@ RETRYABLE_STATUS = frozenset([429, 500, 502, 503, 504])
 # (connect, read) seconds for every request but watches (those end server-side): a request that stalls is cut and,
 # being transient, retried. kube-apiserver itself ends non-long-running requests after 60 s (--request-timeout).
 REQUEST_TIMEOUT = (10, 30)
+# Seconds a "group version not served" (or "kind not in it") answer is believed: lookups in a burst cost one request,
+# and a kind that an operator serves a moment later is still found by a task that looks again.
+NOT_SERVED_TTL = 5.0
+GROUP_LIST = "/apis"
+# Fields of an APIResourceList entry that Resource() takes from the group version instead.
+_RESOURCE_ARGS_OWN = ("prefix", "group", "api_version", "client", "preferred", "subresources")
 
 
 class ClusterError(Exception):
@@ -160,6 +168,12 @@ def _decode(response):
     return json.loads(data) if data else {}
 
 
+def _unique_kind(resources, kind):
+    """The one resource of ``kind`` in a group version's {kind: [Resource]}; None when absent or ambiguous."""
+    found = [r for r in resources.get(kind) or [] if getattr(r, "kind", None) == kind]
+    return found[0] if len(found) == 1 else None
+
+
 def object_ref(obj):
     """"Kind namespace/name" for messages and diff headers."""
     meta = obj.get("metadata", {})
@@ -176,7 +190,8 @@ class ClusterClient:
     kubernetes.core client is in dry-run mode (module check mode), so check mode never persists.
     """
 
-    def __init__(self, k8s_client, retry=None, check_mode=False, rediscover_once=False, request_timeout=REQUEST_TIMEOUT):
+    def __init__(self, k8s_client, retry=None, check_mode=False, rediscover_once=False, request_timeout=REQUEST_TIMEOUT,
+                 not_served_ttl=NOT_SERVED_TTL, clock=time.monotonic):
         self.k8s = k8s_client
         self.request_timeout = request_timeout
         self.dynamic = k8s_client.client
@@ -184,11 +199,11 @@ class ClusterClient:
         # Check mode on a client too old for server-side dry run: writes are not sent at all.
         self.skip_writes = bool(check_mode) and not self.dry_run
         self.retry = retry or DEFAULT_RETRY
-        # For point-in-time readers (plan_status, cluster_info, diagnostics): after one rediscovery caused by
-        # a missing kind, a group version that was not served then is taken as still absent, instead of
-        # rediscovering the whole API again for each missing kind (a bare cluster lacks a dozen of them).
-        self.rediscover_once = rediscover_once
-        self._rediscovered = False
+        # Point-in-time readers (plan_status, cluster_info, diagnostics) believe a "not served" answer for the rest of
+        # the run; other clients for not_served_ttl seconds, so that a kind installed meanwhile is found.
+        self.not_served_ttl = None if rediscover_once else not_served_ttl
+        self.clock = clock
+        self._asked = {}  # group version path -> clock() of our last GET of it
 
     def api_host(self):
         """URL of the API server this client talks to, or None."""
@@ -200,27 +215,113 @@ class ClusterClient:
     def resource(self, api_version, kind):
         """The served resource for apiVersion/kind, or None.
 
-        The discoverer refreshes its cache once on a miss, so a kind that an operator installed a
-        moment ago is found; a kind that is really absent costs one refresh, not one per attribute.
+        kubernetes.core's discoverer (LazyDiscoverer of kubernetes/dynamic/discovery.py) answers a miss by throwing
+        its whole cache away and reading /version, /apis and then every group version again. Instead, a kind that is
+        not in the cache costs one GET of its group version, whose answer goes into the discoverer's cache (and its
+        file, shared by the run's later tasks); a "not served" answer is kept for ``not_served_ttl`` seconds.
         """
         prefix = "api" if api_version == "v1" else "apis"
-        if self._rediscovered and self._group_version_served(prefix, api_version) is False:
+        groups = self._discovery_cache()
+        if groups is None:  # not a discoverer we know: let it search (and refresh) itself
+            return self._search(prefix, api_version, kind)
+        group, _sep, version = api_version.rpartition("/")
+        cached = (groups.get(prefix) or {}).get(group, {}).get(version)
+        if cached is not None and getattr(cached, "resources", None):
+            found = _unique_kind(cached.resources, kind)
+            if found is not None:
+                return found
+        if cached is None and prefix == "apis" and self.not_served_ttl is None:
+            # A point-in-time reader misses several kinds of a bare cluster: one fresh group list answers for all of
+            # them (and for the rest of the run), where asking each group version would cost one request per group.
+            if not self._fresh(GROUP_LIST):
+                self._list_groups(groups)
+            cached = groups["apis"].get(group, {}).get(version)
+            if cached is None:
+                return None
+        path = "/%s/%s" % (prefix, api_version)
+        if self._fresh(path):
             return None
+        resources = self._group_version_resources(prefix, group, version, path, groups)
+        return _unique_kind(resources, kind) if resources else None
+
+    def _fresh(self, path):
+        """Whether we asked for ``path`` recently enough to believe the answer; notes the time otherwise."""
+        asked = self._asked.get(path)
+        if asked is not None and (self.not_served_ttl is None or self.clock() - asked < self.not_served_ttl):
+            return True
+        self._asked[path] = self.clock()
+        return False
+
+    def _discovery_cache(self):
+        """The discoverer's {prefix: {group: {version: ResourceGroup}}}, or None when it is not readable."""
+        cache = getattr(self.dynamic.resources, "_cache", None)
+        if ResourceGroup is None or not isinstance(cache, dict) or not isinstance(cache.get("resources"), dict):
+            return None
+        return cache["resources"]
+
+    def _search(self, prefix, api_version, kind):
         try:
             return self.retry.call(self.dynamic.resources.get, prefix=prefix, api_version=api_version, kind=kind)
-        except ResourceNotFoundError:
-            self._rediscovered = self.rediscover_once
-            return None
-        except ResourceNotUniqueError:
+        except (ResourceNotFoundError, ResourceNotUniqueError):
             return None
 
-    def _group_version_served(self, prefix, api_version):
-        """Whether the discovery cache lists the group version; None when the cache cannot be read."""
-        cache = getattr(self.dynamic.resources, "_cache", None)
-        if not isinstance(cache, dict) or not isinstance(cache.get("resources"), dict):
+    def _list_groups(self, groups):
+        """GET /apis into the discoverer's cache: new groups and versions come in (their resources read lazily),
+        gone ones go, group versions already read keep their resources."""
+        body = self._request("get", GROUP_LIST)
+        listed = {"": groups.get("apis", {}).get("", {})}  # the discoverer's own "List" entry, served by no group
+        for entry in body.get("groups") or []:
+            preferred = (entry.get("preferredVersion") or {}).get("version")
+            known = groups.get("apis", {}).get(entry.get("name"), {})
+            versions = {}
+            for item in entry.get("versions") or []:
+                version = item.get("version")
+                kept = known.get(version)
+                versions[version] = kept if kept is not None else ResourceGroup(version == preferred)
+            listed[entry.get("name")] = versions
+        groups["apis"] = listed
+        self._write_discovery_cache()
+
+    def _write_discovery_cache(self):
+        write = getattr(self.dynamic.resources, "_write_cache", None)
+        if callable(write):
+            write()  # the discoverer's cache file: later tasks of the run start from it
+
+    def _group_version_resources(self, prefix, group, version, path, groups):
+        """GET one group version and put it into the discoverer's cache; {kind: [Resource]}, or None if not served."""
+        versions = (groups.get(prefix) or {}).get(group) or {}
+        try:
+            body = self._request("get", path)
+        except Exception as exc:  # pylint: disable=broad-except
+            # 404: not served (yet). 503 after the retries: an aggregated API that is down, which the discoverer
+            # also takes as serving nothing.
+            if api_status(exc) not in (404, 503):
+                raise
+            if api_status(exc) == 404:
+                versions.pop(version, None)
             return None
-        group, _sep, version = api_version.rpartition("/")
-        return version in (cache["resources"].get(prefix, {}).get(group) or {})
+        versions = groups.setdefault(prefix, {}).setdefault(group, versions)
+        previous = versions.get(version)
+        # A group version that /apis did not list when the cache was built is taken as preferred only if it is its
+        # group's only one; our lookups always name the version, so this matters only to searches by kind alone.
+        preferred = previous.preferred if previous is not None else prefix == "api" or not versions
+        entries = [e for e in body.get("resources") or [] if isinstance(e, dict) and e.get("name") and e.get("kind")]
+        subresources = {}
+        for entry in entries:
+            parent, sep, sub = entry["name"].partition("/")
+            if sep:
+                subresources.setdefault(parent, {})[sub] = entry
+        resources = {}
+        for entry in entries:
+            if "/" in entry["name"]:
+                continue
+            fields = dict((k, v) for k, v in entry.items() if k not in _RESOURCE_ARGS_OWN)
+            resources.setdefault(entry["kind"], []).append(Resource(
+                prefix=prefix, group=group, api_version=version, client=self.dynamic, preferred=preferred,
+                subresources=subresources.get(entry["name"]), **fields))
+        versions[version] = ResourceGroup(preferred, resources=resources)
+        self._write_discovery_cache()
+        return resources
 
     def require(self, api_version, kind):
         resource = self.resource(api_version, kind)

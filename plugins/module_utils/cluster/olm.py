@@ -345,6 +345,7 @@ class SubscriptionHealth:
         self.interval = max(1.0, min(10.0, self.grace / 3))
         self.next_read = clock()
         self.failing_since = None
+        self.unresolved = False
 
     def check(self):
         now = self.clock()
@@ -354,9 +355,11 @@ class SubscriptionHealth:
         subscription = self.read()
         failure = subscription_failure(subscription)
         status = (subscription or {}).get("status") or {}
-        if failure is None and self.count_operator_groups and not (status.get("installPlanRef") or status.get("installedCSV")):
+        unresolved, self.unresolved = self.unresolved, not (status.get("installPlanRef") or status.get("installedCSV"))
+        if failure is None and self.count_operator_groups and unresolved and self.unresolved:
             # OLM resolves nothing, and says so only in its log, while the namespace has no or several OperatorGroups
-            # (catalog/operator.go syncResolvingNamespace: "found N operatorGroups, expected 1").
+            # (catalog/operator.go syncResolvingNamespace: "found N operatorGroups, expected 1"). A Subscription
+            # created a moment ago is unresolved too: the OperatorGroups are counted once it stays so for one read.
             count = self.count_operator_groups()
             if count != 1:
                 failure = "OperatorGroups (found %d operatorGroups, expected 1): OLM resolves nothing in the namespace " \
@@ -559,12 +562,13 @@ class OperatorInstaller:
                 self.package, pm_ns, " from catalog %s" % source if source else ""))
         return manifest
 
-    def ensure_namespace(self):
-        """Create the namespace or add the wanted labels/annotations; True when it exists for real now."""
+    def ensure_namespace(self, existing):
+        """Create the namespace (``existing``: as read, or None) or add the wanted labels/annotations.
+
+        Returns (exists for real now, created by this call)."""
         resource = self._res(NAMESPACE)
         labels = dict(self.params.get("namespace_labels") or {})
         annotations = dict(self.params.get("namespace_annotations") or {})
-        existing = self.cluster.get(resource, self.namespace)
         if existing is not None and (existing.get("status") or {}).get("phase") == "Terminating":
             if self.check_mode:
                 raise self.fail("Namespace %s is terminating; it would have to finish before the operator can be installed" % self.namespace)
@@ -579,7 +583,7 @@ class OperatorInstaller:
             created = self._create(resource, body)
             self.changes.record("create", "Namespace", self.namespace, before=None, after=created)
             # In check mode the create was a dry run: nothing can be read from or written into it.
-            return not self.check_mode
+            return not self.check_mode, True
 
         def mutate(obj):
             meta = obj["metadata"]
@@ -594,7 +598,7 @@ class OperatorInstaller:
 
         before, after, changed = self.cluster.update(resource, self.namespace, None, mutate, current=existing)
         self.changes.record("update" if changed else "none", "Namespace", self.namespace, before=before, after=after)
-        return True
+        return True, False
 
     def _create(self, resource, body):
         try:
@@ -602,11 +606,11 @@ class OperatorInstaller:
         except Exception as exc:  # pylint: disable=broad-except
             raise self.fail("Failed to create %s: %s" % (object_ref(body), api_message(exc)))
 
-    def ensure_operator_group(self, install_modes, namespace_exists):
+    def ensure_operator_group(self, install_modes, namespace_exists, namespace_created=False):
         resource = self._res(OPERATOR_GROUP)
         desired_spec = desired_operator_group_spec(install_modes, self.namespace, self.params.get("target_namespaces"))
         groups = []
-        if namespace_exists:
+        if namespace_exists and not namespace_created:
             groups, _rv = self.cluster.list(resource, self.namespace)
         if len(groups) > 1:
             raise self.fail("Namespace %s holds %d OperatorGroups (%s); OLM installs nothing there until only one is left" % (
@@ -858,7 +862,9 @@ class OperatorInstaller:
         problem = pin_problem(self.params)
         if problem:
             raise self.fail(problem)
-        subscriptions = self.existing_subscriptions()
+        # A namespace that does not exist yet holds nothing: no Subscription, OperatorGroup or CSV to read in it.
+        namespace = self.cluster.get(self._res(NAMESPACE), self.namespace)
+        subscriptions = self.existing_subscriptions() if namespace is not None else []
         problem = approval_problem(self.params, subscriptions)
         if problem:
             raise self.fail(problem)
@@ -884,13 +890,13 @@ class OperatorInstaller:
         if wanted_csv == channel_entry.get("currentCSV"):
             self.result["version"] = (channel_entry.get("currentCSVDesc") or {}).get("version")
 
-        namespace_exists = self.ensure_namespace()
-        self.ensure_operator_group(install_modes, namespace_exists)
+        namespace_exists, namespace_created = self.ensure_namespace(namespace)
+        self.ensure_operator_group(install_modes, namespace_exists, namespace_created)
         desired = self.desired_subscription_spec(manifest, channel)
         self.ensure_subscription(desired, namespace_exists, existing)
 
         csv_resource = self._res(CSV)
-        current = self.cluster.get(csv_resource, wanted_csv, self.namespace) if namespace_exists else None
+        current = self.cluster.get(csv_resource, wanted_csv, self.namespace) if namespace_exists and not namespace_created else None
         no_wait = self.check_mode or not self.params.get("wait", True)
         if no_wait and namespace_exists and csv_phase(current) != "Succeeded" and desired["installPlanApproval"] == "Manual":
             self.approve_if_present(wanted_csv)

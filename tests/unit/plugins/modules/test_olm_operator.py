@@ -627,10 +627,14 @@ def test_subscription_failure_conditions(condition, failing):
 ])
 def test_subscription_health_names_a_namespace_without_exactly_one_operator_group(groups, status, fails):
     now = [0.0]
+    counted = []
     health = olm.SubscriptionHealth(lambda: {"status": status}, grace=6, clock=lambda: now[0],
-                                    count_operator_groups=lambda: groups)
+                                    count_operator_groups=lambda: counted.append(now[0]) or groups)
     health.check()
-    now[0] = 7.0
+    assert counted == []  # a Subscription read unresolved once may just be new
+    now[0] = 2.0
+    health.check()
+    now[0] = 9.0
     if fails:
         with pytest.raises(olm.OLMError, match=r"found %d operatorGroups, expected 1" % groups):
             health.check()
