@@ -187,6 +187,14 @@ differences:
   type: list
   elements: str
   sample: ["Subscription nvidia-gpu-operator/gpu-operator-certified would be created", "NicClusterPolicy ready: not ready (ofed: notReady)"]
+leftovers:
+  description:
+    - The objects labelled O(prune_label_selector) of O(prune_kinds) that O(manifests) no longer holds, which a prune
+      would delete (C(Kind namespace/name)); null when O(compare=false). A caller may skip its prune when it is empty.
+  returned: always
+  type: list
+  elements: str
+  sample: ["MacvlanNetwork rdmashared-net"]
 checked:
   description: How much was compared.
   returned: always
@@ -349,9 +357,11 @@ def main():
                       sriov_states=any(k[1] == SRIOV_NODE_STATE[1] for k in kinds))
         differences = None
         versions = []
+        leftovers = None
         if params["compare"]:
+            leftovers = []
             differences = compare(snapshot, params["operators"], params["manifests"], params["waits"],
-                                  params["prune_kinds"], params["prune_label_selector"], versions=versions)
+                                  params["prune_kinds"], params["prune_label_selector"], versions=versions, leftovers=leftovers)
     except (ConditionError, ValueError) as exc:
         module.fail_json(msg="Invalid input: %s" % exc)
     except (CoreException, ClusterError) as exc:
@@ -366,6 +376,7 @@ def main():
         changed=False,
         in_sync=None if differences is None else not differences,
         differences=differences or [],
+        leftovers=leftovers,
         checked={"operators": len(params["operators"]), "manifests": len(params["manifests"]), "waits": len(params["waits"]),
                  "prune_kinds": len(params["prune_kinds"]), "kinds_listed": len(kinds)},
         requests=snapshot.reads,

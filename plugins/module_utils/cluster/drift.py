@@ -99,7 +99,7 @@ def _operator_differences(snapshot, entry, versions=None):
     return differences
 
 
-def _manifest_differences(snapshot, manifests, prune_kinds, prune_label_selector):
+def _manifest_differences(snapshot, manifests, prune_kinds, prune_label_selector, leftovers=None):
     applier = ManifestApplier(snapshot)
     differences = []
     if prune_kinds:
@@ -107,6 +107,11 @@ def _manifest_differences(snapshot, manifests, prune_kinds, prune_label_selector
             applier.prune(manifests, prune_kinds, prune_label_selector)
         except ClusterError as exc:
             differences.append("pruning: %s" % exc)
+            if leftovers is not None:
+                leftovers.append("unknown (%s)" % exc)  # never taken for "nothing to prune"
+        if leftovers is not None:
+            leftovers.extend("%s %s%s" % (r["kind"], "%s/" % r["namespace"] if r.get("namespace") else "", r["name"])
+                             for r in applier.results if r["action"] == "deleted")
     for manifest in manifests:
         try:
             applier.apply(manifest)
@@ -145,17 +150,19 @@ def _wait_difference(snapshot, wait, option):
     return "%s: not ready%s" % (title, " (%s)" % detail if detail else "")
 
 
-def compare(snapshot, operators=(), manifests=(), waits=(), prune_kinds=(), prune_label_selector=None, versions=None):
+def compare(snapshot, operators=(), manifests=(), waits=(), prune_kinds=(), prune_label_selector=None, versions=None,
+            leftovers=None):
     """Every way the cluster differs from the plan, as sentences, in the order a converge meets them.
 
     ``versions``, a list, receives each operator's channel and CSVs (wanted, installed, channel head, upgrade OLM
-    offers); an available upgrade is information, not a difference.
+    offers); an available upgrade is information, not a difference. ``leftovers``, a list, receives the labelled
+    objects of ``prune_kinds`` that the plan no longer holds (what a prune would delete).
     """
     prune_kinds = [parse_kind(k) if isinstance(k, str) else tuple(k) for k in prune_kinds]
     differences = []
     for entry in operators:
         differences.extend(_operator_differences(snapshot, entry, versions))
-    differences.extend(_manifest_differences(snapshot, list(manifests), prune_kinds, prune_label_selector))
+    differences.extend(_manifest_differences(snapshot, list(manifests), prune_kinds, prune_label_selector, leftovers))
     for index, wait in enumerate(waits):
         text = _wait_difference(snapshot, wait, "waits[%d]." % index)
         if text:

@@ -184,6 +184,10 @@ def test_converged_cluster_is_in_sync_from_one_list_per_kind_and_nothing_is_writ
     assert all(verb == "list" for verb, _kind in cluster.calls), cluster.calls
     assert len(cluster.calls) == snapshot.reads == len(set(cluster.calls))
     assert snapshot.fallthrough == []
+    leftovers = []
+    compare(snapshot_of(cluster), [OPERATOR], [POLICY, NETWORK], [READY], ["%s/%s" % MACVLAN, "%s/%s" % HOSTDEV],
+            "app.kubernetes.io/managed-by=gpudirect.openshift", leftovers=leftovers)
+    assert leftovers == [], "nothing to prune: site.yml skips its prune step"
 
 
 def test_changed_variable_leftover_and_edited_object_are_each_reported():
@@ -195,8 +199,10 @@ def test_changed_variable_leftover_and_edited_object_are_each_reported():
     key = (NCP[0], NCP[1], None, "nic-cluster-policy")
     cluster.objects[key]["spec"]["ofedDriver"]["version"] = "edited"
     snapshot = snapshot_of(cluster)
+    leftovers = []
     found = compare(snapshot, [operator], [POLICY, NETWORK], [READY], ["%s/%s" % MACVLAN, "%s/%s" % HOSTDEV],
-                    "app.kubernetes.io/managed-by=gpudirect.openshift")
+                    "app.kubernetes.io/managed-by=gpudirect.openshift", leftovers=leftovers)
+    assert sorted(leftovers) == ["HostDeviceNetwork hostdev-net", "MacvlanNetwork old-net"]
     assert "operator nvidia-network-operator in nvidia-network-operator: Subscription nvidia-network-operator/nvidia-network-operator" \
         " would be updated" in found
     assert "MacvlanNetwork old-net is left from another configuration and would be removed" in found
