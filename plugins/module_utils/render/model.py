@@ -174,9 +174,19 @@ class Errors(object):
         self.messages = []
 
     def add(self, field, message):
-        text = "%s: %s" % (names.variable(field), message)
+        text = _cut_long_values("%s: %s" % (names.variable(field), message))
         if text not in self.messages:
             self.messages.append(text)
+
+
+# A value echoed in a message is cut to this many characters: a 100 000-character answer stays readable.
+MESSAGE_VALUE_LIMIT = 80
+
+
+def _cut_long_values(text):
+    """Every run of more than MESSAGE_VALUE_LIMIT characters without a space (a value, not prose) cut short."""
+    return re.sub(r"\S{%d,}" % (MESSAGE_VALUE_LIMIT + 1),
+                  lambda m: "%s...(%d characters)" % (m.group(0)[:MESSAGE_VALUE_LIMIT], len(m.group(0))), text)
 
 
 def _split_text_list(value):

@@ -272,3 +272,11 @@ def test_machineconfigs_for_the_control_plane_pool_are_refused_unless_allowed(po
     result = render_all(allowed)
     assert result["errors"] == []
     assert any(m["manifest"]["metadata"]["name"] == "99-%s-gpudirect-rdma" % pool for m in result["manifests"])
+
+
+def test_a_huge_value_is_cut_in_the_message():
+    """Issue 18 point 8: a 100 000-character answer is echoed as its first 80 characters and its length."""
+    variables = base_variables("shared_device", "roce")
+    variables[P + "network_name"] = "n" * 100000
+    (message,) = [e for e in render_all(variables)["errors"] if e.startswith("gpudirect_rdma_network_name")]
+    assert len(message) < 250 and "...(100002 characters)" in message, message
