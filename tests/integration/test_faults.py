@@ -219,3 +219,37 @@ def test_a_cluster_policy_that_cannot_reconcile_fails_the_play_with_the_operator
     assert proc.returncode != 0, output(proc)
     assert "gpu-cluster-policy: Failed to reconcile state-driver: failed to get driver image: invalid repository" in text, output(proc)
     assert "timed out" not in text.lower(), output(proc)
+
+
+TEARDOWN_TRANSIENT = [
+    {"verb": "delete", "plural": "macvlannetworks", "code": 503, "count": 1},
+    {"verb": "delete", "plural": "subscriptions", "code": 500, "count": 1},
+    {"verb": "delete", "plural": "clusterserviceversions", "reset": True, "count": 1},
+    {"verb": "list", "plural": "nicclusterpolicies", "code": 429, "retry_after": 1, "count": 1},
+]
+
+
+def test_teardown_absorbs_transient_faults_and_leaves_nothing(sim_factory):
+    """The fault matrix on teardown.yml (issue 18): 503/500 on deletes, a reset, a 429 on a list; the teardown still
+    removes everything the collection created, and a second teardown has nothing to do."""
+    sim = sim_factory(profile="mixed-lab")
+    converged = run_site(sim)
+    assert converged.returncode == 0, output(converged)
+    rules = [sim.faults.add(**rule) for rule in TEARDOWN_TRANSIENT]
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    teardown = [os.path.join(ROOT, "playbooks", "teardown.yml"), "-e", "teardown_remove_namespaces=true"]
+    proc = subprocess.run(["ansible-playbook"] + teardown, cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+                          timeout=600)
+    assert proc.returncode == 0, output(proc)
+    assert [rule.fired for rule in rules] == [1] * len(rules), fired(sim)
+    client = sim.dynamic_client()
+    selector = "app.kubernetes.io/managed-by=gpudirect.openshift"
+    for api_version, kind in (("mellanox.com/v1alpha1", "MacvlanNetwork"), ("mellanox.com/v1alpha1", "NicClusterPolicy"),
+                              ("nvidia.com/v1", "ClusterPolicy")):
+        assert items(client, api_version, kind, label_selector=selector) == [], kind
+    assert items(client, "operators.coreos.com/v1alpha1", "Subscription") == []
+    namespaces = [n["metadata"]["name"] for n in items(client, "v1", "Namespace")]
+    assert not set(OPERATOR_NAMESPACES) & set(namespaces), namespaces
+    again = subprocess.run(["ansible-playbook"] + teardown, cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+                           timeout=600)
+    assert again.returncode == 0 and "Nothing to delete" in again.stdout, output(again)
