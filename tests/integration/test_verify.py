@@ -176,6 +176,13 @@ def host_name(example):
     return "config-%s" % example.split("-")[0]
 
 
+VERIFY_TRANSIENT = [
+    {"verb": "list", "plural": "pods", "code": 503, "count": 1},
+    {"verb": "get", "plural": "pods", "subresource": "log", "code": 500, "count": 1},
+    {"verb": "delete", "plural": "pods", "reset": True, "count": 1},
+]
+
+
 @pytest.fixture(scope="module")
 def passing_fleet(crd_dir, tmp_path_factory):
     fleet = Fleet(crd_dir, tmp_path_factory.mktemp("verify-pass"))
@@ -192,10 +199,23 @@ def passing_fleet(crd_dir, tmp_path_factory):
                   admin_objects=verify_account("ml"))
         fleet.add("ring", ring, profile=RING_PROFILE, nodes=("gpu-worker-0000", "gpu-worker-0001", "gpu-worker-0002"),
                   verify_sweep=True, verify_iterations=1000)
+        # The fault matrix on verify.yml (issue 18): transient API errors on the pods it runs.
+        fleet.add("api-faults", example_vars("1-shared-device-roce.yml"))
+        for rule in VERIFY_TRANSIENT:
+            fleet.sims["api-faults"].faults.add(**rule)
         fleet.run()
         yield fleet
     finally:
         fleet.stop()
+
+
+def test_verify_absorbs_transient_api_faults(passing_fleet):
+    """A 503 on a pod list, a 500 on a log read and a reset on a pod delete are retried: the pair passes, nothing is left."""
+    sim = passing_fleet.sims["api-faults"]
+    assert [rule.fired for rule in sim.faults.rules] == [1] * len(VERIFY_TRANSIENT), [r.to_dict() for r in sim.faults.rules]
+    results = passing_fleet.results("api-faults")
+    assert results["passed"] is True and results["summary"]["passed"] == 1, results["summary"]
+    assert passing_fleet.pods_left("api-faults") == []
 
 
 def test_passing_run_succeeds_for_every_cluster(passing_fleet):
