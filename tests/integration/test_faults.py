@@ -31,7 +31,8 @@ TRANSIENT = [
     {"verb": "watch", "plural": "clusterserviceversions", "drop_after_events": 1, "count": 3},
     {"verb": "watch", "plural": "installplans", "drop_after_events": 0, "count": 1},
     {"verb": "update", "plural": "installplans", "code": 409, "count": 1},
-    {"verb": "get", "plural": "clusterserviceversions", "reset": True, "count": 1},
+    # olm_operator reads the operator namespace first (a fresh install reads no CSV: nothing exists there yet)
+    {"verb": "get", "plural": "namespaces", "reset": True, "count": 1},
 ]
 
 
@@ -140,7 +141,7 @@ def test_transient_faults_are_retried_and_leave_no_trace(sim_factory):
     codes = sorted(set(r["code"] for r in sim.request_log[mark:] if r["code"] >= 400 and r["code"] != 404))
     assert codes == [409, 429, 500, 503], codes
     resets = [(r["verb"], r["plural"]) for r in sim.request_log[mark:] if r["code"] == 0]
-    assert sorted(resets) == [("get", "clusterserviceversions"), ("list", "subscriptions")], resets
+    assert sorted(resets) == [("get", "namespaces"), ("list", "subscriptions")], resets
     assert_converged_once(sim)
 
     # Drift on a managed object, repaired through a PATCH that first meets two 503s.
@@ -176,14 +177,15 @@ def test_permanent_faults_fail_clearly_then_a_clean_run_converges(sim_factory):
     assert sim.count(verb="create", plural="subscriptions") == 1, "a permanent error must not be retried"
 
     sim.faults.clear()
-    sim.faults.add(verb="create", group="mellanox.com", plural="nicclusterpolicies", code=422,
+    # Custom resources go through server-side apply: a PATCH that creates (dry runs of preflight left alone).
+    sim.faults.add(verb="patch", group="mellanox.com", plural="nicclusterpolicies", code=422, include_dry_run=False,
                    message="NicClusterPolicy.mellanox.com \"nic-cluster-policy\" is invalid: spec.ofedDriver.version: Required value")
     proc = run_site(sim)
     assert proc.returncode != 0, output(proc)
     text = proc.stdout + proc.stderr
     assert "NicClusterPolicy" in text and "spec.ofedDriver.version: Required value" in text and "422" in text, output(proc)
     assert items(client, "mellanox.com/v1alpha1", "NicClusterPolicy") == []
-    assert sim.count(verb="create", plural="nicclusterpolicies") == 1, "a permanent error must not be retried"
+    assert sim.count(verb="patch", plural="nicclusterpolicies") == 1, "a permanent error must not be retried"
 
     sim.faults.clear()
     proc = run_site(sim)
