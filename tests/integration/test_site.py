@@ -93,6 +93,35 @@ def test_switching_method_leaves_exactly_the_last_methods_objects(sim_factory):
     assert nads == {n["name"] for n in plan_for("host_device/roce")["summary"]["networks"]}
 
 
+def test_shared_device_serves_both_fabrics_and_switching_back_prunes_the_second(sim_factory):
+    """Issue 13 point 7: one NicClusterPolicy with both fabrics' resources (the chapter's shared-device policy), a
+    network per fabric, a re-run that writes nothing; back to one fabric, the second fabric's network goes."""
+    sim = sim_factory(profile="mixed-lab")
+    both = "shared-device-roce-and-infiniband.yml"
+    plan = plan_for(both)
+    first = run_playbook(sim, "-e", "@" + example(both))
+    assert first.rc == 0, first.output[-4000:]
+    assert managed_rdma_objects(sim) == expected_rdma_objects(plan) == {
+        ("MacvlanNetwork", "rdmashared-net"), ("IPoIBNetwork", "rdmashared-ib-net")}
+    gpu_nodes = sorted(n for n, v in allocatable(sim, "nvidia.com/gpu").items() if int(v or 0) > 0)
+    for resource in ("rdma/rdma_shared_device_eth", "rdma/rdma_shared_device_ib"):
+        # The play waits for rdma_min_ready_nodes; the device plugin then reaches every node with both fabrics.
+        wait(lambda: sorted(n for n, v in allocatable(sim, resource).items() if int(v or 0) > 0) == gpu_nodes, what=resource)
+    nads = {n["metadata"]["name"] for n in objects(sim, "k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")}
+    assert nads == {"rdmashared-net", "rdmashared-ib-net"}
+    policy = objects(sim, "mellanox.com/v1alpha1", "NicClusterPolicy")[0]["spec"]
+    assert set(policy["secondaryNetwork"]) == {"ipoib"}
+
+    again = run_playbook(sim, "-e", "@" + example(both))
+    assert again.rc == 0 and again.changed == 0 and again.writes == 0, again.output[-4000:]
+
+    back = run_playbook(sim, "-e", "@" + example("shared_device/roce"))
+    assert back.rc == 0, back.output[-4000:]
+    assert managed_rdma_objects(sim) == {("MacvlanNetwork", "rdmashared-net")}
+    config = json.loads(objects(sim, "mellanox.com/v1alpha1", "NicClusterPolicy")[0]["spec"]["rdmaSharedDevicePlugin"]["config"])
+    assert [c["resourceName"] for c in config["configList"]] == ["rdma_shared_device_eth"]
+
+
 def test_nic_selection_auto_takes_interfaces_from_the_nodes_facts(sim_factory):
     """No interface names given: the facts pods find the RoCE ports of the roce-lab profile."""
     sim = sim_factory(profile="roce-lab")

@@ -73,6 +73,8 @@ FIELDS = {
     "nic_vendor": Field("str", names.MELLANOX_VENDOR_ID),
     "nic_facts": Field("dictlist", []),
     "gpu_nic_affinity": Field("dictlist", []),
+    # shared_device only: the other fabric's ports, served by the same NicClusterPolicy (SECOND_FABRIC_KEYS)
+    "second_fabric": Field("dict", {}),
     # resources and networks
     "resource_name": Field("str", _per_config("default_resource")),
     "resource_names": Field("list", []),
@@ -160,7 +162,13 @@ SCOPED_FIELDS = {
     "sriov_pool_max_unavailable": (lambda m, f: m == "sriov_legacy", "sriov_legacy (SriovNetworkPoolConfig)"),
     "sriov_pool_rdma_mode": (lambda m, f: m == "sriov_legacy", "sriov_legacy (SriovNetworkPoolConfig)"),
     "resource_prefix": (lambda m, f: m != "sriov_legacy", "shared_device and host_device; SR-IOV resources always use openshift.io/"),
+    # The chapter's shared-device policy lists rdma_shared_device_eth and rdma_shared_device_ib side by side.
+    "second_fabric": (lambda m, f: m == "shared_device", "shared_device"),
 }
+
+# gpudirect_rdma_second_fabric keys: the ports of the other fabric and what their network is called and addressed with.
+# Everything else (driver, rdmaHcaMax, resource prefix, namespaces) is shared with the first fabric.
+SECOND_FABRIC_KEYS = ("nic_interfaces", "nic_device_ids", "ipam_range", "resource_name", "network_name", "master")
 
 _TRUE = ("true", "yes", "on", "1")
 _FALSE = ("false", "no", "off", "0", "")
@@ -339,6 +347,9 @@ def _check_scoped(values, provided, errors):
             elif field == "mtu":
                 errors.add(field, "%s over %s renders %s objects, which have no MTU field; leave it unset (only used by %s)"
                            % (method, fabric, MATRIX[(method, fabric)].network_kind, where))
+            elif field == "second_fabric":
+                errors.add(field, "%s configures one fabric; only shared_device serves RoCE and InfiniBand ports from one "
+                                  "NicClusterPolicy. Leave it unset, or use method shared_device" % method)
             elif field in ("ipoib_master", "ipoib_mode") and fabric == "roce":
                 errors.add(field, "IPoIB options do not apply to roce; only used by %s" % where)
             else:
@@ -674,6 +685,87 @@ def _check_operator_settings(values, errors):
         errors.add("nic_vendor", "%r: only NVIDIA/Mellanox NICs (15b3) do GPUDirect RDMA here" % values["nic_vendor"])
 
 
+class _NestedErrors(object):
+    """Errors of the second fabric's ports, named as keys of gpudirect_rdma_second_fabric."""
+
+    def __init__(self, errors, field):
+        self.errors, self.field, self.messages = errors, field, errors.messages
+
+    def add(self, field, message):
+        key = {"macvlan_master": "master", "ipoib_master": "master"}.get(field, field)
+        self.errors.add("%s.%s" % (self.field, key), message)
+
+
+def _second_fabric(values, errors, warnings, require_facts):
+    """The model of the other fabric's ports (gpudirect_rdma_second_fabric): the first fabric's values with the
+    second's ports, names and range. Its groups join the NicClusterPolicy and the networks (rdma.compose_models)."""
+    given = values["second_fabric"]
+    nested = _NestedErrors(errors, "second_fabric")
+    unknown = sorted(str(key) for key in given if key not in SECOND_FABRIC_KEYS)
+    if unknown:
+        errors.add("second_fabric", "unknown key %s (known: %s)" % (", ".join(unknown), ", ".join(SECOND_FABRIC_KEYS)))
+        return None
+    fabric = "infiniband" if values["fabric"] == "roce" else "roce"
+    config = MATRIX[("shared_device", fabric)]
+    sub = dict(values)
+    sub.update({"fabric": fabric, "second_fabric": {}, "nic_selection": "manual", "nic_interfaces": [], "nic_device_ids": [], "nic_pci_addresses": [],
+                "gpu_nic_affinity": [],
+                "resource_names": [], "network_names": [], "ipam_ranges": [], "ipam_exclude": [],
+                "ipam_range_start": None, "ipam_range_end": None, "ipam_gateway": None, "mtu": None,
+                "macvlan_master": None, "ipoib_master": None, "macvlan_mode": FIELDS["macvlan_mode"].default})
+    for key, field in (("nic_interfaces", "list"), ("nic_device_ids", "list"), ("ipam_range", "str"),
+                       ("resource_name", "str"), ("network_name", "str"), ("master", "str")):
+        if given.get(key) is None:
+            continue
+        value = _coerce("second_fabric.%s" % key, Field(field), given[key], errors)
+        if value is not None:
+            sub["macvlan_master" if key == "master" and fabric == "roce" else "ipoib_master" if key == "master" else key] = value
+    sub["resource_name"] = sub["resource_name"] if given.get("resource_name") else config.default_resource
+    sub["network_name"] = sub["network_name"] if given.get("network_name") else config.default_network
+    if not given.get("ipam_range"):
+        nested.add("ipam_range", "required: a whereabouts CIDR of its own for the %s network (for example 192.168.3.0/24)" % fabric)
+    if not (given.get("nic_interfaces") or given.get("nic_device_ids")):
+        nested.add("nic_interfaces", "required: the %s ports (interface names, or nic_device_ids with master)" % fabric)
+    before = len(errors.messages)
+    _check_names(sub, nested)
+    if given.get("ipam_range"):
+        _check_range("second_fabric.ipam_range", str(sub["ipam_range"]), values, errors)
+    if len(errors.messages) > before or not (given.get("ipam_range") and (given.get("nic_interfaces") or given.get("nic_device_ids"))):
+        return None
+    sub["selection"] = nics.resolve(sub, {"macvlan_master", "ipoib_master"}, nested, warnings, require_facts=require_facts)
+    if len(errors.messages) > before:
+        return None
+    _assign_rail_ranges(sub, nested)
+    _check_against_first_fabric(values, sub, errors)
+    return sub
+
+
+def _check_against_first_fabric(values, sub, errors):
+    """The two fabrics' ports, resources, networks and address ranges must differ: one pod resource or network name
+    for two fabrics would make the device plugin or the network operator serve only one of them."""
+    first = (values.get("selection") or {}).get("groups") or []
+    second = sub["selection"]["groups"]
+    for key, field, what in (("interfaces", "nic_interfaces", "port"), ("resource_name", "resource_name", "resource"),
+                             ("network_name", "network_name", "network")):
+        taken = set()
+        for group in first:
+            taken |= set(group[key]) if isinstance(group[key], list) else {group[key]}
+        for group in second:
+            mine = set(group[key]) if isinstance(group[key], list) else {group[key]}
+            for item in sorted(mine & taken):
+                errors.add("second_fabric.%s" % field, "%s is also a %s of the %s fabric: give the %s fabric its own"
+                           % (item, what, values["fabric"], sub["fabric"]))
+    ranges = [ipaddress.ip_network(g["ipam_range"], strict=False) for g in first if g.get("ipam_range")]
+    for group in second:
+        if not group.get("ipam_range"):
+            continue
+        mine = ipaddress.ip_network(group["ipam_range"], strict=False)
+        for other in ranges:
+            if other.version == mine.version and other.overlaps(mine):
+                errors.add("second_fabric.ipam_range", "%s overlaps %s of the %s fabric: the two networks would hand out the "
+                                                       "same addresses" % (mine, other, values["fabric"]))
+
+
 def build(variables, require_facts=True):
     """Normalise and validate. Returns (model, errors, warnings); model is None when errors exist.
 
@@ -697,6 +789,8 @@ def build(variables, require_facts=True):
         values["selection"] = nics.resolve(values, provided, errors, warnings, require_facts=require_facts)
         if not errors.messages:
             _assign_rail_ranges(values, errors)
+        if values["second_fabric"] and values["method"] == "shared_device" and not errors.messages:
+            values["second_fabric_model"] = _second_fabric(values, errors, warnings, require_facts)
     else:
         nics.normalise_facts(values["nic_facts"], errors)
     if errors.messages:

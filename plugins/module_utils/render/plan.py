@@ -203,15 +203,21 @@ def _summary(model, manifests):
         reboots.append("SriovNetworkNodePolicy: nodes drain and usually reboot once while VFs and firmware are configured")
     if model.get("sriov_pool_rdma_mode") and config.vf_policy:
         reboots.append("SriovNetworkPoolConfig rdmaMode %s: every node of the pool reboots" % model["sriov_pool_rdma_mode"])
+    fabric_groups = rdma.fabric_groups(model)
     groups = [dict((k, copy.deepcopy(g[k])) for k in ("resource_name", "network_name", "interfaces", "pci_addresses", "device_ids", "nodes"))
-              for g in model["selection"]["groups"]]
-    for group, full in zip(groups, model["selection"]["groups"]):
+              for _config, g in fabric_groups]
+    for group, (group_config, full) in zip(groups, fabric_groups):
+        group["fabric"] = group_config.fabric
+        if group_config.fabric != config.fabric:
+            group["variable"] = names.variable("second_fabric")  # where reports send the user to fix this group
         if full.get("master"):
             group["master"] = full["master"]
         if full.get("ipam_range"):
             group["ipam_range"] = full["ipam_range"]
+    fabrics = [config.fabric] + [c.fabric for c, _g in fabric_groups if c.fabric != config.fabric][:1]
     return {
-        "configuration": config.label,
+        "configuration": config.label + "".join(" + %s" % f for f in fabrics[1:]),
+        "fabrics": fabrics,
         "configuration_number": config.number,
         "method": config.method,
         "fabric": config.fabric,

@@ -72,6 +72,17 @@ def configuration(model):
     return MATRIX[(model["method"], model["fabric"])]
 
 
+def fabric_models(model):
+    """The model of each fabric the configuration serves: the first, and gpudirect_rdma_second_fabric's when given
+    (shared_device only: one NicClusterPolicy lists both fabrics' resources, as the chapter's shared-device policy does)."""
+    return [model] + ([model["second_fabric_model"]] if model.get("second_fabric_model") else [])
+
+
+def fabric_groups(model):
+    """[(configuration, group)] over every fabric's NIC groups, in rail order."""
+    return [(configuration(m), group) for m in fabric_models(model) for group in m["selection"]["groups"]]
+
+
 def image(model, component):
     """repository/image/version of a component: the Network Operator release's, with the user's overrides on top."""
     merged = releases.network_operator_images(model.get("network_operator_version"))[component]
@@ -93,7 +104,7 @@ def resource_names(model):
     prefix = model.get("resource_prefix") or names.SRIOV_RESOURCE_PREFIX
     if configuration(model).vf_policy:
         prefix = names.SRIOV_RESOURCE_PREFIX
-    return ["%s/%s" % (prefix, group["resource_name"]) for group in model["selection"]["groups"]]
+    return ["%s/%s" % (prefix, group["resource_name"]) for _config, group in fabric_groups(model)]
 
 
 def ipam_config(model, group=None):
@@ -143,8 +154,8 @@ def device_plugin_section(model):
     if config.device_plugin == "rdmaSharedDevicePlugin":
         plugin_config = {"configList": [
             {"resourceName": group["resource_name"], "resourcePrefix": model["resource_prefix"],
-             "rdmaHcaMax": model["rdma_hca_max"], "selectors": _shared_selectors(model, config, group)}
-            for group in groups]}
+             "rdmaHcaMax": model["rdma_hca_max"], "selectors": _shared_selectors(model, group_config, group)}
+            for group_config, group in fabric_groups(model)]}
     elif config.device_plugin == "sriovDevicePlugin":
         plugin_config = {"resourceList": [
             {"resourcePrefix": model["resource_prefix"], "resourceName": group["resource_name"],
@@ -158,10 +169,10 @@ def device_plugin_section(model):
 
 
 def secondary_network_section(model):
-    config = configuration(model)
-    if not config.secondary_networks:
+    keys = sorted(set(key for m in fabric_models(model) for key in configuration(m).secondary_networks))
+    if not keys:
         return None
-    return dict((key, image(model, _SECONDARY_IMAGE[key])) for key in config.secondary_networks)
+    return dict((key, image(model, _SECONDARY_IMAGE[key])) for key in keys)
 
 
 # SR-IOV objects -----------------------------------------------------------------------------
@@ -284,14 +295,16 @@ def network_name(group, namespace, namespaces):
 
 
 def networks(model):
-    kind = configuration(model).network_kind
-    api_version, namespaced, build = NETWORK_BUILDERS[kind]
     namespaces = model["network_namespaces"]
     objects = []
-    for group in model["selection"]["groups"]:
-        for namespace in namespaces:
-            metadata = {"name": network_name(group, namespace, namespaces)}
-            if namespaced:
-                metadata["namespace"] = model["sriov_operator_namespace"]  # the operator renders the NAD in networkNamespace
-            objects.append({"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": build(model, group, namespace)})
+    for fabric_model in fabric_models(model):
+        kind = configuration(fabric_model).network_kind
+        api_version, namespaced, build = NETWORK_BUILDERS[kind]
+        for group in fabric_model["selection"]["groups"]:
+            for namespace in namespaces:
+                metadata = {"name": network_name(group, namespace, namespaces)}
+                if namespaced:
+                    metadata["namespace"] = model["sriov_operator_namespace"]  # the operator renders the NAD in networkNamespace
+                objects.append({"apiVersion": api_version, "kind": kind, "metadata": metadata,
+                                "spec": build(fabric_model, group, namespace)})
     return objects

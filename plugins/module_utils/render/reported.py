@@ -50,19 +50,24 @@ def reported_nic_problems(summary, node_states, num_vfs=None):
     reported = _interfaces(node_states)
     if not reported or not summary:
         return problems
-    fabric = summary.get("fabric")
-    wanted_link = "IB" if fabric == "infiniband" else "ETH"
     reported_names = sorted(set(i.get("name") for _n, i in reported))
     reported_pcis = sorted(set(i.get("pciAddress") for _n, i in reported if i.get("pciAddress")))
     sriov = summary.get("method") == "sriov_legacy" and num_vfs
     for group in (summary.get("nic_selection") or {}).get("groups") or []:
+        # A group of gpudirect_rdma_second_fabric has its own fabric, and its variables are that mapping's keys.
+        fabric = group.get("fabric") or summary.get("fabric")
+        wanted_link = "IB" if fabric == "infiniband" else "ETH"
+        prefix = group["variable"] + "." if group.get("variable") else "gpudirect_rdma_"
+        fabric_variable = group.get("variable") or "gpudirect_rdma_fabric"
+        fabric_value = "ports of the %s fabric" % fabric if group.get("variable") else fabric
         selected = []
         for name in group.get("interfaces") or []:
             ports = [(n, i) for n, i in reported if i.get("name") == name]
             if not ports:
                 problems["errors"].append(
-                    "gpudirect_rdma_nic_interfaces: %s is not an interface of any node (the SR-IOV operator reports %s); "
-                    "give one of those names, or PCI addresses in gpudirect_rdma_nic_pci_addresses." % (name, ", ".join(reported_names)))
+                    "%snic_interfaces: %s is not an interface of any node (the SR-IOV operator reports %s); "
+                    "give one of those names%s." % (prefix, name, ", ".join(reported_names),
+                                                    "" if group.get("variable") else ", or PCI addresses in gpudirect_rdma_nic_pci_addresses"))
             selected.extend(ports)
         for address in group.get("pci_addresses") or []:
             ports = [(n, i) for n, i in reported if (i.get("pciAddress") or "").lower() == str(address).lower()]
@@ -75,9 +80,9 @@ def reported_nic_problems(summary, node_states, num_vfs=None):
             link = str(iface.get("linkType") or wanted_link).upper()
             if link != wanted_link:
                 problems["errors"].append(
-                    "gpudirect_rdma_fabric: %s, but %s is %s port (linkType %s); set the fabric that port runs, or select "
-                    "a port of the %s fabric." % (fabric, _port(iface, node), "an InfiniBand" if link == "IB" else "an Ethernet",
-                                                  iface.get("linkType"), fabric))
+                    "%s: %s, but %s is %s port (linkType %s); set the fabric that port runs, or select "
+                    "a port of the %s fabric." % (fabric_variable, fabric_value, _port(iface, node),
+                                                  "an InfiniBand" if link == "IB" else "an Ethernet", iface.get("linkType"), fabric))
             if sriov:
                 _vf_problems(problems, num_vfs, iface, node)
     return problems

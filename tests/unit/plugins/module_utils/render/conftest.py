@@ -72,6 +72,10 @@ def variants():
         auto.pop(P + "nic_interfaces", None)
         auto.pop(P + "nic_pci_addresses", None)
         cases.append(("%s-%s-auto-inbox" % (method, fabric), auto))
+    for fabric, other in (("roce", "infiniband"), ("infiniband", "roce")):
+        # shared_device with gpudirect_rdma_second_fabric: both fabrics from one NicClusterPolicy
+        cases.append(("shared_device-%s-and-%s" % (fabric, other), base_variables(
+            "shared_device", fabric, second_fabric={"nic_interfaces": [INTERFACE[other]], "ipam_range": "192.168.9.0/24"})))
     return cases
 
 

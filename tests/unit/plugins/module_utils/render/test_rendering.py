@@ -471,3 +471,80 @@ def test_sriov_networks_chain_the_rdma_cni_under_exclusive_rdma_mode(fabric, kin
     assert "metaPlugins" not in by_kind(shared, kind)[0]["spec"]
     if kind == "SriovIBNetwork":
         assert network["spec"]["linkState"] == "auto"
+
+
+def both_fabrics(**second):
+    given = {"nic_interfaces": ["ibs2f0"], "ipam_range": "192.168.6.0/24"}
+    given.update(second)
+    return base_variables("shared_device", "roce", ipam_range="192.168.2.0/24", ipam_exclude=[], second_fabric=given)
+
+
+def test_shared_device_serves_both_fabrics_from_one_policy_as_the_chapter_does():
+    """Issue 13 point 7: the chapter's shared-device policy lists rdma_shared_device_ib and rdma_shared_device_eth in one
+    configList, with the IPoIB CNI; each fabric gets its own network and range."""
+    result = render(both_fabrics())
+    (ncp,) = by_kind(result, "NicClusterPolicy")
+    assert set(ncp["spec"]) == {"ofedDriver", "rdmaSharedDevicePlugin", "secondaryNetwork"}
+    assert set(ncp["spec"]["secondaryNetwork"]) == {"ipoib"}
+    config = json.loads(ncp["spec"]["rdmaSharedDevicePlugin"]["config"])
+    assert [(c["resourceName"], c["selectors"]) for c in config["configList"]] == [
+        ("rdma_shared_device_eth", {"ifNames": ["ens8f0np0"]}), ("rdma_shared_device_ib", {"ifNames": ["ibs2f0"]})]
+    (macvlan,) = by_kind(result, "MacvlanNetwork")
+    (ipoib,) = by_kind(result, "IPoIBNetwork")
+    assert (macvlan["metadata"]["name"], macvlan["spec"]["master"], json.loads(macvlan["spec"]["ipam"])["range"]) == (
+        "rdmashared-net", "ens8f0np0", "192.168.2.0/24")
+    assert (ipoib["metadata"]["name"], ipoib["spec"]["master"], json.loads(ipoib["spec"]["ipam"])["range"]) == (
+        "rdmashared-ib-net", "ibs2f0", "192.168.6.0/24")
+    summary = result["summary"]
+    assert summary["fabrics"] == ["roce", "infiniband"]
+    assert summary["configuration"] == "shared_device/roce + infiniband"
+    assert summary["resources"] == ["rdma/rdma_shared_device_eth", "rdma/rdma_shared_device_ib"]
+    assert [(g["fabric"], g["network_name"]) for g in summary["nic_selection"]["groups"]] == [
+        ("roce", "rdmashared-net"), ("infiniband", "rdmashared-ib-net")]
+
+
+def test_second_fabric_by_device_id_restricts_its_link_type():
+    result = render(both_fabrics(nic_interfaces=None, nic_device_ids=["a2dc"], master="ibs2f0"))
+    (ncp,) = by_kind(result, "NicClusterPolicy")
+    second = json.loads(ncp["spec"]["rdmaSharedDevicePlugin"]["config"])["configList"][1]
+    assert second["selectors"] == {"vendors": ["15b3"], "deviceIDs": ["a2dc"], "linkTypes": ["infiniband"]}
+    assert by_kind(result, "IPoIBNetwork")[0]["spec"]["master"] == "ibs2f0"
+
+
+@pytest.mark.parametrize("second,message", [
+    ({"nic_interfaces": ["ens8f0np0"]}, "gpudirect_rdma_second_fabric.nic_interfaces: ens8f0np0 is also a port of the roce fabric"),
+    ({"ipam_range": "192.168.2.128/25"}, "gpudirect_rdma_second_fabric.ipam_range: 192.168.2.128/25 overlaps 192.168.2.0/24"),
+    ({"ipam_range": None}, "gpudirect_rdma_second_fabric.ipam_range: required"),
+    ({"nic_interfaces": None}, "gpudirect_rdma_second_fabric.nic_interfaces: required"),
+    ({"network_name": "rdmashared-net"}, "gpudirect_rdma_second_fabric.network_name: rdmashared-net is also a network of the roce"),
+    ({"resource_name": "rdma_shared_device_eth"}, "gpudirect_rdma_second_fabric.resource_name: rdma_shared_device_eth is also a resource"),
+    ({"nic_interfaces": None, "nic_device_ids": ["a2dc"]}, "gpudirect_rdma_second_fabric.master: required"),
+    ({"vlan": 3}, "gpudirect_rdma_second_fabric: unknown key vlan"),
+    ({"ipam_range": "10.128.0.0/24"}, "gpudirect_rdma_second_fabric.ipam_range: 10.128.0.0/24 overlaps the cluster"),
+])
+def test_second_fabric_mistakes_name_the_key(second, message):
+    variables = both_fabrics(**second)
+    variables[P + "second_fabric"] = dict((k, v) for k, v in variables[P + "second_fabric"].items() if v is not None)
+    errors = render_all(variables)["errors"]
+    assert any(e.startswith(message) for e in errors), errors
+
+
+def test_second_fabric_ports_are_checked_against_facts_of_their_own_fabric():
+    facts = copy.deepcopy(NIC_FACTS) + [
+        {"node": "worker-0", "pci_address": "0000:a1:00.0", "vendor_id": "15b3", "device_id": "a2dc", "netdev": "ens9f0np0",
+         "rdma_device": "mlx5_2", "link_layer": "Ethernet"}]
+    variables = both_fabrics(nic_interfaces=["ibs2f0"])
+    variables[P + "nic_facts"] = facts
+    assert render_all(variables)["errors"] == []
+    variables[P + "second_fabric"]["nic_interfaces"] = ["ens9f0np0"]
+    errors = render_all(variables)["errors"]
+    assert any(e.startswith("gpudirect_rdma_second_fabric.nic_interfaces: ens9f0np0 on node worker-0 is an Ethernet port")
+               for e in errors), errors
+
+
+@pytest.mark.parametrize("method", ["host_device", "sriov_legacy"])
+def test_second_fabric_is_refused_for_methods_of_one_fabric(method):
+    variables = base_variables(method, "roce", second_fabric={"nic_interfaces": ["ibs2f0"], "ipam_range": "192.168.6.0/24"})
+    errors = render_all(variables)["errors"]
+    assert ("gpudirect_rdma_second_fabric: %s configures one fabric; only shared_device serves RoCE and InfiniBand ports "
+            "from one NicClusterPolicy. Leave it unset, or use method shared_device" % method) in errors, errors

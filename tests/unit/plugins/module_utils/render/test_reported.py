@@ -56,3 +56,15 @@ def test_vf_limits_per_vendor():
     assert reported_nic_problems(summary(interfaces=["eno8303"]), [state("a", E810)], 64)["errors"] == []
     # VF counts matter only for the SR-IOV legacy method.
     assert reported_nic_problems(summary(method="host_device", interfaces=["eno8303"]), [state("a", E810)], 100)["errors"] == []
+
+
+def test_a_second_fabric_port_is_checked_against_its_own_fabric_and_named_by_its_key():
+    groups = [{"interfaces": ["ens8f0np0"], "fabric": "roce"},
+              {"interfaces": ["ens8f0np0", "ib9"], "fabric": "infiniband", "variable": "gpudirect_rdma_second_fabric"}]
+    found = reported_nic_problems({"method": "shared_device", "fabric": "roce", "nic_selection": {"groups": groups}},
+                                  [state("a", ROCE, IB)])
+    assert found["errors"] == [
+        "gpudirect_rdma_second_fabric.nic_interfaces: ib9 is not an interface of any node (the SR-IOV operator reports "
+        "ens8f0np0, ibs2f0); give one of those names.",
+        "gpudirect_rdma_second_fabric: ports of the infiniband fabric, but ens8f0np0 (0000:a0:00.0) on a is an Ethernet "
+        "port (linkType ETH); set the fabric that port runs, or select a port of the infiniband fabric."]
