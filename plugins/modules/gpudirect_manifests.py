@@ -44,6 +44,15 @@ options:
       - Fail the task when the variables do not validate. With C(false) the task succeeds and RV(errors) holds the problems.
     type: bool
     default: true
+  operator_settings:
+    description:
+      - Settings of the four operators' OLM objects, as the operator roles' variables name them
+        (C(<role>_namespace), C(<role>_channel), C(<role>_source), C(<role>_source_namespace),
+        C(<role>_install_plan_approval), C(<role>_starting_csv), C(<role>_subscription_config) for the roles
+        C(nfd), C(sriov_network_operator), C(nvidia_network_operator) and C(nvidia_gpu_operator)).
+      - When given (an empty mapping takes every default), RV(olm_manifests) holds the Namespace, OperatorGroup and
+        Subscription of each operator. Without a channel the Subscription follows the package's default channel.
+    type: dict
   validate_only:
     description:
       - Only check the variables, accepting C(gpudirect_rdma_nic_selection=auto) before the NIC facts are known.
@@ -153,6 +162,18 @@ images:
   type: list
   elements: dict
   sample: [{"object": "NicClusterPolicy/nic-cluster-policy", "field": "spec.ofedDriver", "image": "nvcr.io/nvidia/mellanox/doca-driver:24.10-0.7.0.0-0"}]
+olm_manifests:
+  description:
+    - Namespace, OperatorGroup (targeting its own namespace) and Subscription of NFD, the SR-IOV Network Operator, the
+      NVIDIA Network Operator and the NVIDIA GPU Operator, in install order; C(file) names sort before every entry
+      of RV(manifests). The custom resources of RV(manifests) can be created only once each operator's CSV has succeeded.
+  returned: when O(operator_settings) is given and the input is valid
+  type: list
+  elements: dict
+  sample:
+    - order: 1
+      file: 001-namespace-openshift-nfd.yaml
+      manifest: {apiVersion: v1, kind: Namespace, metadata: {name: openshift-nfd}}
 waits:
   description:
     - Readiness waits the rendered objects need, by name, as M(gpudirect.openshift.resource_wait) entries without
@@ -180,6 +201,7 @@ summary:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.olm import olm_manifests
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, stale_objects, validate
 
 
@@ -191,6 +213,7 @@ def main():
             include_machineconfigs_in_stale=dict(type="bool", default=False),
             fail_on_errors=dict(type="bool", default=True),
             validate_only=dict(type="bool", default=False),
+            operator_settings=dict(type="dict"),
         ),
         supports_check_mode=True,
     )
@@ -215,6 +238,12 @@ def main():
     if module.params["previous_manifests"] is not None and not result["errors"]:
         output["stale_objects"] = stale_objects(module.params["previous_manifests"], result["manifests"],
                                                 include_machineconfigs=module.params["include_machineconfigs_in_stale"])
+    if module.params["operator_settings"] is not None and not result["errors"] and not module.params["validate_only"]:
+        output["olm_manifests"], olm_errors = olm_manifests(module.params["variables"], module.params["operator_settings"])
+        if olm_errors:
+            output["errors"] = olm_errors
+            if module.params["fail_on_errors"]:
+                module.fail_json(msg="%d invalid operator setting(s): %s" % (len(olm_errors), "; ".join(olm_errors)), **output)
     if result["errors"] and module.params["fail_on_errors"]:
         module.fail_json(msg="%d invalid gpudirect_rdma variable(s): %s" % (len(result["errors"]), "; ".join(result["errors"])), **output)
     module.exit_json(**output)

@@ -111,6 +111,57 @@ def test_render_lists_the_operand_images_to_mirror(tmp_path):
     assert policy.count("- mirror-pull") == 3
 
 
+def test_render_writes_the_olm_objects_and_olm_installs_the_operators_from_them(sim_factory, tmp_path):
+    """Issue 13: render.yml also writes each operator's Namespace, OperatorGroup and Subscription (role settings
+    honoured); applied to a cluster in file order, OLM installs the operators from them."""
+    import os
+    import subprocess
+
+    import yaml
+
+    from simulator.controllers.testing import wait
+    from site_support import ROOT
+
+    out = tmp_path / "out"
+    proc = subprocess.run(["ansible-playbook", "playbooks/render.yml", "-e", "@" + example("shared_device/roce"),
+                           "-e", "render_dir=%s" % out, "-e", "nvidia_gpu_operator_install_plan_approval=Automatic",
+                           "-e", "nfd_channel=stable"],
+                          cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    files = sorted(p.name for p in out.glob("*.yaml"))
+    olm_files = [f for f in files if f[:3] < "100"]
+    assert olm_files == [
+        "001-namespace-openshift-nfd.yaml", "002-operatorgroup-openshift-nfd.yaml", "003-subscription-nfd.yaml",
+        "004-namespace-openshift-sriov-network-operator.yaml", "005-operatorgroup-openshift-sriov-network-operator.yaml",
+        "006-subscription-sriov-network-operator.yaml", "007-namespace-nvidia-network-operator.yaml",
+        "008-operatorgroup-nvidia-network-operator.yaml", "009-subscription-nvidia-network-operator.yaml",
+        "010-namespace-nvidia-gpu-operator.yaml", "011-operatorgroup-nvidia-gpu-operator.yaml",
+        "012-subscription-gpu-operator-certified.yaml"], files
+    nfd = yaml.safe_load((out / "003-subscription-nfd.yaml").read_text())
+    assert nfd["spec"] == {"name": "nfd", "source": "redhat-operators", "sourceNamespace": "openshift-marketplace",
+                           "installPlanApproval": "Automatic", "channel": "stable"}
+    gpu = yaml.safe_load((out / "012-subscription-gpu-operator-certified.yaml").read_text())
+    assert gpu["spec"]["source"] == "certified-operators" and "channel" not in gpu["spec"]
+
+    sim = sim_factory(profile="mixed-lab")
+    client = sim.dynamic_client()
+    for name in olm_files:
+        manifest = yaml.safe_load((out / name).read_text())
+        resource = client.resources.get(api_version=manifest["apiVersion"], kind=manifest["kind"])
+        resource.create(body=manifest, namespace=manifest["metadata"].get("namespace"))
+    csv = client.resources.get(api_version="operators.coreos.com/v1alpha1", kind="ClusterServiceVersion")
+    for namespace in ("openshift-nfd", "openshift-sriov-network-operator", "nvidia-network-operator", "nvidia-gpu-operator"):
+        wait(lambda: [c["status"].get("phase") for c in csv.get(namespace=namespace).to_dict()["items"]
+                      if not (c["metadata"].get("labels") or {}).get("olm.copiedFrom")] == ["Succeeded"],
+             timeout=120, what="CSV Succeeded in %s" % namespace)
+
+    bad = subprocess.run(["ansible-playbook", "playbooks/render.yml", "-e", "@" + example("shared_device/roce"),
+                          "-e", "render_dir=%s" % (tmp_path / "bad"), "-e", "nfd_install_plan_approval=Sometimes"],
+                         cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, check=False, timeout=300)
+    assert bad.returncode != 0
+    assert "nfd_install_plan_approval: 'Sometimes' is not Automatic or Manual" in bad.stdout, bad.stdout[-3000:]
+
+
 def test_upgrade_playbook_plans_then_upgrades_exactly_what_olm_offers_and_reports_it(sim_factory, tmp_path):
     """playbooks/upgrade.yml: without approval it only shows from -> to, operand images and the nodes whose drivers
     reload (0 writes); approved, it upgrades in order, rolls the operands to the new releases, writes a report, and a
