@@ -114,6 +114,94 @@ def sriov_interfaces_reported_wait(namespace):
     }
 
 
+def machineconfig_pool_wait(pool, machineconfigs, present=True):
+    """The wait that every node of ``pool`` runs a rendered config with (``present``) or without the named
+    MachineConfigs. Right after a change the pool still reports the previous rendered config as Updated: the render
+    controller renders about 5 s later (machine-config-operator pkg/controller/render/render_controller.go), so the
+    rendered config's sources must show the change before Updated counts."""
+    wanted = sorted(machineconfigs)
+    in_source = "length(status.configuration.source[?contains(%s, name)] || `[]`)" % _literal(wanted)
+    return {
+        "title": "MachineConfigPool %s updated" % pool,
+        "api_version": names.API_MCO,
+        "kind": "MachineConfigPool",
+        "name": pool,
+        "condition": " && ".join([
+            "status.observedGeneration == metadata.generation",
+            "%s == %s" % (in_source, _literal(len(wanted) if present else 0)),
+            "status.configuration.name == spec.configuration.name",
+            "status.conditions[?type == 'Updated'].status | [0] == 'True'",
+            "status.updatedMachineCount == status.machineCount"]),
+        "failure_condition": "status.conditions[?type == 'Degraded'].status | [0] == 'True'",
+        "failure_message": "status.conditions[?type == 'Degraded'].message | [0]",
+        "progress": "join('', [to_string(status.updatedMachineCount), '/', to_string(status.machineCount), ' nodes updated'])",
+    }
+
+
+# Network CRs the Network Operator reconciles; their status.state is ready, notReady or error with status.reason
+# (network-operator controllers/macvlannetwork_controller.go and its IPoIB/host-device siblings).
+NETWORK_OPERATOR_KINDS = ("MacvlanNetwork", "IPoIBNetwork", "HostDeviceNetwork")
+
+
+def network_cr_wait(kind):
+    return {
+        "title": "%s ready" % kind,
+        "api_version": names.API_MELLANOX,
+        "kind": kind,
+        "label_selectors": ["%s=%s" % (names.MANAGED_BY_LABEL, names.MANAGED_BY_VALUE)],
+        "condition": "length(items) > `0` && length(items[?status.state != 'ready']) == `0`",
+        "failure_condition": "items[?status.state == 'error']",
+        "failure_message": "join('; ', items[?status.state == 'error'].join(': ', [metadata.name, status.reason || 'no reason given']))",
+    }
+
+
+def network_attachments_wait(networks):
+    """The NetworkAttachmentDefinitions the operators render from the network CRs, in their network namespaces."""
+    wanted = ["%s/%s" % (n["namespace"], n["name"]) for n in networks]
+    found = "items[?contains(%s, join('/', [metadata.namespace, metadata.name]))]" % _literal(wanted)
+    return {
+        "title": "NetworkAttachmentDefinitions %s" % ", ".join(wanted),
+        "api_version": "k8s.cni.cncf.io/v1",
+        "kind": "NetworkAttachmentDefinition",
+        "condition": "length(%s) == %s" % (found, _literal(len(wanted))),
+        "progress": "join(', ', %s.join('/', [metadata.namespace, metadata.name]))" % found,
+    }
+
+
+def allocatable_wait(resource, min_nodes):
+    """The wait that at least ``min_nodes`` nodes advertise ``resource``."""
+    quoted = '"%s"' % resource
+    nodes = "items[?to_number(status.allocatable.%s || '0') > `0`]" % quoted
+    return {
+        "title": "%s allocatable" % resource,
+        "api_version": "v1",
+        "kind": "Node",
+        "condition": "length(%s) >= %s" % (nodes, _literal(int(min_nodes))),
+        "progress": "join(', ', %s.join('=', [metadata.name, status.allocatable.%s]))" % (nodes, quoted),
+    }
+
+
+def rdma_wait_sets(plan, min_ready_nodes=1):
+    """{"machineconfig": [...], "configuration": [...]}: what the rdma role waits for after the MachineConfig, and
+    after the SR-IOV objects and networks, in that order (resource_wait entries without timeouts)."""
+    summary = plan.get("summary") or {}
+    manifests = [e["manifest"] for e in plan.get("manifests") or []]
+    machineconfigs = [m["metadata"]["name"] for m in manifests if m["kind"] == "MachineConfig"]
+    sets = {"machineconfig": [], "configuration": []}
+    if machineconfigs:
+        sets["machineconfig"].append(machineconfig_pool_wait(summary["machineconfig_pool"], machineconfigs))
+    waits = plan.get("waits") or {}
+    if waits.get("sriov_node_states"):
+        sets["configuration"].append(waits["sriov_node_states"])
+    networks = summary.get("networks") or []
+    kinds = [n["kind"] for n in networks]
+    sets["configuration"].extend(network_cr_wait(kind) for kind in NETWORK_OPERATOR_KINDS if kind in kinds)
+    if networks:
+        sets["configuration"].append(network_attachments_wait(networks))
+    sets["configuration"].extend(allocatable_wait(resource, min_ready_nodes) for resource in summary.get("resources") or [])
+    return sets
+
+
 def render_waits(manifests, model):
     """{wait name: resource_wait entry} for what the rendered manifests need."""
     policies = [e["manifest"] for e in manifests if e["manifest"]["kind"] == "SriovNetworkNodePolicy"]

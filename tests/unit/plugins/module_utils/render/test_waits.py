@@ -78,3 +78,67 @@ def test_progress_names_each_node_state_and_what_it_waits_for():
 
 def test_no_sriov_policies_no_sriov_wait():
     assert "sriov_node_states" not in render_all(base_variables("shared_device", "roce"))["waits"]
+
+
+# The waits the rdma role takes from the renderer (issue 16: no JMESPath built by Jinja) --------------------------
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import waits as render_waits  # noqa: E402
+
+
+def pool(sources, rendered="rendered-worker-2", spec_rendered="rendered-worker-2", updated="True", machines=(3, 3), generation=2):
+    return {"metadata": {"name": "worker", "generation": generation},
+            "spec": {"configuration": {"name": spec_rendered}},
+            "status": {"observedGeneration": generation, "configuration": {"name": rendered, "source": [{"name": n} for n in sources]},
+                       "conditions": [{"type": "Updated", "status": updated}, {"type": "Degraded", "status": "False"}],
+                       "machineCount": machines[0], "updatedMachineCount": machines[1]}}
+
+
+def test_the_pool_wait_is_not_satisfied_by_the_previous_rendered_config():
+    wait = render_waits.machineconfig_pool_wait("worker", ["99-worker-gpudirect-rdma"])
+    stale = pool(["00-worker", "01-worker-kubelet"])  # right after the apply: old config, Updated, every machine on it
+    assert jmespath.search(wait["condition"], stale) is False
+    rolling = pool(["00-worker", "99-worker-gpudirect-rdma"], rendered="rendered-worker-2", spec_rendered="rendered-worker-3",
+                   updated="False", machines=(3, 1))
+    assert jmespath.search(wait["condition"], rolling) is False
+    done = pool(["00-worker", "99-worker-gpudirect-rdma"], rendered="rendered-worker-3", spec_rendered="rendered-worker-3")
+    assert jmespath.search(wait["condition"], done) is True
+    gone = render_waits.machineconfig_pool_wait("worker", ["99-worker-gpudirect-rdma"], present=False)
+    assert jmespath.search(gone["condition"], done) is False
+    assert jmespath.search(gone["condition"], stale) is True
+
+
+def test_the_pool_wait_fails_on_degraded_with_the_pools_message():
+    wait = render_waits.machineconfig_pool_wait("worker", ["99-worker-gpudirect-rdma"])
+    degraded = pool([])
+    degraded["status"]["conditions"][1] = {"type": "Degraded", "status": "True", "message": "Node worker-0 is reporting: unexpected on-disk state"}
+    assert jmespath.search(wait["failure_condition"], degraded) is True
+    assert jmespath.search(wait["failure_message"], degraded) == "Node worker-0 is reporting: unexpected on-disk state"
+
+
+def test_allocatable_wait_counts_nodes_that_advertise_the_resource():
+    wait = render_waits.allocatable_wait("rdma/rdma_shared_device_eth", 2)
+    nodes = {"items": [{"metadata": {"name": "a"}, "status": {"allocatable": {"rdma/rdma_shared_device_eth": "63"}}},
+                       {"metadata": {"name": "b"}, "status": {"allocatable": {"rdma/rdma_shared_device_eth": "0"}}},
+                       {"metadata": {"name": "c"}, "status": {"allocatable": {}}}]}
+    assert jmespath.search(wait["condition"], nodes) is False
+    nodes["items"][1]["status"]["allocatable"]["rdma/rdma_shared_device_eth"] = "63"
+    assert jmespath.search(wait["condition"], nodes) is True
+    assert jmespath.search(wait["progress"], nodes) == "a=63, b=63"
+
+
+def test_rdma_wait_sets_follow_the_plan():
+    plan = render_all(base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["irdma_blacklist"],
+                                     second_fabric={"nic_interfaces": ["ibs2f0"], "ipam_range": "192.168.9.0/24"}))
+    sets = render_waits.rdma_wait_sets(plan, 2)
+    assert [w["title"] for w in sets["machineconfig"]] == ["MachineConfigPool worker updated"]
+    assert [w["title"] for w in sets["configuration"]] == [
+        "MacvlanNetwork ready", "IPoIBNetwork ready",
+        "NetworkAttachmentDefinitions default/rdmashared-net, default/rdmashared-ib-net",
+        "rdma/rdma_shared_device_eth allocatable", "rdma/rdma_shared_device_ib allocatable"]
+    nads = {"items": [{"metadata": {"namespace": "default", "name": "rdmashared-net"}}]}
+    assert jmespath.search(sets["configuration"][2]["condition"], nads) is False
+    nads["items"].append({"metadata": {"namespace": "default", "name": "rdmashared-ib-net"}})
+    assert jmespath.search(sets["configuration"][2]["condition"], nads) is True
+    sriov = render_waits.rdma_wait_sets(render_all(base_variables("sriov_legacy", "roce")), 1)
+    assert sriov["machineconfig"] == []
+    assert [w["title"] for w in sriov["configuration"]][0] == "SR-IOV node states synced with the policies"
