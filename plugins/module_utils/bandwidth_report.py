@@ -29,7 +29,21 @@ def _num(value, digits=2):
 
 
 def _pair_label(pair):
-    return "%s -> %s" % (_short(pair["server_node"]), _short(pair["client_node"]))
+    label = "%s -> %s" % (_short(pair["server_node"]), _short(pair["client_node"]))
+    rail = pair.get("rail") or {}
+    # The same node pair appears once per rail: tell them apart.
+    return "%s rail %s" % (label, rail.get("index")) if rail.get("count", 1) > 1 else label
+
+
+def _rails(result):
+    """The rails of a run with several (one-rail reports keep their old layout)."""
+    rails = result["summary"].get("rails") or []
+    return rails if len(rails) > 1 else []
+
+
+def _rail_cell(pair):
+    rail = pair.get("rail") or {}
+    return "%s: %s (%s)" % (rail.get("index"), rail.get("network"), rail.get("nic") or rail.get("resource") or "-")
 
 
 def _short(node):
@@ -52,11 +66,20 @@ def markdown(result, title="GPUDirect RDMA bandwidth test"):
                     summary["threshold"] * 100))
     lines.append("- Verdict: **%s**" % ("PASSED" if summary["all_passed"] else "FAILED"))
     lines.append("")
-    lines.append("| Server node | Client node | Devices | Link Gb/s | Threshold Gb/s | BW average Gb/s | Fraction | Verdict | Diagnosis |")
-    lines.append("|---|---|---|---|---|---|---|---|---|")
+    rails = _rails(result)
+    if rails:
+        lines += ["## Rails", "", "| Rail | Network | Resource | NIC | Pairs | Passed | Min BW Gb/s | Verdict |", "|---|---|---|---|---|---|---|---|"]
+        for rail in rails:
+            lines.append("| %s |" % " | ".join(_md_cell(v) for v in (
+                rail.get("index"), rail.get("network"), rail.get("resource") or "-", rail.get("nic") or "-", rail["pairs"], rail["passed"],
+                _num(rail.get("min_bandwidth_gbps")), "PASSED" if rail["all_passed"] else "FAILED")))
+        lines += ["", "## Pairs", ""]
+    head = "| Server node | Client node | Devices | Link Gb/s | Threshold Gb/s | BW average Gb/s | Fraction | Verdict | Diagnosis |"
+    lines.append("| Rail " + head if rails else head)
+    lines.append("|---" * (10 if rails else 9) + "|")
     for pair in result["pairs"]:
         diagnosis = pair.get("diagnosis") or {}
-        lines.append("| %s |" % " | ".join(_md_cell(v) for v in (
+        lines.append("| %s |" % " | ".join(_md_cell(v) for v in ((_rail_cell(pair),) if rails else ()) + (
             pair["server_node"], pair["client_node"],
             "%s / %s" % (pair.get("server_device") or "auto", pair.get("client_device") or "auto"),
             _num(pair.get("link_rate_gbps"), 0), _num(pair.get("threshold_gbps")), _num(pair.get("bandwidth_gbps")),
@@ -200,11 +223,22 @@ def html(result, title="GPUDirect RDMA bandwidth test"):
     if any(p.get("sweep") for p in result["pairs"]):
         parts.append("<h2>Bandwidth by message size</h2>")
         parts.append(sweep_chart_svg(result["pairs"]))
-    parts.append("<table><tr><th>Server node</th><th>Client node</th><th>Devices</th><th>Link Gb/s</th><th>Threshold Gb/s</th>"
-                 "<th>BW average Gb/s</th><th>Fraction</th><th>Verdict</th><th>Diagnosis</th></tr>")
+    rails = _rails(result)
+    if rails:
+        parts.append("<h2>Rails</h2><table><tr><th>Rail</th><th>Network</th><th>Resource</th><th>NIC</th><th>Pairs</th><th>Passed</th>"
+                     "<th>Min BW Gb/s</th><th>Verdict</th></tr>")
+        for rail in rails:
+            rail_verdict = "passed" if rail["all_passed"] else "failed"
+            parts.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%s</td><td class=\"%s\">%s</td></tr>" % (
+                _esc(rail.get("index")), _esc(rail.get("network")), _esc(rail.get("resource") or "-"), _esc(rail.get("nic") or "-"),
+                rail["pairs"], rail["passed"], _num(rail.get("min_bandwidth_gbps")), rail_verdict, rail_verdict.upper()))
+        parts.append("</table>")
+    parts.append("<table><tr>%s<th>Server node</th><th>Client node</th><th>Devices</th><th>Link Gb/s</th><th>Threshold Gb/s</th>"
+                 "<th>BW average Gb/s</th><th>Fraction</th><th>Verdict</th><th>Diagnosis</th></tr>" % ("<th>Rail</th>" if rails else ""))
     for pair in result["pairs"]:
         diagnosis = pair.get("diagnosis") or {}
-        parts.append("<tr><td>%s</td><td>%s</td><td>%s / %s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+        row = "<tr><td>%s</td>" % _esc(_rail_cell(pair)) if rails else "<tr>"
+        parts.append(row + "<td>%s</td><td>%s</td><td>%s / %s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
                      "<td class=\"%s\">%s</td><td>%s</td></tr>" % (
                          _esc(pair["server_node"]), _esc(pair["client_node"]), _esc(pair.get("server_device") or "auto"),
                          _esc(pair.get("client_device") or "auto"), _num(pair.get("link_rate_gbps"), 0), _num(pair.get("threshold_gbps")),
@@ -216,7 +250,7 @@ def html(result, title="GPUDirect RDMA bandwidth test"):
     for pair in result["pairs"]:
         if pair.get("verdict") == "passed":
             continue
-        parts.append("<h3>%s</h3>" % _esc(_pair_label(pair)))
+        parts.append("<h3>%s</h3>" % _esc(_pair_label(pair) + (" (%s)" % _rail_cell(pair) if rails else "")))
         parts.append("<p>Server pod: %s; client pod: %s</p>" % (_esc(pair.get("server_state")), _esc(pair.get("client_state"))))
         for role in ("client", "server"):
             if pair.get("%s_log" % role):

@@ -23,6 +23,10 @@ description:
     link rate, and diagnoses failed pairs (image pull, resources not allocatable, no GPU memory path, link down,
     wrong GID, timeout, bandwidth below the threshold).
   - Pairs run one after the other, so that a node's NIC carries one test at a time.
+  - With several rails in O(configuration) (NIC groups, each with its own RDMA resource and network, from
+    C(gpudirect_rdma_resource_names)) every rail is tested in turn (O(rails=all)), and its pods request only that
+    rail's resource (and the GPU), attach only that rail's network and use that rail's RDMA device. Each pair result
+    names its rail, and a failure names the rail (network, resource, NIC) that did not pass.
   - Every pod it created is deleted, and gone, before the module returns, also when a pair fails or times out.
     Pods left by an earlier run that was killed are deleted first.
 options:
@@ -46,11 +50,27 @@ options:
       - Default the namespace of the configuration's first network (C(default) without a configuration).
     type: str
   network:
-    description: Value of the pods' C(k8s.v1.cni.cncf.io/networks) annotation; default the configuration's first network in O(namespace).
+    description:
+      - Value of the pods' C(k8s.v1.cni.cncf.io/networks) annotation; default each rail's network in O(namespace)
+        (the configuration's first network when it has one rail).
+      - Given, only this network is tested (one rail), whatever O(rails) says.
     type: str
   resources:
-    description: "RDMA resources each pod requests, for example C({rdma/rdma_shared_device_eth: 1}); default the configuration's C(pod_resources)."
+    description:
+      - "RDMA resources each pod requests, for example C({rdma/rdma_shared_device_eth: 1}); default each rail's own resource
+        (the configuration's C(pod_resources) when it has one rail)."
+      - Given, only one rail is tested, with these resources and O(network) (or the first network).
     type: dict
+  rails:
+    description:
+      - V(all) tests every rail of O(configuration) (NIC group in C(nic_selection.groups)), one rail after the other,
+        each with its own network, resource and RDMA device.
+      - V(first) tests only the first rail's network, with every resource of C(pod_resources) (the behaviour before rails
+        were tested one by one).
+      - Without several rails, or with O(network) or O(resources) given, both test one network.
+    type: str
+    default: all
+    choices: [all, first]
   gpu_resource:
     description: GPU resource each pod requests one of. Empty requests no GPU (only with O(gpu_rdma_mode=none)).
     type: str
@@ -82,12 +102,14 @@ options:
     description:
       - RDMA device passed with C(-d) on every node. Unset takes it from O(nic_ports) (shared and host device), else the pod
         uses the device behind its secondary interface, else the first active port of the fabric's link layer.
+      - One device cannot serve several rails; it is refused with O(rails=all) and several rails.
     type: str
   nic_ports:
     description:
       - Port facts, one dict per port with C(node), C(rdma_device), C(netdev), C(link_layer), C(pci_address) and the rate as
         C(rate_gbps), C(speed_gbps), C(speed) (number or text such as C(400 Gb/sec (4X NDR))) or C(speed_mbps).
-      - Used to pick the device and the link rate of each node.
+      - Used to pick the device and the link rate of each node and rail (the port whose netdev, PCI address or device ID the
+        rail selected).
     type: list
     elements: dict
     default: []
@@ -188,7 +210,7 @@ requirements:
   - kubernetes >= 24.2.0
 notes:
   - The pods need an SCC that allows the C(IPC_LOCK) capability (cluster administrators get one in C(default)).
-  - With several rails only the first network of the configuration is tested unless O(network) and O(resources) say otherwise.
+  - With several rails the run takes as many pairs as rails times node pairs; O(rails=first) tests only the first rail.
 seealso:
   - module: gpudirect.openshift.gpudirect_manifests
 """
@@ -201,6 +223,12 @@ EXAMPLES = r"""
     nic_ports: "{{ hardware_facts_nic_ports | default([]) }}"
     threshold: 0.8
   register: verify_run
+
+- name: Test only the first rail of a configuration with several rails
+  gpudirect.openshift.rdma_bandwidth_test:
+    configuration: "{{ preflight_plan.summary }}"
+    image: quay.io/example/perftest-cuda:24.10
+    rails: first
 
 - name: Sweep all message sizes between two named nodes over RoCE with GID index 3
   gpudirect.openshift.rdma_bandwidth_test:
@@ -238,16 +266,20 @@ arguments:
   sample: -F --report_gbits -q 16 -s 65536 -D 10 -R --use_cuda=0 --use_cuda_dmabuf
 pairs:
   description:
-    - One entry per pair with server_node, client_node, server_device, client_device, server_ip, link_rate_gbps,
-      link_rate_source, threshold, threshold_gbps, bandwidth_gbps (BW average of the largest message), bw_peak_gbps,
-      msg_rate_mpps, message_size, fraction, use_cuda, use_dmabuf, gpu, sweep (bytes and bw_avg_gbps per size),
+    - One entry per pair and rail, rail after rail, with index (unique in the run), rail (index, count, network,
+      resource, nic, interfaces, pci_addresses, device_ids, ipam_range), server_node, client_node, server_device,
+      client_device, server_ip, link_rate_gbps, link_rate_source, threshold, threshold_gbps, bandwidth_gbps (BW average
+      of the largest message), bw_peak_gbps, msg_rate_mpps, message_size, fraction, use_cuda, use_dmabuf, gpu, sweep (bytes and bw_avg_gbps per size),
       verdict (passed or failed), reason, diagnosis (code, ok, message, evidence), server_state, client_state,
       server_log, client_log, elapsed.
   returned: success
   type: list
   elements: dict
 summary:
-  description: pairs, passed, failed, all_passed, min/avg/max_bandwidth_gbps, threshold, diagnoses (codes of failed pairs).
+  description:
+    - pairs, passed, failed, all_passed, min/avg/max_bandwidth_gbps, threshold, diagnoses (codes of failed pairs).
+    - rails, one entry per rail tested with index, network, resource, nic, interfaces, pci_addresses, ipam_range and the
+      same counts and bandwidths for that rail's pairs.
   returned: success
   type: dict
 report_markdown:
@@ -298,6 +330,7 @@ def argument_spec():
         namespace=dict(type="str"),
         network=dict(type="str"),
         resources=dict(type="dict"),
+        rails=dict(type="str", default="all", choices=["all", "first"]),
         gpu_resource=dict(type="str", default="nvidia.com/gpu"),
         gpu_rdma_mode=dict(type="str", choices=["dmabuf", "peermem", "none"]),
         gpu_index=dict(type="int", default=0),
@@ -379,8 +412,10 @@ def main():
             ", ".join(outcome["pods_left"]), outcome.get("cleanup_error") or "still terminating"), **result)
     if not summary["all_passed"]:
         module.fail_json(msg=failure_message(pairs), **result)
-    module.exit_json(msg="GPUDirect RDMA bandwidth test passed for %d pair(s): min %.2f Gb/s, avg %.2f Gb/s" % (
-        summary["pairs"], summary["min_bandwidth_gbps"], summary["avg_bandwidth_gbps"]), **result)
+    rails = len(settings["rails"])
+    module.exit_json(msg="GPUDirect RDMA bandwidth test passed for %d pair(s)%s: min %.2f Gb/s, avg %.2f Gb/s" % (
+        summary["pairs"], " on %d rails" % rails if rails > 1 else "", summary["min_bandwidth_gbps"], summary["avg_bandwidth_gbps"]),
+        **result)
 
 
 if __name__ == "__main__":

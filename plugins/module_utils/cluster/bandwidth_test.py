@@ -4,7 +4,8 @@
 
 """Cross-node GPUDirect RDMA bandwidth test with ib_write_bw (spec section 4.2), as Kubernetes pods.
 
-For each pair of GPU nodes (a ring when there are more than two) a server pod starts on the first node, the
+For each rail of the configuration (a NIC group with its own RDMA resource and network), one rail after the
+other, and each pair of GPU nodes (a ring when there are more than two) a server pod starts on the first node, the
 test waits (watch, no polling) until it runs and has an address on the secondary network, starts the client
 pod on the second node pointed at that address, waits for it to finish, reads both logs, parses and judges
 them with module_utils/perftest.py, and deletes both pods, also when anything fails.
@@ -68,6 +69,7 @@ exec "$PERFTEST_BINARY" "$@" ${dev:+-d "$dev"} -p "$PERFTEST_PORT" ${PERFTEST_SE
 """
 # $0 of the script above; the perftest arguments follow it in the container's command.
 SCRIPT_NAME = "gpudirect-perftest"
+RAIL_MODES = ("all", "first")
 
 
 class SettingsError(ValueError):
@@ -125,13 +127,30 @@ def settings_from(params):
     gpu_resource = params.get("gpu_resource", "nvidia.com/gpu")
     if gpu_mode != "none" and not gpu_resource:
         errors.append("gpu_rdma_mode %s puts the buffers in GPU memory: gpu_resource must name the GPU resource" % gpu_mode)
+    rail_mode = params.get("rails") or "all"
+    if rail_mode not in RAIL_MODES:
+        errors.append("rails must be all or first, got %r" % (rail_mode,))
     if errors:
         raise SettingsError("; ".join(errors))
     groups = (configuration.get("nic_selection") or {}).get("groups") or []
-    selection = {"interfaces": [], "pci_addresses": [], "device_ids": []}
-    for group in groups[:1]:  # the first rail: the one whose network the pods attach
-        for key in selection:
-            selection[key] = [str(item) for item in group.get(key) or []]
+    rails = []
+    # A network or resources given by the user pin the test to that one network, as before rails existed.
+    if rail_mode == "all" and len(groups) > 1 and not params.get("network") and not params.get("resources"):
+        for index, group in enumerate(groups):
+            rail, problem = _plan_rail(index, group, networks, namespace, resources)
+            if problem:
+                errors.append(problem)
+            rails.append(rail)
+        if len(rails) > 1 and params.get("rdma_device"):
+            errors.append("rdma_device names one device for all %d rails: leave it empty (each rail's device comes from nic_ports) "
+                          "or set rails to first" % len(rails))
+        if errors:
+            raise SettingsError("; ".join(errors))
+    if not rails:
+        rails = [_rail(0, groups[0] if groups else {}, network, resources)]
+    for rail in rails:
+        rail["count"] = len(rails)
+    selection = _selection(rails[0])
     sweep = bool(params.get("sweep"))
     duration = int(params.get("duration") or 10)
     iterations = int(params.get("iterations") or 5000)
@@ -144,8 +163,8 @@ def settings_from(params):
         "fabric": fabric,
         "link_layer": LINK_LAYERS[fabric],
         "namespace": namespace,
-        "network": network,
-        "resources": resources,
+        "network": rails[0]["network"],
+        "resources": dict(rails[0]["resources"]),
         "gpu_resource": gpu_resource or "",
         "gpu_rdma_mode": gpu_mode,
         "gpu_index": int(params.get("gpu_index") or 0),
@@ -174,8 +193,64 @@ def settings_from(params):
         "cleanup_timeout": int(params.get("cleanup_timeout") or 120),
         "service_account": params.get("service_account") or "",
         "selection": selection,
+        "rails": rails,
         "configuration_label": configuration.get("configuration") or "%s/%s" % (method, fabric),
     }
+
+
+def _selection(rail):
+    return dict((key, list(rail[key])) for key in ("interfaces", "pci_addresses", "device_ids"))
+
+
+def _rail(index, group, network, resources):
+    """What one rail is tested with, and how reports and messages name it."""
+    selection = dict((key, [str(item) for item in group.get(key) or []]) for key in ("interfaces", "pci_addresses", "device_ids"))
+    return {
+        "index": index,
+        "network": network,
+        "resources": dict(resources),
+        "resource": ", ".join(sorted(resources)),
+        "interfaces": selection["interfaces"],
+        "pci_addresses": selection["pci_addresses"],
+        "device_ids": selection["device_ids"],
+        "nic": ", ".join(selection["interfaces"] or selection["pci_addresses"] or selection["device_ids"]),
+        "ipam_range": group.get("ipam_range"),
+    }
+
+
+def _plan_rail(index, group, networks, namespace, pod_resources):
+    """(rail, problem or None) of NIC group `index`: its network in `namespace` and its own resource only."""
+    name = group.get("network_name")
+    # With several network namespaces a rail's network is named <network_name>-<namespace> (render/rdma.py).
+    found = [n for n in networks if n.get("namespace") == namespace and n.get("name") in (name, "%s-%s" % (name, namespace))]
+    wanted = str(group.get("resource_name") or "").split("/")[-1]
+    resources = dict((key, count) for key, count in pod_resources.items() if wanted and key.split("/")[-1] == wanted)
+    rail = _rail(index, group, (found[0].get("annotation") or found[0].get("name")) if found else None, resources)
+    problems = []
+    if not found:
+        problems.append("no network %s in namespace %s" % (name, namespace))
+    if not resources:
+        problems.append("no pod resource named %s in the configuration's pod_resources (%s)" % (wanted or "-", ", ".join(sorted(pod_resources))))
+    if problems:
+        return rail, "rail %d (%s): %s" % (index, rail["nic"] or "NIC group %d" % index, "; ".join(problems))
+    return rail, None
+
+
+def rail_settings(settings, rail):
+    """The settings one rail's pods use: its network, its resource and its NIC selection."""
+    return dict(settings, network=rail["network"], resources=dict(rail["resources"]), selection=_selection(rail), rail=rail)
+
+
+def rail_text(rail):
+    """How messages name a rail: rail 1 (network rdmashared-net-2, resource rdma/rail_b, NIC ens2f0np0)."""
+    parts = ["network %s" % rail.get("network"), "resource %s" % (rail.get("resource") or "-")]
+    if rail.get("nic"):
+        parts.append("NIC %s" % rail["nic"])
+    return "rail %s (%s)" % (rail.get("index"), ", ".join(parts))
+
+
+def _public_rail(rail):
+    return dict((key, value) for key, value in rail.items() if key != "resources")
 
 
 def perftest_args(settings):
@@ -443,7 +518,25 @@ def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, t
 
 
 def summarize(pairs, threshold):
-    """Aggregate of the pairs for set_stats and reports."""
+    """Aggregate of the pairs for set_stats and reports; with rails, also one entry per rail."""
+    summary = _aggregate(pairs, threshold)
+    rails = {}
+    for pair in pairs:
+        if pair.get("rail"):
+            rails.setdefault(pair["rail"].get("index"), (pair["rail"], []))[1].append(pair)
+    if rails:
+        summary["rails"] = []
+        for index in rails:  # first seen first: the pairs come rail after rail
+            rail, members = rails[index]
+            entry = dict((key, rail.get(key)) for key in ("index", "network", "resource", "nic", "interfaces", "pci_addresses", "ipam_range"))
+            aggregate = _aggregate(members, threshold)
+            entry.update((key, aggregate[key]) for key in ("pairs", "passed", "failed", "all_passed", "min_bandwidth_gbps",
+                                                           "avg_bandwidth_gbps", "max_bandwidth_gbps", "diagnoses"))
+            summary["rails"].append(entry)
+    return summary
+
+
+def _aggregate(pairs, threshold):
     measured = [p["bandwidth_gbps"] for p in pairs if p.get("bandwidth_gbps") is not None]
     passed = [p for p in pairs if p.get("verdict") == "passed"]
     return {
@@ -461,15 +554,25 @@ def summarize(pairs, threshold):
 
 def failure_message(pairs):
     lines = []
+    weak = []
+    # Name the rail only when there are several: a one-rail message stays as it always was.
+    several = any((p.get("rail") or {}).get("count", 1) > 1 for p in pairs)
     for pair in pairs:
         if pair.get("verdict") == "passed":
             continue
         diagnosis = pair.get("diagnosis") or {}
         evidence = diagnosis.get("evidence") or []
-        lines.append("%s -> %s: %s: %s%s" % (
-            pair["server_node"], pair["client_node"], diagnosis.get("code"), diagnosis.get("message"),
-            " [%s]" % " | ".join(str(e) for e in evidence[:3]) if evidence else ""))
-    return "GPUDirect RDMA bandwidth test failed for %d of %d pair(s): %s" % (len(lines), len(pairs), "; ".join(lines))
+        rail = pair.get("rail") if several else None
+        if rail and rail.get("index") not in weak:
+            weak.append(rail.get("index"))
+        lines.append("%s%s -> %s: %s: %s%s" % (
+            "%s: " % rail_text(rail) if rail else "", pair["server_node"], pair["client_node"], diagnosis.get("code"),
+            diagnosis.get("message"), " [%s]" % " | ".join(str(e) for e in evidence[:3]) if evidence else ""))
+    rails = ""
+    if several:
+        count = max((p.get("rail") or {}).get("count", 1) for p in pairs)
+        rails = ", on %d of %d rail(s)" % (len(weak), count)
+    return "GPUDirect RDMA bandwidth test failed for %d of %d pair(s)%s: %s" % (len(lines), len(pairs), rails, "; ".join(lines))
 
 
 def run_id_for(seed=None):
@@ -630,12 +733,14 @@ class BandwidthTest:
     def _stuck(role, pods, phase, now, grace):
         return role in phase.problem_since and now - phase.problem_since[role] >= grace and pending_problem(pods.get(role))
 
-    def run_pair(self, pair_index, server, client):
-        settings = self.settings
+    def run_pair(self, pair_index, server, client, settings=None):
+        """One pair on one rail: `settings` are that rail's (rail_settings), default the first rail's."""
+        settings = settings or rail_settings(self.settings, self.settings["rails"][0])
         server_node, server_host = server
         client_node, client_host = client
         result = {
             "index": pair_index,
+            "rail": _public_rail(settings["rail"]),
             "server_node": server_node,
             "client_node": client_node,
             "server_pod": pod_name(self.run_id, pair_index, "server"),
@@ -662,7 +767,7 @@ class BandwidthTest:
         pods = dict(phase.pods)
         if phase.outcome == "server_running":
             server_ip = secondary_ips(pods["server"], settings["network"], settings["namespace"])[0]
-            self.log("pair %d: server on %s at %s" % (pair_index, server_node, server_ip))
+            self.log("pair %d (%s): server on %s at %s" % (pair_index, rail_text(settings["rail"]), server_node, server_ip))
             self._create(pod_manifest(settings, self.run_id, pair_index, "client", client_node, client_host, client_device, server_ip))
 
             running_since = []
@@ -758,20 +863,21 @@ class BandwidthTest:
     def run(self, check_mode=False):
         settings = self.settings
         nodes = self.nodes()
-        pairs = ring_pairs(nodes)
-        plan = [{"index": i, "server_node": s[0], "client_node": c[0]} for i, (s, c) in enumerate(pairs)]
+        # Rail after rail, each around the same ring: one test per NIC at a time, and pair indexes unique in the run.
+        pairs = [(rail_settings(settings, rail), server, client) for rail in settings["rails"] for server, client in ring_pairs(nodes)]
+        plan = [{"index": i, "rail": _public_rail(r["rail"]), "server_node": s[0], "client_node": c[0]} for i, (r, s, c) in enumerate(pairs)]
         if check_mode:
             return {"run_id": self.run_id, "pairs": plan, "pods": [
-                pod_manifest(settings, self.run_id, i, role, node[0], node[1], device_for(settings, node[0]))
-                for i, (s, c) in enumerate(pairs) for role, node in (("server", s), ("client", c))]}
+                pod_manifest(r, self.run_id, i, role, node[0], node[1], device_for(r, node[0]))
+                for i, (r, s, c) in enumerate(pairs) for role, node in (("server", s), ("client", c))]}
         results = []
         cleanup_error = None
         # Pods of an earlier run that was killed before it could clean up would hold the RDMA resources.
         stale = self.delete_pods("%s=%s" % (COMPONENT_LABEL, COMPONENT))
         try:
-            for index, (server, client) in enumerate(pairs):
+            for index, (rail, server, client) in enumerate(pairs):
                 try:
-                    results.append(self.run_pair(index, server, client))
+                    results.append(self.run_pair(index, server, client, rail))
                 finally:
                     self.delete_pods("%s=%s,%s=%d" % (RUN_LABEL, self.run_id, PAIR_LABEL, index))
         finally:

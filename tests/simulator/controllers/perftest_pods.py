@@ -15,7 +15,8 @@ Pods labelled app.kubernetes.io/component=gpudirect-verify are the only pods the
   slower port's speed in the hardware profile (deterministic per node pair), CUDA set-up lines for --use_cuda
   and DMA-BUF lines for --use_cuda_dmabuf.
 - Faults, sim.faults.operator_faults["perftest"]: "link_down", "wrong_gid", "no_gpu", "image_pull", "hang", "slow"
-  (a string for every pod, or {"fault": name, "nodes": [node, ...]} for pods on those nodes).
+  (a string for every pod, or {"fault": name, "nodes": [node, ...], "devices": [rdma device, ...]} for pods on those
+  nodes and/or with RDMA_DEVICE one of those devices).
 
 Timing knobs (sim.config): perftest_start_seconds (0.05, scheduling to Running), perftest_run_seconds (0.2, client
 run), perftest_backoff_seconds (0.2, ErrImagePull to ImagePullBackOff).
@@ -118,6 +119,10 @@ class PerftestPodController:
         if isinstance(value, dict):
             nodes = value.get("nodes")
             if nodes and (pod.get("spec") or {}).get("nodeName") not in nodes:
+                return None
+            # One NIC (one rail) faulty: only pods told to use one of these RDMA devices see the fault.
+            devices = value.get("devices")
+            if devices and _env(pod).get("RDMA_DEVICE") not in devices:
                 return None
             value = value.get("fault")
         if value not in FAULTS:

@@ -207,3 +207,120 @@ def test_pods_run_where_the_network_is():
     with pytest.raises(bt.SettingsError, match="no network of the configuration is in namespace default .they are in ml"):
         settings(variables, namespace="default")
     assert settings(variables, namespace="default", network="ml/rdmashared-net")["namespace"] == "default"
+
+
+# -- several rails (issue 13) -----------------------------------------------------------------------------
+
+TWO_RAILS = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
+             "gpudirect_rdma_nic_interfaces": ["ens1f0np0", "ens2f0np0"], "gpudirect_rdma_resource_names": ["rail_a", "rail_b"],
+             "gpudirect_rdma_ipam_ranges": ["192.168.10.0/24", "192.168.11.0/24"]}
+RAIL_PORTS = [dict(node=node, rdma_device="mlx5_%d" % i, netdev=netdev, link_layer="Ethernet", rate_gbps=rate)
+              for node in ("n0", "n1") for i, (netdev, rate) in enumerate((("ens1f0np0", 400), ("ens2f0np0", 200)))]
+
+
+def test_every_rail_gets_its_own_network_resource_and_selection():
+    s = settings(TWO_RAILS, nic_ports=RAIL_PORTS)
+    rails = s["rails"]
+    assert [(r["index"], r["network"], r["resources"], r["interfaces"], r["nic"], r["ipam_range"], r["count"]) for r in rails] == [
+        (0, "rdmashared-net-1", {"rdma/rail_a": 1}, ["ens1f0np0"], "ens1f0np0", "192.168.10.0/24", 2),
+        (1, "rdmashared-net-2", {"rdma/rail_b": 1}, ["ens2f0np0"], "ens2f0np0", "192.168.11.0/24", 2)]
+    # The top-level keys stay those of the first rail (what a one-rail run used).
+    assert s["network"] == "rdmashared-net-1" and s["resources"] == {"rdma/rail_a": 1} and s["selection"]["interfaces"] == ["ens1f0np0"]
+    for rail, device, rate in zip(rails, ("mlx5_0", "mlx5_1"), (400.0, 200.0)):
+        r = bt.rail_settings(s, rail)
+        assert bt.device_for(r, "n0") == device and bt.link_rate_for(r, "n1", device)[0] == rate
+        pod = bt.pod_manifest(r, "abc123", rail["index"], "server", "n0", None, device)
+        container = pod["spec"]["containers"][0]
+        # Only this rail's resource: a pod holding every rail's NIC would not show a weak rail.
+        assert container["resources"]["requests"] == {list(rail["resources"])[0]: "1", "nvidia.com/gpu": "1"} == container["resources"]["limits"]
+        assert pod["metadata"]["annotations"] == {"k8s.v1.cni.cncf.io/networks": rail["network"]}
+        assert dict((e["name"], e["value"]) for e in container["env"])["RDMA_DEVICE"] == device
+
+
+def test_one_rail_when_asked_or_when_the_user_names_the_network():
+    first = settings(TWO_RAILS, rails="first")
+    assert len(first["rails"]) == 1 and first["network"] == "rdmashared-net-1"
+    # As before rails were tested one by one: the first network with every resource of the plan.
+    assert first["resources"] == {"rdma/rail_a": 1, "rdma/rail_b": 1} and first["rails"][0]["count"] == 1
+    assert first["rails"][0]["interfaces"] == ["ens1f0np0"]
+    for pinned in (settings(TWO_RAILS, network="rdmashared-net-2"), settings(TWO_RAILS, resources={"rdma/rail_b": 1})):
+        assert len(pinned["rails"]) == 1
+    assert settings(TWO_RAILS, network="rdmashared-net-2")["network"] == "rdmashared-net-2"
+    assert settings(TWO_RAILS, resources={"rdma/rail_b": 1})["resources"] == {"rdma/rail_b": 1}
+    one = settings()
+    assert len(one["rails"]) == 1 and one["rails"][0]["network"] == "rdmashared-net" and one["rails"][0]["nic"] == "ens8f0np0"
+
+
+def test_rail_options_that_cannot_work_are_refused():
+    with pytest.raises(bt.SettingsError, match="rdma_device names one device for all 2 rails"):
+        settings(TWO_RAILS, rdma_device="mlx5_0")
+    assert settings(TWO_RAILS, rdma_device="mlx5_0", rails="first")["rdma_device"] == "mlx5_0"
+    with pytest.raises(bt.SettingsError, match="rails must be all or first"):
+        settings(rails="some")
+    summary = render_all(TWO_RAILS)["summary"]
+    summary["networks"] = summary["networks"][:1]  # the second rail's network missing from the plan
+    with pytest.raises(bt.SettingsError, match=r"rail 1 \(ens2f0np0\): no network rdmashared-net-2 in namespace default"):
+        bt.settings_from({"image": "x", "configuration": summary})
+
+
+def test_rails_in_several_namespaces_take_the_network_of_the_pods_namespace():
+    s = settings(dict(TWO_RAILS, gpudirect_rdma_network_namespaces=["ml", "default"]))
+    assert s["namespace"] == "ml"
+    assert [r["network"] for r in s["rails"]] == ["rdmashared-net-1-ml", "rdmashared-net-2-ml"]
+    assert [r["network"] for r in settings(dict(TWO_RAILS, gpudirect_rdma_network_namespaces=["ml", "default"]),
+                                           namespace="default")["rails"]] == ["rdmashared-net-1-default", "rdmashared-net-2-default"]
+
+
+def _rail_pairs():
+    rails = [dict(index=i, count=2, network="net-%d" % i, resource="rdma/rail_%d" % i, nic="ens%df0np0" % (i + 1),
+                  interfaces=["ens%df0np0" % (i + 1)], pci_addresses=[], device_ids=[], ipam_range=None) for i in range(2)]
+    good, bad = _pairs()
+    good = dict(good, rail=rails[0], sweep=[])
+    bad = dict(bad, index=1, server_node="a.example", client_node="b.example", rail=rails[1])
+    return [good, bad]
+
+
+def test_summary_failure_message_and_reports_name_the_weak_rail():
+    pairs = _rail_pairs()
+    summary = bt.summarize(pairs, 0.8)
+    assert [(r["index"], r["network"], r["pairs"], r["passed"], r["all_passed"], r["diagnoses"]) for r in summary["rails"]] == [
+        (0, "net-0", 1, 1, True, []), (1, "net-1", 1, 0, False, ["wrong_gid"])]
+    assert bt.failure_message(pairs) == (
+        "GPUDirect RDMA bandwidth test failed for 1 of 2 pair(s), on 1 of 2 rail(s): rail 1 (network net-1, resource rdma/rail_1, "
+        "NIC ens2f0np0): a.example -> b.example: wrong_gid: bad | gid")
+    # One rail: the message is the one it always was.
+    single = [dict(p, rail=dict(p["rail"], count=1)) for p in pairs]
+    assert bt.failure_message(single) == "GPUDirect RDMA bandwidth test failed for 1 of 2 pair(s): a.example -> b.example: wrong_gid: bad | gid"
+    result = {"pairs": pairs, "summary": summary, "cluster": "lab", "configuration": "1", "arguments": "-a"}
+    text = bandwidth_report.markdown(result)
+    assert "| 1 | net-1 | rdma/rail_1 | ens2f0np0 | 1 | 0 | - | FAILED |" in text
+    assert "| 0: net-0 (ens1f0np0) | a.example | b.example | mlx5_1 / mlx5_1 | 400 |" in text
+    page = bandwidth_report.html(result)
+    assert "<h2>Rails</h2>" in page and "<td>1: net-1 (ens2f0np0)</td>" in page and "a -&gt; b rail 1" in page
+    ElementTree.fromstring(bandwidth_report.bar_chart_svg(pairs))
+    one = {"pairs": single[:1], "summary": bt.summarize(single[:1], 0.8)}
+    assert "Rail" not in bandwidth_report.markdown(one) and "Rails" not in bandwidth_report.html(one)
+
+
+class _FakeCluster:
+    def __init__(self, nodes):
+        self.nodes = nodes
+
+    def require(self, api_version, kind):
+        return kind
+
+    def list(self, resource, **kwargs):
+        return (self.nodes if resource == "Node" else []), "1"
+
+
+def test_check_mode_plans_every_pair_on_every_rail_one_rail_after_the_other():
+    nodes = [{"metadata": {"name": name, "labels": {"nvidia.com/gpu.present": "true"}}, "spec": {}, "status": {}} for name in ("n0", "n1")]
+    test = bt.BandwidthTest(_FakeCluster(nodes), settings(TWO_RAILS, nic_ports=RAIL_PORTS), run_id="abc123")
+    outcome = test.run(check_mode=True)
+    assert [(p["index"], p["rail"]["network"], p["server_node"], p["client_node"]) for p in outcome["pairs"]] == [
+        (0, "rdmashared-net-1", "n0", "n1"), (1, "rdmashared-net-2", "n0", "n1")]
+    pods = outcome["pods"]
+    assert [p["metadata"]["name"] for p in pods] == ["gpudirect-verify-abc123-%d-%s" % (i, role) for i in (0, 1) for role in ("server", "client")]
+    assert [sorted(p["spec"]["containers"][0]["resources"]["requests"]) for p in pods] == [["nvidia.com/gpu", "rdma/rail_a"]] * 2 + [
+        ["nvidia.com/gpu", "rdma/rail_b"]] * 2
+    assert [dict((e["name"], e["value"]) for e in p["spec"]["containers"][0]["env"])["RDMA_DEVICE"] for p in pods] == ["mlx5_0"] * 2 + ["mlx5_1"] * 2
