@@ -230,25 +230,30 @@ def test_verify_passes_for_each_configuration(passing_fleet, example):
     results = passing_fleet.results(host)
     artifacts = passing_fleet.tmp / host
 
-    assert results["passed"] is True and results["summary"]["pairs"] == 1 and results["summary"]["passed"] == 1
-    pair = results["pairs"][0]
-    assert (pair["server_node"], pair["client_node"]) == GPU_NODES
-    assert pair["verdict"] == "passed" and pair["diagnosis"]["code"] == "ok"
-    assert pair["link_rate_gbps"] == 400.0 and pair["threshold_gbps"] == 320.0
-    assert 0.92 * 400 <= pair["bandwidth_gbps"] <= 0.97 * 400
-    assert pair["use_cuda"] is True and pair["use_dmabuf"] is (summary["gpu_rdma_mode"] == "dmabuf")
-    if summary["method"] == "sriov_legacy":
-        assert pair["client_device"] not in ("mlx5_0", "mlx5_1")  # the VF's own RDMA device, found in the pod
-    else:
-        expected = "mlx5_1" if summary["fabric"] == "roce" else "mlx5_0"
-        assert pair["client_device"] == pair["server_device"] == expected
+    # One pair per rail: the both-fabrics example has a RoCE and an InfiniBand rail (issue 13).
+    groups = summary["nic_selection"]["groups"]
+    assert results["passed"] is True and results["summary"]["pairs"] == len(groups) == results["summary"]["passed"]
+    for pair in results["pairs"]:
+        fabric = (pair.get("rail") or {}).get("fabric") or summary["fabric"]
+        assert (pair["server_node"], pair["client_node"]) == GPU_NODES
+        assert pair["verdict"] == "passed" and pair["diagnosis"]["code"] == "ok"
+        assert pair["link_rate_gbps"] == 400.0 and pair["threshold_gbps"] == 320.0
+        assert 0.92 * 400 <= pair["bandwidth_gbps"] <= 0.97 * 400
+        assert pair["use_cuda"] is True and pair["use_dmabuf"] is (summary["gpu_rdma_mode"] == "dmabuf")
+        if summary["method"] == "sriov_legacy":
+            assert pair["client_device"] not in ("mlx5_0", "mlx5_1")  # the VF's own RDMA device, found in the pod
+        else:
+            expected = "mlx5_1" if fabric == "roce" else "mlx5_0"
+            assert pair["client_device"] == pair["server_device"] == expected
 
-    # The pods asked for what the chapter's workload pods ask for, one on each node.
+    # The pods asked for what the chapter's workload pods ask for, one on each node, each rail's own resource.
     pods = passing_fleet.recorders[host].pods
-    assert len(pods) == 2
+    assert len(pods) == 2 * len(groups)
+    networks = {g["network_name"]: "%s/%s" % (summary["resources"][0].split("/")[0], g["resource_name"]) for g in groups}
     for pod in pods:
         container = pod["spec"]["containers"][0]
-        wanted = dict((name, "1") for name in summary["pod_resources"])
+        network = pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]
+        wanted = dict((name, "1") for name in summary["pod_resources"]) if len(groups) == 1 else {networks[network]: "1"}
         wanted["nvidia.com/gpu"] = "1"
         assert container["resources"]["requests"] == wanted == container["resources"]["limits"]
         # Hardened (security issue, point 8): every capability dropped but IPC_LOCK, no escalation, RuntimeDefault
@@ -263,7 +268,7 @@ def test_verify_passes_for_each_configuration(passing_fleet, example):
         assert pod["metadata"]["annotations"]["openshift.io/scc"] == "gpudirect-verify"
         assert pod["spec"]["automountServiceAccountToken"] is False
         assert "privileged" not in json.dumps(pod["spec"])
-        assert pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == summary["networks"][0]["annotation"]
+        assert network in [n["annotation"] for n in summary["networks"]]
         # perftest's arguments are the script's positional parameters, one word each (point 10).
         assert container["command"][:2] == ["/bin/bash", "-c"] and '"$@"' in container["command"][2]
         args = container["command"][4:]
@@ -271,7 +276,7 @@ def test_verify_passes_for_each_configuration(passing_fleet, example):
     assert {p["spec"]["nodeSelector"]["kubernetes.io/hostname"] for p in pods} == set(GPU_NODES)
 
     # Artifacts: JSON, Markdown, HTML with an inline SVG chart, the logs; nothing left on the cluster.
-    assert (artifacts / "report.md").read_text().count("| passed |") == 1
+    assert (artifacts / "report.md").read_text().count("| passed |") == len(groups)
     html = (artifacts / "report.html").read_text()
     assert "<svg" in html and "PASSED" in html and "<script" not in html
     assert "RDMA_Write BW Test" in (artifacts / "pair-0-client.log").read_text()

@@ -215,6 +215,8 @@ def _rail(index, group, network, resources):
         "device_ids": selection["device_ids"],
         "nic": ", ".join(selection["interfaces"] or selection["pci_addresses"] or selection["device_ids"]),
         "ipam_range": group.get("ipam_range"),
+        # gpudirect_rdma_second_fabric's group has the other fabric: its device and link rate are of that link layer.
+        "fabric": group.get("fabric"),
     }
 
 
@@ -238,7 +240,9 @@ def _plan_rail(index, group, networks, namespace, pod_resources):
 
 def rail_settings(settings, rail):
     """The settings one rail's pods use: its network, its resource and its NIC selection."""
-    return dict(settings, network=rail["network"], resources=dict(rail["resources"]), selection=_selection(rail), rail=rail)
+    fabric = rail.get("fabric") if rail.get("fabric") in LINK_LAYERS else settings["fabric"]
+    return dict(settings, network=rail["network"], resources=dict(rail["resources"]), selection=_selection(rail), rail=rail,
+                fabric=fabric, link_layer=LINK_LAYERS[fabric])
 
 
 def rail_text(rail):
