@@ -129,6 +129,8 @@ def nic_cluster_policy(model):
 # gpu-operator v25.3.0 added driver.kernelModuleType (auto/open/proprietary); older ClusterPolicy CRDs have only
 # the boolean driver.useOpenKernelModules (NVIDIA/gpu-operator, api/nvidia/v1/clusterpolicy_types.go at v24.9.2).
 KERNEL_MODULE_TYPE_SINCE = (25, 3)
+# gpu-operator v26.7 ClusterPolicy CRD: operator.defaultRuntime deprecated ("no longer used") and no longer required.
+DEFAULT_RUNTIME_UNUSED_SINCE = (26, 7)
 
 
 def kernel_module_fields(model):
@@ -170,12 +172,17 @@ def gpu_cluster_policy(model):
     for field, key in (("gpu_driver_repository", "repository"), ("gpu_driver_image", "image"), ("gpu_driver_version", "version")):
         if model.get(field):
             driver[key] = model[field]
+    operator = {"runtimeClass": "nvidia", "use_ocp_driver_toolkit": True, "initContainer": {}}
+    version = releases.minor_of(model.get("gpu_operator_version"))
+    if version is None or version < DEFAULT_RUNTIME_UNUSED_SINCE:
+        # Required (default docker) in the ClusterPolicy CRD up to v25.x; v26.7 detects the runtime and marks it unused.
+        operator["defaultRuntime"] = "crio"
     return {
         "apiVersion": names.API_NVIDIA,
         "kind": "ClusterPolicy",
         "metadata": {"name": model["gpu_cluster_policy_name"]},
         "spec": {
-            "operator": {"defaultRuntime": "crio", "runtimeClass": "nvidia", "use_ocp_driver_toolkit": True, "initContainer": {}},
+            "operator": operator,
             "daemonsets": {"updateStrategy": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "1"}},
             "driver": driver,
             "toolkit": {"enabled": True, "installDir": "/usr/local/nvidia"},

@@ -146,6 +146,13 @@ def test_gpu_cluster_policy_rdma_mode(mode, rdma_enabled, module_type):
     assert driver["kernelModuleType"] == module_type and driver["version"] == "570.124.06"
 
 
+@pytest.mark.parametrize("version,default_runtime", [("", "crio"), ("v24.9.2", "crio"), ("v25.3.4", "crio"), ("v26.7.0", None)])
+def test_default_runtime_only_where_the_cluster_policy_crd_still_uses_it(version, default_runtime):
+    """Issue 13 point 8: required (default docker) up to v25.x; deprecated and unused from v26.7."""
+    policy = by_kind(render(base_variables("shared_device", "roce", gpu_operator_version=version)), "ClusterPolicy")[0]
+    assert policy["spec"]["operator"].get("defaultRuntime") == default_runtime
+
+
 def test_image_overrides_replace_only_given_fields():
     result = render(base_variables("shared_device", "infiniband", image_overrides={"ipoib_cni": {"version": "network-operator-v25.10.0"}}))
     ipoib = by_kind(result, "NicClusterPolicy")[0]["spec"]["secondaryNetwork"]["ipoib"]
