@@ -135,6 +135,7 @@ class SimulatedCluster:
             from .tlscert import server_ssl_context
 
             self._ssl, self.ca_file = server_ssl_context(self._tmpdir)
+        self._down, self._down_task, self._comeback, self._held = False, None, None, []  # a start() after stop()
         ready = threading.Event()
         failure = []
         self._loop = asyncio.new_event_loop()

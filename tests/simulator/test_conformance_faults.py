@@ -192,3 +192,16 @@ def test_stop_while_killed(sim_factory):
     cluster.kill()
     cluster.stop()
     assert not cluster.running
+
+
+def test_kill_and_restart_over_https(sim_factory):
+    import urllib3
+
+    cluster = sim_factory(profile=None, controllers=False, tls=True)
+    namespaces = cluster.dynamic_client().resources.get(api_version="v1", kind="Namespace")  # trusts the CA of the kubeconfig
+    assert namespaces.get(name="default").metadata.name == "default"
+    cluster.kill()
+    with pytest.raises(urllib3.exceptions.MaxRetryError):
+        namespaces.get(name="default")
+    cluster.restart()
+    assert namespaces.get(name="default").metadata.name == "default"
