@@ -3,7 +3,9 @@
 Transient faults (503 and 500 on reads, a create and a patch; 429 with Retry-After; dropped watches; connections reset
 without an answer; a 409 Conflict on the InstallPlan approval) must not fail the play. Permanent ones (403 Forbidden or 422 Invalid on a create) must fail
 it with a message that names the object and the API's reason. In both cases a run after the faults are gone converges
-with nothing lost and nothing duplicated, and the run after that writes nothing.
+with nothing lost and nothing duplicated, and the run after that writes nothing. A killed API server (the simulator's
+kill rule, fired by the request itself, not by a timer racing the play): back within a second, the retries absorb it;
+down for good, the play fails within seconds naming the unreachable server, and the run after its restart converges.
 """
 
 import os
@@ -283,6 +285,7 @@ def test_an_api_server_that_dies_and_comes_back_within_seconds_is_absorbed(sim_f
     """The API server dies right after storing the first Subscription, before answering, and is back a second later:
     the create's retry meets AlreadyExists and reads the object; the play passes with the objects of a clean run."""
     sim = sim_factory(profile="mixed-lab")
+    # 1 s down against at least 3.1 s of backoff (RetryPolicy: 6 attempts, 0.2 s doubling, jitter 0.5..1) in the client.
     rule = sim.faults.add(verb="create", plural="subscriptions", kill=True, after_handler=True, down_seconds=1.0, count=1)
     proc, _seconds = run_site_watching_kills(sim)
     assert proc.returncode == 0, output(proc)

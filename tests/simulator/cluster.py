@@ -250,7 +250,8 @@ class SimulatedCluster:
     # every object survives. The simulated operators run in this process against the store; real ones cannot write
     # while the API server is down, so work that falls due meanwhile is held and runs on restart() (in order).
     def kill(self, down_seconds=None):
-        """Stop answering: the port refuses connections, open ones (watches included) are cut. With
+        """Stop answering: the port refuses connections, open watches end (as at their timeout), other connections
+        close once their request is answered. With
         ``down_seconds`` the server comes back by itself that much later. Thread-safe; no-op when down."""
         if self.in_loop():
             self._kill_now(down_seconds)
