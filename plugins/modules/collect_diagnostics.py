@@ -124,7 +124,7 @@ requests:
   returned: always
   type: int
   sample: 42
-unreachable:
+api_unreachable:
   description:
     - Why the API server did not answer the first request (C(GET /version), one try with a short timeout), in which case
       nothing else was requested and summary.md says so; null when it answered.
@@ -197,7 +197,10 @@ def main():
     except (IOError, OSError) as exc:
         module.fail_json(msg="Could not write diagnostics to %s: %s" % (params["dest"], scrub_text(str(exc), collector.secrets)))
     module.exit_json(changed=not module.check_mode, dest=params["dest"], files=files, collected=collector.collected, unavailable=collector.unavailable,
-                     findings=collector.findings, requests=collector.requests_sent, unreachable=collector.unreachable)
+                     findings=collector.findings, requests=collector.requests_sent,
+                     # not "unreachable": Ansible takes a true result key of that name as the host being unreachable,
+                     # which skips the rest of a rescue section (the play's own failure message included)
+                     api_unreachable=collector.unreachable)
 
 
 if __name__ == "__main__":

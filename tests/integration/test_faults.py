@@ -3,7 +3,9 @@
 Transient faults (503 and 500 on reads, a create and a patch; 429 with Retry-After; dropped watches; connections reset
 without an answer; a 409 Conflict on the InstallPlan approval) must not fail the play. Permanent ones (403 Forbidden or 422 Invalid on a create) must fail
 it with a message that names the object and the API's reason. In both cases a run after the faults are gone converges
-with nothing lost and nothing duplicated, and the run after that writes nothing.
+with nothing lost and nothing duplicated, and the run after that writes nothing. A killed API server (the simulator's
+kill rule, fired by the request itself, not by a timer racing the play): back within a second, the retries absorb it;
+down for good, the play fails within seconds naming the unreachable server, and the run after its restart converges.
 """
 
 import os
@@ -255,3 +257,71 @@ def test_teardown_absorbs_transient_faults_and_leaves_nothing(sim_factory):
     again = subprocess.run(["ansible-playbook"] + teardown, cwd=ROOT, env=env, capture_output=True, text=True, check=False,
                            timeout=600)
     assert again.returncode == 0 and "Nothing to delete" in again.stdout, output(again)
+
+
+def run_site_watching_kills(sim, *extra):
+    """run_site in the background; returns (process, seconds from the API server's death to the play's end, or None)."""
+    cmd, env = site_command(sim, *extra)
+    killed_at = None
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 600
+        try:
+            while proc.poll() is None and time.monotonic() < deadline:
+                if killed_at is None and sim.kills:
+                    killed_at = time.monotonic()
+                time.sleep(0.05)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        ended = time.monotonic()
+        out.seek(0)
+        text = out.read()
+    return subprocess.CompletedProcess(cmd, proc.returncode, text, ""), None if killed_at is None else ended - killed_at
+
+
+def test_an_api_server_that_dies_and_comes_back_within_seconds_is_absorbed(sim_factory):
+    """The API server dies right after storing the first Subscription, before answering, and is back a second later:
+    the create's retry meets AlreadyExists and reads the object; the play passes with the objects of a clean run."""
+    sim = sim_factory(profile="mixed-lab")
+    # 1 s down against at least 3.1 s of backoff (RetryPolicy: 6 attempts, 0.2 s doubling, jitter 0.5..1) in the client.
+    rule = sim.faults.add(verb="create", plural="subscriptions", kill=True, after_handler=True, down_seconds=1.0, count=1)
+    proc, _seconds = run_site_watching_kills(sim)
+    assert proc.returncode == 0, output(proc)
+    assert rule.fired == 1 and sim.kills == 1
+    creates = [(r["code"], r["namespace"]) for r in sim.request_log if r["verb"] == "create" and r["plural"] == "subscriptions"]
+    assert creates[:2] == [(0, "openshift-nfd"), (409, "openshift-nfd")], creates
+    assert_converged_once(sim)
+    sim.faults.clear()
+    assert_noop_rerun(sim)
+
+
+def test_an_api_server_that_stays_down_fails_the_play_quickly_and_the_next_run_converges(sim_factory):
+    """The API server dies on the NicClusterPolicy apply and stays down: the apply fails after its retries (seconds,
+    not a hang) naming the object and the unreachable server; diagnostics say at once that they could not be
+    collected; the play ends failed, not "unreachable". Once the server is back, a run converges with nothing lost or
+    duplicated, and the run after it writes nothing."""
+    sim = sim_factory(profile="mixed-lab")
+    rule = sim.faults.add(verb="patch", group="mellanox.com", plural="nicclusterpolicies", kill=True, include_dry_run=False,
+                          count=1)
+    proc, seconds = run_site_watching_kills(sim)
+    text = " ".join(proc.stdout.split())  # the YAML callback wraps long messages
+    assert proc.returncode == 2, output(proc)  # failed (4 would be "host unreachable", which skips the rescue's end)
+    assert rule.fired == 1 and not sim.api_server_up
+    unreachable = "the API server at 127.0.0.1:%d is unreachable: Connection refused" % sim.port
+    assert re.search(r"Apply the NicClusterPolicy .*failed: Applying manifests failed at NicClusterPolicy nic-cluster-policy: "
+                     + re.escape(unreachable) + r" \(6 attempts\)", text), output(proc)
+    assert "Diagnostics could not be collected: " + unreachable + "." in text, output(proc)
+    assert re.search(r"localhost\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=1\s", text), output(proc)
+    assert "Traceback" not in text, output(proc)
+    # RetryPolicy: 6 attempts, at most 0.2+0.4+0.8+1.6+3.2 s of backoff; then one probe for the diagnostics.
+    assert seconds is not None and seconds < 60, seconds
+    print("the play failed %.1f s after the API server died" % seconds)
+
+    sim.faults.clear()
+    sim.restart()
+    proc = run_site(sim)
+    assert proc.returncode == 0, output(proc)
+    assert_converged_once(sim)
+    assert_noop_rerun(sim)

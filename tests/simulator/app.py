@@ -322,6 +322,9 @@ class ApiServer:
             return
         if rule.latency_ms:
             await asyncio.sleep(rule.latency_ms / 1000.0)
+        if rule.kill:
+            self.sim._kill_now(rule.down_seconds)  # pylint: disable=protected-access
+            raise ConnectionResetFault()
         if rule.reset:
             raise ConnectionResetFault()
         if rule.code:

@@ -91,7 +91,15 @@ class SimulatedCluster:
         self._runner = None
         self._tmpdir = None
         self._server = None
+        self._listener = None  # the listening asyncio.Server (ours, so that kill() can close it at once)
         self._started = False
+        # API server outage (kill()/restart()): the store (etcd) and this process's loop live on.
+        self._down = False
+        self._down_task = None
+        self._comeback = None  # the timer of kill(down_seconds=...)
+        self._held = []  # controller work due while the API server was down, run on restart()
+        self.up = threading.Event()
+        self.kills = 0
         self.scheduled_errors = []
         # What a cluster administrator applied before the collection runs (None: the repository's
         # deploy/rbac/workloads.yml, as docs/least-privilege.md asks; []: a bare cluster).
@@ -127,6 +135,7 @@ class SimulatedCluster:
             from .tlscert import server_ssl_context
 
             self._ssl, self.ca_file = server_ssl_context(self._tmpdir)
+        self._down, self._down_task, self._comeback, self._held = False, None, None, []  # a start() after stop()
         ready = threading.Event()
         failure = []
         self._loop = asyncio.new_event_loop()
@@ -173,14 +182,21 @@ class SimulatedCluster:
 
     async def _serve(self):
         app = self._server.make_app()
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
-        await self._runner.setup()
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
+        try:
+            sock.bind((self.host, self.port))  # after restart(): the same port, as an API server's clients expect
+        except OSError:
+            sock.close()
+            await runner.cleanup()
+            raise
         self.port = sock.getsockname()[1]
-        site = web.SockSite(self._runner, sock, ssl_context=self._ssl)
-        await site.start()
+        # No aiohttp site: its listener is private, and kill() must stop accepting within the current loop step.
+        self._listener = await asyncio.get_running_loop().create_server(runner.server, sock=sock, ssl=self._ssl, backlog=128)
+        self._runner = runner
+        self.up.set()
 
     def _load_profile(self, spec):
         if spec is None:
@@ -212,10 +228,9 @@ class SimulatedCluster:
         loop = self._loop
         if self._thread is not None and self._thread.is_alive():
             async def shutdown():
-                self._server.shutting_down = True
-                close_all(self._server)
-                if self._runner is not None:
-                    await self._runner.cleanup()
+                self._go_down()
+                if self._down_task is not None:
+                    await self._down_task
 
             try:
                 asyncio.run_coroutine_threadsafe(shutdown(), loop).result(15)
@@ -229,6 +244,74 @@ class SimulatedCluster:
         if self._tmpdir:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
+
+    # ------------------------------------------------------------------ API server outage
+    # kill() is the API server process dying; restart() is it coming back on the same address. The store is etcd:
+    # every object survives. The simulated operators run in this process against the store; real ones cannot write
+    # while the API server is down, so work that falls due meanwhile is held and runs on restart() (in order).
+    def kill(self, down_seconds=None):
+        """Stop answering: the port refuses connections, open watches end (as at their timeout), other connections
+        close once their request is answered. With
+        ``down_seconds`` the server comes back by itself that much later. Thread-safe; no-op when down."""
+        if self.in_loop():
+            self._kill_now(down_seconds)
+            return
+        self.call(self._kill_now, down_seconds)
+        self.call(self._wait_down)
+
+    def restart(self, timeout=15):
+        """Serve again on the same port; held controller work runs. No-op when up."""
+        self.call(self._come_back, timeout=timeout)
+
+    @property
+    def api_server_up(self):
+        return self.up.is_set()
+
+    def _kill_now(self, down_seconds=None):
+        """On the loop: stop accepting in this step (a client's retry must be refused, not served by a dying
+        server), then shut the connections down in a task. The request being handled may still get its answer."""
+        if self._down or self._listener is None:
+            return
+        self.kills += 1
+        self._go_down()
+        if down_seconds is not None:
+            self._comeback = self._loop.call_later(float(down_seconds), lambda: asyncio.ensure_future(self._come_back()))
+
+    def _go_down(self):
+        if self._down:
+            return
+        self._down = True
+        self.up.clear()
+        self._server.shutting_down = True
+        close_all(self._server)
+        listener, runner = self._listener, self._runner
+        self._listener = self._runner = None
+        if listener is not None:
+            listener.close()
+
+        async def cleanup():
+            if runner is not None:
+                await runner.cleanup()
+
+        self._down_task = asyncio.ensure_future(cleanup())
+
+    async def _wait_down(self):
+        if self._down_task is not None:
+            await self._down_task
+
+    async def _come_back(self):
+        if self._comeback is not None:
+            self._comeback.cancel()
+            self._comeback = None
+        if not self._down or self._loop is None:
+            return
+        await self._wait_down()
+        self._server.shutting_down = False
+        await self._serve()
+        self._down = False
+        held, self._held = self._held, []
+        for run in held:
+            self._loop.call_soon(run)
 
     def _task_done(self, fn, task):
         if not task.cancelled() and task.exception() is not None:
@@ -276,6 +359,9 @@ class SimulatedCluster:
 
         def run():
             if handle.cancelled:
+                return
+            if self._down:  # the API server is down: the operator cannot act until it is back
+                self._held.append(run)
                 return
             try:
                 result = fn(*args)

@@ -6,7 +6,9 @@ subresource; any field left out matches everything. When it fires it answers `co
 closes the connection without answering (a connection reset, as a restarting apiserver or load balancer does).
 `count`: fires for the next N matching requests, then expires. `rate`: probability 0..1 per matching request
 (seeded by FaultInjector(seed=...)). Watch rules: `drop_after_events` / `drop_after_seconds` close a matching
-watch stream early (as a load balancer or apiserver restart does).
+watch stream early (as a load balancer or apiserver restart does). `kill: true`: the API server process dies on the
+matching request (connection reset, then refused; SimulatedCluster.kill), and comes back after `down_seconds` if given
+(else at SimulatedCluster.restart()); with `after_handler` it dies after storing the write, before answering.
 
 `operator_faults` is a free-form dict that the simulated operators (controllers) read, e.g.
 {"csv_failure": {"nfd": "InstallComponentFailed"}}, or {"olm_resolution_hold": ["nvidia-gpu-operator"]}: OLM creates no
@@ -45,6 +47,8 @@ class FaultRule:
     drop_after_events: int = None
     drop_after_seconds: float = None
     reset: bool = False
+    kill: bool = False
+    down_seconds: float = None
     # Apply the fault after the request was handled (and a write stored): a 504 or reset whose request took effect,
     # as when kube-apiserver's request timeout fires after the storage write (k8s.io/apiserver filters/timeout.go).
     after_handler: bool = False

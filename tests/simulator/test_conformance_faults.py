@@ -129,3 +129,79 @@ def test_request_log_verbs_counts_and_http_endpoint(api, http):
     assert [e["verb"] for e in served["requests"]] == verbs
     http.request("DELETE", "/_sim/requests")
     assert api.request_log == []
+
+
+def _refused(cluster):
+    try:
+        requests.get(cluster.url + "/version", timeout=5)
+    except requests.exceptions.ConnectionError as exc:
+        return "refused" in str(exc).lower()
+    return False
+
+
+def test_kill_and_restart_keep_the_port_and_every_stored_object(api, http):
+    """An API server that dies and comes back (etcd intact): refused while down, same address after, objects and
+    resourceVersions kept, open watches cut."""
+    created = http.post(CM_PATH, {"metadata": {"name": "kept"}, "data": {"a": "1"}}).json()
+    watch = http.session.get(api.url + CM_PATH + "?watch=true&resourceVersion=" + created["metadata"]["resourceVersion"],
+                             stream=True, timeout=10)
+    port = api.port
+    api.kill()
+    assert not api.api_server_up and api.kills == 1
+    assert b"".join(watch.iter_content(None)) == b""  # the stream ended with the server
+    assert _refused(api)
+    api.kill()  # already down: nothing happens
+    assert api.kills == 1
+    api.restart()
+    assert api.api_server_up and api.port == port
+    kept = http.get(CM_PATH + "/kept").json()
+    assert kept["data"] == {"a": "1"} and kept["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    later = http.post(CM_PATH, {"metadata": {"name": "later"}, "data": {}}).json()
+    assert int(later["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])
+    api.restart()  # already up: nothing happens
+    assert http.get(CM_PATH).json()["items"][0]["metadata"]["name"] == "kept"
+
+
+def test_controller_work_due_while_down_runs_after_restart(api):
+    ran = []
+    api.kill()
+    api.schedule(0.01, ran.append, "held")
+    time.sleep(0.3)
+    assert ran == [], "a controller acted while the API server was down"
+    api.restart()
+    deadline = time.monotonic() + 5
+    while not ran and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert ran == ["held"]
+
+
+def test_a_kill_rule_dies_on_the_request_and_comes_back_after_down_seconds(api, http):
+    rule = api.faults.add(verb="create", plural="configmaps", kill=True, after_handler=True, down_seconds=1.0, count=1)
+    with pytest.raises(requests.exceptions.ConnectionError):
+        http.post(CM_PATH, {"metadata": {"name": "stored"}, "data": {}})
+    assert rule.fired == 1 and api.kills == 1
+    assert _refused(api)  # refused at once: a client's immediate retry must not reach the dying server
+    assert api.up.wait(10)
+    assert http.get(CM_PATH + "/stored").status_code == 200  # stored before the server died
+    entry = [e for e in api.request_log if e["verb"] == "create"][-1]
+    assert entry["code"] == 0 and entry["name"] is None
+
+
+def test_stop_while_killed(sim_factory):
+    cluster = sim_factory(profile=None, controllers=False)
+    cluster.kill()
+    cluster.stop()
+    assert not cluster.running
+
+
+def test_kill_and_restart_over_https(sim_factory):
+    import urllib3
+
+    cluster = sim_factory(profile=None, controllers=False, tls=True)
+    namespaces = cluster.dynamic_client().resources.get(api_version="v1", kind="Namespace")  # trusts the CA of the kubeconfig
+    assert namespaces.get(name="default").metadata.name == "default"
+    cluster.kill()
+    with pytest.raises(urllib3.exceptions.MaxRetryError):
+        namespaces.get(name="default")
+    cluster.restart()
+    assert namespaces.get(name="default").metadata.name == "default"

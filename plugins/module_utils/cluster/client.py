@@ -79,8 +79,54 @@ def api_reason(exc):
     return None
 
 
+def never_connected(exc):
+    """True when no connection was made (refused, connect timeout, name not resolved): the server saw nothing, unlike
+    a connection that broke before the answer."""
+    failed = getattr(exc, "reason", None) or exc  # urllib3's MaxRetryError carries the last attempt's error
+    return any(k.__name__ in ("NewConnectionError", "ConnectTimeoutError", "ConnectionRefusedError") for k in type(failed).__mro__)
+
+
+def _not_processed(exc):
+    """The server surely did not act on the request: throttled (429) or never reached."""
+    return api_status(exc) == 429 or never_connected(exc)
+
+
+def _cause_text(exc):
+    """The innermost readable cause of a connection error: an OS error text ("Connection refused"), else the last
+    exception's message."""
+    cause, seen = exc, set()
+    while id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror
+        following = getattr(cause, "reason", None) or cause.__cause__ or cause.__context__
+        last = cause.args[-1] if cause.args else None
+        if following is None and isinstance(last, BaseException):
+            following = last
+        if not isinstance(following, BaseException):
+            return last if isinstance(last, str) and last else cause.__class__.__name__
+        cause = following
+    return exc.__class__.__name__
+
+
+def _no_answer(exc):
+    """"the API server at HOST:PORT is unreachable: WHY (N attempts)" for an error without an HTTP answer (refused,
+    reset, timed out), else None: urllib3's own text is a long URL dump in which the cause is hard to find."""
+    if api_status(exc) is not None or not is_transient(exc):
+        return None
+    pool = getattr(exc, "pool", None)
+    where = " at %s:%s" % (pool.host, pool.port) if getattr(pool, "host", None) else ""
+    why = _cause_text(exc)
+    state = "is unreachable" if never_connected(exc) else "did not answer"
+    attempts = getattr(exc, "gpudirect_attempts", None)
+    return "the API server%s %s: %s%s" % (where, state, why, " (%d attempts)" % attempts if attempts else "")
+
+
 def api_message(exc):
     """Human readable text of an API exception: the Status message when the server sent one."""
+    unreachable = _no_answer(exc)
+    if unreachable:
+        return unreachable
     body = getattr(exc, "body", None)
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
@@ -149,6 +195,11 @@ class RetryPolicy:
             except Exception as exc:  # pylint: disable=broad-except
                 attempt += 1
                 if attempt >= self.attempts or not is_transient(exc):
+                    if attempt > 1:
+                        try:
+                            exc.gpudirect_attempts = attempt  # for api_message
+                        except AttributeError:
+                            pass
                     raise
                 self.sleep(self.delay(attempt, exc))
 
@@ -368,8 +419,8 @@ class ClusterClient:
 
     def create(self, resource, body):
         """POST is not idempotent: a create whose answer was lost (504, reset) may have been stored. A retry that
-        then meets AlreadyExists reads the object instead of failing; a generateName create is retried only on 429
-        (the server did not process it), since a retry could create a second object."""
+        then meets AlreadyExists reads the object instead of failing; a generateName create is retried only on 429 or
+        a refused connection (the server did not process it), since a retry could create a second object."""
         if self.skip_writes:
             return copy.deepcopy(body)
         meta = body.get("metadata", {})
@@ -379,7 +430,7 @@ class ClusterClient:
         sent = []
 
         def post():
-            if sent and not meta.get("name") and api_status(sent[-1]) != 429:
+            if sent and not meta.get("name") and not _not_processed(sent[-1]):
                 raise sent[-1]
             try:
                 return self.dynamic.request("post", path, body=body, serialize=False, **params)
@@ -390,7 +441,7 @@ class ClusterClient:
         try:
             return _decode(self.retry.call(post))
         except Exception as exc:  # pylint: disable=broad-except
-            retried_after_unknown_outcome = any(api_status(e) != 429 for e in sent[:-1])
+            retried_after_unknown_outcome = any(not _not_processed(e) for e in sent[:-1])
             if meta.get("name") and retried_after_unknown_outcome and api_status(exc) == 409 and api_reason(exc) == "AlreadyExists":
                 found = self.get(resource, meta["name"], namespace)
                 if found is not None:

@@ -178,7 +178,7 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
             if not _is_read_timeout(exc):
                 failures[0] += 1
                 if failures[0] >= backoff.attempts:
-                    raise ClusterError("Watch on %s keeps failing: %s" % (resource.kind, exc))
+                    raise ClusterError("Watch on %s keeps failing: %s" % (resource.kind, api_message(exc)))
                 backoff.sleep(min(backoff.delay(failures[0], exc), max(0.0, deadline - clock())))
         finally:
             close_stream(stream)

@@ -333,6 +333,26 @@ def test_api_error_text_and_reason():
     assert "the object has been modified" in cc.api_message(exc) and "409" in cc.api_message(exc)
 
 
+def test_an_api_server_that_refuses_connections_is_named_unreachable_after_the_retries():
+    """urllib3's text of a refused connection is a URL dump; the message says what happened and where."""
+    import socket
+
+    import urllib3
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # bound once, never listening: connections to it are refused
+    sleeps = []
+    policy = cc.RetryPolicy(attempts=3, sleep=sleeps.append, rand=lambda: 0.0)
+    with pytest.raises(urllib3.exceptions.HTTPError) as caught:
+        policy.call(urllib3.PoolManager(retries=1).request, "POST", "http://127.0.0.1:%d/apis" % port)
+    assert len(sleeps) == 2
+    assert cc.api_message(caught.value) == "the API server at 127.0.0.1:%d is unreachable: Connection refused (3 attempts)" % port
+    assert cc.api_message(ConnectionResetError(104, "Connection reset by peer")) == \
+        "the API server did not answer: Connection reset by peer"
+
+
 # -- waiter on fake watch streams ---------------------------------------------------------------------
 
 
@@ -564,6 +584,25 @@ def test_update_rereads_and_reapplies_on_conflict():
     puts = [r for r in dynamic.requests if r[0] == "put"]
     assert [p[2]["body"]["metadata"]["resourceVersion"] for p in puts] == ["1", "2"]
     assert puts[1][2]["body"]["metadata"]["labels"] == {"other": "x", "want": "y"}
+
+
+def test_a_create_is_retried_after_a_refused_connection_and_a_conflict_then_is_real():
+    """A refused connection reached no server: unlike a reset, it leaves no outcome to find out. A generateName create
+    is sent again after it; an AlreadyExists that follows only refusals is someone else's object, reported as is."""
+    import urllib3
+
+    refused = urllib3.exceptions.MaxRetryError(None, "/api/v1/namespaces", urllib3.exceptions.NewConnectionError(None, "refused"))
+    assert cc.never_connected(refused) and not cc.never_connected(ConnectionResetError())
+    dynamic = FakeDynamic([refused, {"metadata": {"name": "gen-x"}}])
+    cluster = cc.ClusterClient(FakeK8sClient(dynamic), retry=cc.RetryPolicy(sleep=lambda s: None))
+    assert cluster.create(NsResource(), {"metadata": {"generateName": "gen-"}}) == {"metadata": {"name": "gen-x"}}
+    assert [r[0] for r in dynamic.requests] == ["post", "post"]
+    exists = FakeApiError(409, body=json.dumps({"kind": "Status", "reason": "AlreadyExists", "message": "exists"}))
+    dynamic = FakeDynamic([refused, exists])
+    cluster = cc.ClusterClient(FakeK8sClient(dynamic), retry=cc.RetryPolicy(sleep=lambda s: None))
+    with pytest.raises(FakeApiError):
+        cluster.create(NsResource(), {"metadata": {"name": "a"}})
+    assert [r[0] for r in dynamic.requests] == ["post", "post"]  # no read: the conflict is real
 
 
 def test_update_without_change_writes_nothing():
