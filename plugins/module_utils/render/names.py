@@ -58,6 +58,20 @@ MANAGED_BY_VALUE = "gpudirect.openshift"
 # device-plugin singleton (deleted and re-created, as the chapter does on a switch).
 NETWORK_KINDS = ("MacvlanNetwork", "IPoIBNetwork", "HostDeviceNetwork", "SriovNetwork", "SriovIBNetwork")
 SRIOV_POLICY_KINDS = ("SriovNetworkNodePolicy", "SriovNetworkPoolConfig")
+KIND_API = {"MacvlanNetwork": API_MELLANOX, "IPoIBNetwork": API_MELLANOX, "HostDeviceNetwork": API_MELLANOX,
+            "SriovNetwork": API_SRIOV, "SriovIBNetwork": API_SRIOV, "SriovNetworkNodePolicy": API_SRIOV,
+            "SriovNetworkPoolConfig": API_SRIOV}
+
+
+def managed_kinds(which):
+    """'<apiVersion>/<Kind>' of the kinds the collection prunes, in apply order (prune and teardown go in reverse):
+    ``networks`` the network CRs, ``sriov`` the SR-IOV pool config and node policies, ``rdma`` both."""
+    groups = {"networks": list(NETWORK_KINDS), "sriov": list(reversed(SRIOV_POLICY_KINDS)),
+              "rdma": list(reversed(SRIOV_POLICY_KINDS)) + list(NETWORK_KINDS)}
+    if which not in groups:
+        raise ValueError("managed_kinds: %r is not rdma, sriov or networks" % (which,))
+    kinds = groups[which]
+    return ["%s/%s" % (KIND_API[kind], kind) for kind in kinds]
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
