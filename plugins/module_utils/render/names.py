@@ -73,6 +73,7 @@ def managed_kinds(which):
     kinds = groups[which]
     return ["%s/%s" % (KIND_API[kind], kind) for kind in kinds]
 
+
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # Device plugin resource names: SR-IOV operator allows [A-Za-z0-9_]; the kubelet wants the part
