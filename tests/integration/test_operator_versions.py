@@ -151,7 +151,8 @@ def test_render_writes_the_olm_objects_and_olm_installs_the_operators_from_them(
         resource.create(body=manifest, namespace=manifest["metadata"].get("namespace"))
     csv = client.resources.get(api_version="operators.coreos.com/v1alpha1", kind="ClusterServiceVersion")
     for namespace in ("openshift-nfd", "openshift-sriov-network-operator", "nvidia-network-operator", "nvidia-gpu-operator"):
-        wait(lambda: [c["status"].get("phase") for c in csv.get(namespace=namespace).to_dict()["items"]
+        # A CSV OLM has just created has no status yet.
+        wait(lambda: [(c.get("status") or {}).get("phase") for c in csv.get(namespace=namespace).to_dict()["items"]
                       if not (c["metadata"].get("labels") or {}).get("olm.copiedFrom")] == ["Succeeded"],
              timeout=120, what="CSV Succeeded in %s" % namespace)
 

@@ -225,7 +225,7 @@ def _plan_rail(index, group, networks, namespace, pod_resources):
     name = group.get("network_name")
     # With several network namespaces a rail's network is named <network_name>-<namespace> (render/rdma.py).
     found = [n for n in networks if n.get("namespace") == namespace and n.get("name") in (name, "%s-%s" % (name, namespace))]
-    wanted = str(group.get("resource_name") or "").split("/")[-1]
+    wanted = str(group.get("resource_name") or "").rsplit("/", maxsplit=1)[-1]
     resources = dict((key, count) for key, count in pod_resources.items() if wanted and key.split("/")[-1] == wanted)
     rail = _rail(index, group, (found[0].get("annotation") or found[0].get("name")) if found else None, resources)
     problems = []
