@@ -12,6 +12,7 @@ import pytest
 
 from simulator.controllers.testing import wait
 from site_support import allocatable, objects, run_playbook
+from test_verify import PodRecorder, nic_ports  # one copy of the port facts and the pod recorder
 
 RAILS = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
          "gpudirect_rdma_nic_interfaces": ["ens1f0np0", "ens2f0np0"], "gpudirect_rdma_resource_names": ["rail_a", "rail_b"],
@@ -21,22 +22,6 @@ WORKERS = ("worker-0", "worker-1")
 EXPECTED = [("rdmashared-net-1", "rdma/rail_a", "ens1f0np0", "mlx5_0", "192.168.10."),
             ("rdmashared-net-2", "rdma/rail_b", "ens2f0np0", "mlx5_1", "192.168.11.")]
 FAST = {"perftest_start_seconds": 0.02, "perftest_run_seconds": 0.05}
-
-
-def nic_ports(sim):
-    return [{"node": node.name, "pci_address": nic.pci_address, "device_id": nic.device_id, "rdma_device": port.rdma_device,
-             "netdev": port.netdev, "link_layer": port.link_layer, "state": port.state, "speed": "%d Gb/sec" % port.speed_gbps}
-            for node in sim.profile.nodes for nic in node.nics for port in nic.ports]
-
-
-class PodRecorder:
-    def __init__(self, sim):
-        self.pods = []
-        sim.store.subscribe(self)
-
-    def __call__(self, etype, rtype, obj):
-        if etype == "ADDED" and rtype.plural == "pods" and "gpudirect-verify" in str(obj["metadata"].get("labels") or {}):
-            self.pods.append(obj)
 
 
 def verify(sim, tmp_path, name):
