@@ -41,7 +41,7 @@ stage_commands() {
     unit)
       pytest "${PYTEST_ARGS[@]}" tests/unit ;;
     simulator)
-      pytest "${PYTEST_ARGS[@]}" tests/simulator ;;
+      pytest "${PYTEST_ARGS[@]}" simulator/tests ;;
     integration)
       pytest "${PYTEST_ARGS[@]}" tests/integration ;;
     lint)

@@ -1,23 +1,8 @@
-"""Shared pytest fixtures: the simulated OpenShift API server and the CRD and capture directories."""
-
-import os
+"""Shared pytest fixtures: the simulated OpenShift API server (from the simulator package) and the capture directory."""
 
 import pytest
 
-
-def _data_dir(var, default):
-    path = os.environ.get(var) or default
-    if not os.path.isdir(path):
-        pytest.fail("%s=%s is not a directory: the test data is missing" % (var, path), pytrace=False)
-    return path
-
-
-@pytest.fixture(scope="session")
-def crd_dir():
-    """Directory of upstream CRD YAML files in the repository (GPUDIRECT_CRD_DIR overrides)."""
-    from simulator.crds import DEFAULT_CRD_DIR
-
-    return _data_dir("GPUDIRECT_CRD_DIR", DEFAULT_CRD_DIR)
+from simulator.pytest_fixtures import crd_dir, data_dir, sim, sim_factory  # noqa: F401 (fixtures used by name)
 
 
 @pytest.fixture(scope="session")
@@ -25,35 +10,4 @@ def fixtures_dir():
     """Directory of real hardware captures in the repository (GPUDIRECT_FIXTURES_DIR overrides)."""
     from ansible_collections.gpudirect.openshift.tests.unit.fixtures.synthetic_sysfs import CAPTURES_DIR
 
-    return _data_dir("GPUDIRECT_FIXTURES_DIR", CAPTURES_DIR)
-
-
-@pytest.fixture
-def sim_factory(crd_dir):
-    """Callable taking SimulatedCluster keyword arguments; returns a started cluster, stopped at teardown.
-    Teardown fails the test when a simulated operator raised an unexpected exception (cluster.errors)."""
-    from simulator import SimulatedCluster
-
-    started = []
-
-    def make(**kwargs):
-        kwargs.setdefault("crd_dir", crd_dir)
-        cluster = SimulatedCluster(**kwargs)
-        cluster.start()
-        started.append(cluster)
-        return cluster
-
-    yield make
-    errors = []
-    for cluster in reversed(started):
-        cluster.stop()
-        errors.extend(cluster.errors)
-    if errors:
-        pytest.fail("the simulated cluster had unexpected errors in its controllers (see the log):\n"
-                    + "\n".join("%r: %r" % (fn, exc) for fn, exc in errors), pytrace=False)
-
-
-@pytest.fixture
-def sim(sim_factory):
-    """A started SimulatedCluster with the default profile and the simulated operators."""
-    return sim_factory()
+    return data_dir("GPUDIRECT_FIXTURES_DIR", CAPTURES_DIR)

@@ -16,7 +16,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan im
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MOLECULE = os.path.join(ROOT, "extensions", "molecule")
-PROFILES = os.path.join(ROOT, "tests", "simulator", "profiles")
+PROFILES = os.path.join(ROOT, "simulator", "profiles")
 CONFIGURATIONS = {
     "shared_device_roce": (1, "shared_device", "roce"),
     "shared_device_infiniband": (2, "shared_device", "infiniband"),

@@ -9,7 +9,7 @@ Each simulated cluster gets what the configured method leaves on a real cluster,
 simulator's store: GPU and RDMA allocatable on the GPU workers and the NetworkAttachmentDefinition that the network CR
 of the rendered plan produces. site.yml does not apply the SR-IOV policies and network CRs yet; once it does, the
 set-up can run it instead (about 10 s per configuration here, measured for the operator part). The simulator runs the
-ib_write_bw pods (tests/simulator/controllers/perftest_pods.py); faults come from operator_faults["perftest"].
+ib_write_bw pods (simulator/controllers/perftest_pods.py); faults come from operator_faults["perftest"].
 """
 
 import json

@@ -30,5 +30,5 @@ def test_no_file_reads_material_outside_the_repository():
 
 
 def test_test_data_has_its_provenance_beside_it():
-    for folder in ("tests/simulator/data/crds", "tests/unit/fixtures/captures"):
+    for folder in ("simulator/data/crds", "tests/unit/fixtures/captures"):
         assert os.path.isfile(os.path.join(ROOT, folder, "SOURCES.md")), folder

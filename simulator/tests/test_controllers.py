@@ -526,7 +526,7 @@ def test_any_manual_subscription_makes_the_namespace_plans_manual(kube):
 
 def test_catalog_update_over_http(kube):
     """The control endpoint the CLI and other processes use: a bad update is a 400, a good one shows at once."""
-    from simulator.conftest import Http
+    from simulator.tests.conftest import Http
 
     http = Http(kube.sim)
     bad = http.post("/_sim/catalog", {"default_channels": {"nfd": "nope"}})

@@ -6,6 +6,8 @@ import requests
 from kubernetes import config
 from kubernetes.dynamic import DynamicClient
 
+from simulator.pytest_fixtures import crd_dir, sim, sim_factory  # noqa: F401 (fixtures used by name)
+
 
 @pytest.fixture
 def api(sim_factory):

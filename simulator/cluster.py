@@ -53,8 +53,7 @@ class ScheduledCall:
 
 
 def default_admin_manifests():
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "deploy", "rbac",
-                        "workloads.yml")
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "deploy", "rbac", "workloads.yml")
     return [path] if os.path.exists(path) else []
 
 
