@@ -249,12 +249,28 @@ def version_key(version):
     return tuple(int(p) for p in re.findall(r"\d+", version))
 
 
+def extra_package(name, fields):
+    """A PACKAGES-shaped entry from the few fields a test gives: catalogs and channels at least."""
+    pkg = {"catalogs": ["redhat-operators"], "displayName": name, "provider": "", "installModes": _modes("OwnNamespace", "SingleNamespace"),
+           "suggestedNamespace": name, "ownedGroups": [], "ownedCRDs": [], "deployment": name + "-controller-manager",
+           "containers": ["manager"], "almExamples": []}
+    pkg.update(copy.deepcopy(fields))
+    if "channels" not in pkg or not pkg["channels"]:
+        raise ValueError("catalog_extra_packages: package %s needs channels" % name)
+    pkg.setdefault("defaultChannel", sorted(pkg["channels"])[0])
+    return pkg
+
+
 class Catalog:
     """The catalog one simulated cluster serves: PACKAGES minus removed ones, with per-source health."""
 
     def __init__(self, remove_packages=(), source_states=None, openshift_minor=None, mirror=None, disable_default_sources=False,
-                 package_sources=None):
+                 package_sources=None, extra_packages=None):
         self.packages = {k: copy.deepcopy(v) for k, v in PACKAGES.items() if k not in set(remove_packages)}
+        # A test harness, not platform behaviour: any further package a catalog index might hold (same fields as
+        # PACKAGES; OLM resolves and installs it like the others).
+        for name, pkg in (extra_packages or {}).items():
+            self.packages[name] = extra_package(name, pkg)
         self.bundles = copy.deepcopy(BUNDLES)
         # The default CatalogSources the marketplace operator creates (none with disableAllDefaultSources), and a
         # mirrored index (oc-mirror's CatalogSource) that holds every package instead; a user creates that one.

@@ -34,10 +34,11 @@ options:
     type: path
     required: true
   namespaces:
-    description: Operator namespaces whose OLM objects, events and pods are collected.
+    description:
+      - Operator namespaces whose OLM objects, events and pods are collected.
+      - Unset, the default namespaces of the operator catalogue (the four operators the collection installs).
     type: list
     elements: str
-    default: [openshift-nfd, openshift-sriov-network-operator, nvidia-network-operator, nvidia-gpu-operator]
   marketplace_namespace:
     description: Namespace of the CatalogSources.
     type: str
@@ -147,6 +148,7 @@ else:
 from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import check_connection
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
@@ -162,8 +164,7 @@ def argument_spec():
     spec = dict(AUTH_ARG_SPEC)
     spec.update(
         dest=dict(type="path", required=True),
-        namespaces=dict(type="list", elements="str",
-                        default=["openshift-nfd", "openshift-sriov-network-operator", "nvidia-network-operator", "nvidia-gpu-operator"]),
+        namespaces=dict(type="list", elements="str"),
         marketplace_namespace=dict(type="str", default="openshift-marketplace"),
         managed_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
         failure=dict(type="str"),
@@ -188,7 +189,9 @@ def main():
         module.fail_from_exception(exc)
     secrets = client_secrets(k8s, params)
     collector = DiagnosticsCollector(
-        ClusterClient(k8s, rediscover_once=True), params["namespaces"], marketplace_namespace=params["marketplace_namespace"],
+        ClusterClient(k8s, rediscover_once=True),
+        params["namespaces"] or [operator["namespace"] for operator in catalogue.OPERATORS],
+        marketplace_namespace=params["marketplace_namespace"],
         managed_selector=params["managed_label_selector"], secrets=secrets)
     try:
         groups = collector.collect()

@@ -44,15 +44,16 @@ options:
       - Fail the task when the variables do not validate. With C(false) the task succeeds and RV(errors) holds the problems.
     type: bool
     default: true
-  operator_settings:
+  operators:
     description:
-      - Settings of the four operators' OLM objects, as the operator roles' variables name them
-        (C(<role>_namespace), C(<role>_channel), C(<role>_source), C(<role>_source_namespace),
-        C(<role>_install_plan_approval), C(<role>_starting_csv), C(<role>_subscription_config) for the roles
-        C(nfd), C(sriov_network_operator), C(nvidia_network_operator) and C(nvidia_gpu_operator)).
-      - When given (an empty mapping takes every default), RV(olm_manifests) holds the Namespace, OperatorGroup and
-        Subscription of each operator. Without a channel the Subscription follows the package's default channel.
-    type: dict
+      - The operators whose OLM objects to render, each a mapping as the P(gpudirect.openshift.operators#lookup) lookup
+        returns it (C(role), C(package), C(namespace), C(channel), C(source) or C(catalog_source),
+        C(source_namespace), C(install_plan_approval), C(starting_csv), C(subscription_config)).
+      - When given (an empty list takes the operator catalogue's defaults), RV(olm_manifests) holds the Namespace,
+        OperatorGroup and Subscription of each operator. Without a channel the Subscription follows the package's
+        default channel.
+    type: list
+    elements: dict
   validate_only:
     description:
       - Only check the variables, accepting C(gpudirect_rdma_nic_selection=auto) before the NIC facts are known.
@@ -167,7 +168,7 @@ olm_manifests:
     - Namespace, OperatorGroup (targeting its own namespace) and Subscription of NFD, the SR-IOV Network Operator, the
       NVIDIA Network Operator and the NVIDIA GPU Operator, in install order; C(file) names sort before every entry
       of RV(manifests). The custom resources of RV(manifests) can be created only once each operator's CSV has succeeded.
-  returned: when O(operator_settings) is given and the input is valid
+  returned: when O(operators) is given and the input is valid
   type: list
   elements: dict
   sample:
@@ -213,7 +214,7 @@ def main():
             include_machineconfigs_in_stale=dict(type="bool", default=False),
             fail_on_errors=dict(type="bool", default=True),
             validate_only=dict(type="bool", default=False),
-            operator_settings=dict(type="dict"),
+            operators=dict(type="list", elements="dict"),
         ),
         supports_check_mode=True,
     )
@@ -238,8 +239,8 @@ def main():
     if module.params["previous_manifests"] is not None and not result["errors"]:
         output["stale_objects"] = stale_objects(module.params["previous_manifests"], result["manifests"],
                                                 include_machineconfigs=module.params["include_machineconfigs_in_stale"])
-    if module.params["operator_settings"] is not None and not result["errors"] and not module.params["validate_only"]:
-        output["olm_manifests"], olm_errors = olm_manifests(module.params["variables"], module.params["operator_settings"])
+    if module.params["operators"] is not None and not result["errors"] and not module.params["validate_only"]:
+        output["olm_manifests"], olm_errors = olm_manifests(module.params["variables"], module.params["operators"] or None)
         if olm_errors:
             output["errors"] = olm_errors
             if module.params["fail_on_errors"]:

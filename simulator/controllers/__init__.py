@@ -76,7 +76,8 @@ def install_controllers(sim):
     runtime = Runtime(sim, Catalog(remove_packages=remove, source_states=states, openshift_minor=profile.cluster.minor,
                                    mirror=config_value(sim, "catalog_mirror") or None,
                                    disable_default_sources=bool(config_value(sim, "catalog_disable_default_sources")),
-                                   package_sources=config_value(sim, "catalog_package_sources") or None))
+                                   package_sources=config_value(sim, "catalog_package_sources") or None,
+                                   extra_packages=config_value(sim, "catalog_extra_packages") or None))
     register_types(runtime)
     crds = CrdServing(runtime)
     crds.set_groups(runtime.catalog.owned_groups(), False)

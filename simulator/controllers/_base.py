@@ -47,6 +47,8 @@ DEFAULT_CONFIG = {
     # package -> the CatalogSources that hold it (each serves its own PackageManifest of that name), e.g. a default
     # catalog and a mirror; a source that is not a default one is created by whoever set it up, as the mirror is.
     "catalog_package_sources": {},
+    # package -> PACKAGES fields (catalogs, channels at least): further packages in the catalog (a test harness).
+    "catalog_extra_packages": {},
 }
 
 OLM_GROUP = "operators.coreos.com"

@@ -33,3 +33,35 @@ def test_no_jmespath_is_built_by_jinja_in_the_rdma_role():
     with open(os.path.join(ROOT, "roles", "rdma", "vars", "main.yml")) as handle:
         text = handle.read()
     assert "items[?" not in text and "`" not in text
+
+
+def test_the_operators_are_listed_only_in_the_catalogue():
+    """Roles, playbooks and templates read the operators through the gpudirect.openshift.operators lookup: no file
+    names an operator package of the catalogue, and no OLM Subscription setting is wired per operator by hand."""
+    from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
+
+    # "nfd" is also the role key of its entry, so it counts only as a package: value.
+    packages = [entry["package"] for entry in catalogue.OPERATORS if entry["package"] != entry["role"]]
+    package_name = re.compile(r"(?<![A-Za-z0-9_./-])(%s)(?![A-Za-z0-9_.-])|package:\s*['\"]?(%s)\b" % (
+        "|".join(re.escape(p) for p in packages), "|".join(re.escape(e["package"]) for e in catalogue.OPERATORS)))
+    files = YAML_FILES + sorted(glob.glob(os.path.join(ROOT, "roles", "*", "templates", "*.j2")))
+    found = {}
+    for path in files:
+        with open(path) as handle:
+            for number, line in enumerate(handle, 1):
+                if line.lstrip().startswith("#"):
+                    continue
+                for match in package_name.finditer(line):
+                    found.setdefault(os.path.relpath(path, ROOT), []).append("%d: %s" % (number, match.group(0)))
+    assert found == {}, "read the operators through query('gpudirect.openshift.operators'): %s" % found
+
+
+def test_the_olm_objects_of_render_yml_come_from_the_catalogue():
+    from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.render import olm
+
+    manifests, errors = olm.olm_manifests({})
+    assert errors == []
+    subscriptions = [m["manifest"] for m in manifests if m["manifest"]["kind"] == "Subscription"]
+    assert [(s["metadata"]["namespace"], s["spec"]["name"]) for s in subscriptions] == [
+        (entry["namespace"], entry["package"]) for entry in catalogue.OPERATORS]

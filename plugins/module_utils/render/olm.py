@@ -15,68 +15,46 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model as input_model
+from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 
-# Install order; "role" is the role whose <role>_* variables set the Subscription, "namespace_field" the input-model
-# field that names the namespace where the model has one.
-OPERATORS = (
-    {"package": "nfd", "role": "nfd", "namespace": "openshift-nfd", "namespace_field": "nfd_namespace",
-     "source": "redhat-operators", "approval": "Automatic"},
-    {"package": "sriov-network-operator", "role": "sriov_network_operator", "namespace": "openshift-sriov-network-operator",
-     "namespace_field": "sriov_operator_namespace", "source": "redhat-operators", "approval": "Automatic"},
-    {"package": "nvidia-network-operator", "role": "nvidia_network_operator", "namespace": "nvidia-network-operator",
-     "source": "certified-operators", "approval": "Automatic"},
-    # NVIDIA's OpenShift guide installs the GPU Operator with Manual approval; the role does too.
-    {"package": "gpu-operator-certified", "role": "nvidia_gpu_operator", "namespace": "nvidia-gpu-operator",
-     "source": "certified-operators", "approval": "Manual"},
-)
-SETTINGS = ("namespace", "channel", "source", "source_namespace", "install_plan_approval", "starting_csv", "subscription_config")
-MARKETPLACE = "openshift-marketplace"
-
-
-def settings_names():
-    """Every <role>_<setting> variable name the OLM objects read."""
-    return ["%s_%s" % (entry["role"], setting) for entry in OPERATORS for setting in SETTINGS]
-
-
-def olm_manifests(variables, settings):
+def olm_manifests(variables, operators=None):
     """(entries, errors): [{"order", "file", "manifest"}] of Namespace, OperatorGroup and Subscription per operator, in
-    install order (file names 001-... sort before every other rendered object), from the role variables in
-    ``settings`` ({"nfd_channel": "stable", ...}; empty values mean the default). ``variables`` are the
-    gpudirect_rdma_* variables, which name the NFD and SR-IOV namespaces."""
-    model, _provided, _errors = input_model.normalise(variables)
-    settings = settings or {}
+    install order (file names 001-... sort before every other rendered object). ``operators`` are the operator
+    catalogue's entries with their settings (the gpudirect.openshift.operators lookup); None takes the catalogue's
+    defaults, with the NFD and SR-IOV namespaces the gpudirect_rdma_* ``variables`` may name."""
+    if operators is None:
+        try:
+            operators = catalogue.resolve(dict((entry["namespace_alias"], (variables or {}).get(entry["namespace_alias"]))
+                                               for entry in catalogue.OPERATORS if entry.get("namespace_alias")))
+        except ValueError as exc:
+            return [], [str(exc)]
     errors = []
-    unknown = sorted(set(settings) - set(settings_names()))
-    if unknown:
-        errors.append("operators: unknown setting %s (known: <role>_%s)" % (", ".join(unknown), ", <role>_".join(SETTINGS)))
     entries = []
-    for entry in OPERATORS:
-        role = entry["role"]
+    for entry in operators:
+        role = entry.get("role") or entry.get("package")
 
-        def value(setting, default, role=role):
-            given = settings.get("%s_%s" % (role, setting))
+        def value(setting, default, entry=entry):
+            given = entry.get(setting)
             return str(given).strip() if given not in (None, "") else default
 
-        default_namespace = model.get(entry.get("namespace_field") or "", None) or entry["namespace"]
-        namespace = value("namespace", default_namespace)
-        approval = value("install_plan_approval", entry["approval"])
+        namespace = value("namespace", None)
+        approval = value("install_plan_approval", "Automatic")
         for setting, text, valid, what in (("namespace", namespace, names.is_dns1123_label, "namespace"),
-                                           ("source", value("source", entry["source"]), names.is_dns1123_subdomain, "CatalogSource"),
-                                           ("source_namespace", value("source_namespace", MARKETPLACE), names.is_dns1123_label, "namespace")):
+                                           ("source", value("source", entry.get("catalog_source")), names.is_dns1123_subdomain, "CatalogSource"),
+                                           ("source_namespace", value("source_namespace", catalogue.MARKETPLACE), names.is_dns1123_label, "namespace")):
             if not valid(text):
                 errors.append("%s_%s: %r is not a valid %s name" % (role, setting, text, what))
         if approval not in ("Automatic", "Manual"):
             errors.append("%s_install_plan_approval: %r is not Automatic or Manual" % (role, approval))
         labels = {names.MANAGED_BY_LABEL: names.MANAGED_BY_VALUE}
-        subscription = {"name": entry["package"], "source": value("source", entry["source"]),
-                        "sourceNamespace": value("source_namespace", MARKETPLACE), "installPlanApproval": approval}
+        subscription = {"name": entry["package"], "source": value("source", entry.get("catalog_source")),
+                        "sourceNamespace": value("source_namespace", catalogue.MARKETPLACE), "installPlanApproval": approval}
         if value("channel", None):
             subscription["channel"] = value("channel", None)
         if value("starting_csv", None):
             subscription["startingCSV"] = value("starting_csv", None)
-        config = settings.get("%s_subscription_config" % role)
+        config = entry.get("subscription_config")
         if config:
             if isinstance(config, dict):
                 subscription["config"] = dict(config)
