@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""rdma_waits and machineconfig_pool_wait: readiness waits built in Python (render/waits.py), not in Jinja.
+"""rdma_waits, machineconfig_pool_wait, operator_waits and teardown_wait: readiness waits built in Python
+(render/waits.py), not in Jinja.
 
-Documentation lives next to this file (rdma_waits.yml, machineconfig_pool_wait.yml).
+Documentation lives next to this file (rdma_waits.yml, machineconfig_pool_wait.yml, operator_waits.yml, teardown_wait.yml).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -53,8 +54,33 @@ def machineconfig_pool_wait(pool, machineconfigs, present=True, failure_grace_pe
     return _timed(entry, _count('timeout', timeout, 1), _count('failure_grace_period', failure_grace_period, 0))
 
 
+def operator_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, failure_grace_period=60, timeout=900):
+    if not isinstance(phase, str):
+        raise AnsibleFilterError('operator_waits: expects the phase of an operator catalogue entry')
+    entries = waits.operator_phase_waits(phase, _count('min_gpu_nodes', min_gpu_nodes, 0), _count('min_nic_nodes', min_nic_nodes, 0))
+    timeout = _count('timeout', timeout, 1)
+    grace = _count('failure_grace_period', failure_grace_period, 0)
+    return [_timed(entry, timeout, grace) for entry in entries]
+
+
+def teardown_wait(which, names, namespace='', failure_grace_period=60, timeout=1800):
+    if not isinstance(names, list):
+        raise AnsibleFilterError('teardown_wait: names must be a list')
+    names = [str(name) for name in names]
+    if which == 'network_attachments':
+        entry = waits.network_attachments_gone_wait(names)
+    elif which == 'sriov_node_states':
+        if not namespace:
+            raise AnsibleFilterError('teardown_wait: sriov_node_states needs the SR-IOV operator namespace')
+        entry = waits.sriov_node_states_settled_wait(names, namespace)
+    else:
+        raise AnsibleFilterError('teardown_wait: expects network_attachments or sriov_node_states, got %r' % (which,))
+    return _timed(entry, _count('timeout', timeout, 1), _count('failure_grace_period', failure_grace_period, 0))
+
+
 class FilterModule(object):
     """Readiness waits."""
 
     def filters(self):
-        return {'rdma_waits': rdma_waits, 'machineconfig_pool_wait': machineconfig_pool_wait}
+        return {'rdma_waits': rdma_waits, 'machineconfig_pool_wait': machineconfig_pool_wait, 'operator_waits': operator_waits,
+                'teardown_wait': teardown_wait}

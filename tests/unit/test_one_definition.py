@@ -35,6 +35,21 @@ def test_no_jmespath_is_built_by_jinja_in_the_rdma_role():
     assert "items[?" not in text and "`" not in text
 
 
+def test_no_role_builds_jmespath_with_jinja():
+    """Readiness conditions with values in them come from render/waits.py through filters; a role may still name a
+    fixed condition (``length(items) == `0```), never one assembled by Jinja."""
+    jmespath_mark = re.compile(r"items\[\?|`\[\]`|`[0-9]+`|\|\| '")
+    found = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "roles", "*", "*", "*.yml"))):
+        with open(path) as handle:
+            text = handle.read()
+        # Each YAML value (folded ones included) as one piece of text.
+        for piece in re.split(r"\n(?=\s*[A-Za-z_]+:|\s*- )", text):
+            if jmespath_mark.search(piece) and "{{" in piece:
+                found.append("%s: %s" % (os.path.relpath(path, ROOT), piece.strip()[:120]))
+    assert found == [], "build these conditions in render/waits.py: %s" % found
+
+
 def test_the_operators_are_listed_only_in_the_catalogue():
     """Roles, playbooks and templates read the operators through the gpudirect.openshift.operators lookup: no file
     names an operator package of the catalogue, and no OLM Subscription setting is wired per operator by hand."""
@@ -65,3 +80,17 @@ def test_the_olm_objects_of_render_yml_come_from_the_catalogue():
     subscriptions = [m["manifest"] for m in manifests if m["manifest"]["kind"] == "Subscription"]
     assert [(s["metadata"]["namespace"], s["spec"]["name"]) for s in subscriptions] == [
         (entry["namespace"], entry["package"]) for entry in catalogue.OPERATORS]
+
+
+def test_every_input_field_is_documented_in_the_schema():
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model
+
+    assert sorted(model.FIELDS) == sorted(model.DOCS)
+    assert {entry[0] for entry in model.DOCS.values()} == set(model.DOC_SECTIONS)
+    assert all(entry[3] for entry in model.DOCS.values())
+
+
+def test_the_rdma_role_carries_the_generated_options_once():
+    with open(os.path.join(ROOT, "roles", "rdma", "meta", "argument_specs.yml")) as handle:
+        text = handle.read()
+    assert text.count("gpudirect_rdma_method:") == 1 and text.count("<<: *gpudirect_rdma_options") == 2

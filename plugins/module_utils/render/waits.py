@@ -211,3 +211,99 @@ def render_waits(manifests, model):
         waits["sriov_interfaces_reported"] = sriov_interfaces_reported_wait(model["sriov_operator_namespace"])
         waits["sriov_node_states"] = sriov
     return waits
+
+
+# NFD labels a node pci-<vendor>.present when a device of that vendor matches the instance's deviceClassWhitelist
+# (node-feature-discovery source/pci; the labels the chapter's instance yields).
+NFD_VENDOR_LABEL = "feature.node.kubernetes.io/pci-%s.present"
+NVIDIA_GPU_VENDOR_ID = "10de"
+
+
+def nfd_labels_wait(min_gpu_nodes=1, min_nic_nodes=1):
+    """The wait that NFD labelled at least the given numbers of GPU (10de) and NIC (15b3) nodes."""
+    counts = ["length(items[?metadata.labels.\"%s\" == 'true'])" % (NFD_VENDOR_LABEL % vendor)
+              for vendor in (NVIDIA_GPU_VENDOR_ID, names.MELLANOX_VENDOR_ID)]
+    return {
+        "title": "NFD labels on the GPU and NIC nodes",
+        "api_version": "v1",
+        "kind": "Node",
+        "condition": "%s >= %s && %s >= %s" % (counts[0], _literal(int(min_gpu_nodes)), counts[1], _literal(int(min_nic_nodes))),
+        "progress": "join('', ['GPU nodes: ', to_string(%s), ', NIC nodes: ', to_string(%s)])" % tuple(counts),
+    }
+
+
+def nic_cluster_policy_wait():
+    """The wait that the NicClusterPolicy is ready. Its state is ready or notReady (ignore for another name); a
+    component that cannot work reports error in appliedStates with its message (network-operator
+    controllers/nic_policy_helpers.go, pkg/state/manager.go)."""
+    return {
+        "title": "NicClusterPolicy %s ready" % names.NIC_CLUSTER_POLICY_NAME,
+        "api_version": names.API_MELLANOX,
+        "kind": "NicClusterPolicy",
+        "name": names.NIC_CLUSTER_POLICY_NAME,
+        "condition": "status.state == 'ready'",
+        "failure_condition": "status.state == 'ignore' || status.appliedStates[?state == 'error']",
+        "failure_message": "status.reason || join('; ', status.appliedStates[?state == 'error'].join(': ', [name, message || 'no message']))",
+        "progress": "join(', ', status.appliedStates[?state != 'ready'].join(': ', [name, state]) || `[]`)",
+    }
+
+
+def cluster_policy_wait():
+    """The wait that every ClusterPolicy is ready. gpu-operator states are ready/notReady only; Error=True also means
+    "not ready yet" (reason OperandNotReady), so only reason ReconcileFailed is a failure
+    (gpu-operator controllers/clusterpolicy_controller.go, internal/conditions)."""
+    failed = "items[?status.conditions[?type == 'Error' && status == 'True' && reason == 'ReconcileFailed']]"
+    return {
+        "title": "ClusterPolicy ready",
+        "api_version": names.API_NVIDIA,
+        "kind": "ClusterPolicy",
+        "condition": "length(items) > `0` && length(items[?status.state != 'ready']) == `0`",
+        "failure_condition": failed,
+        "failure_message": "join('; ', %s.join(': ', [metadata.name, join('', status.conditions[?type == 'Error'].message)]))" % failed,
+        "progress": "join(', ', items[].join(': ', [metadata.name, status.state || 'no status yet']))",
+    }
+
+
+def network_attachments_gone_wait(attachments):
+    """The wait that the operators removed the NetworkAttachmentDefinitions ("namespace/name") of deleted networks."""
+    found = "items[?contains(%s, join('/', [metadata.namespace, metadata.name]))]" % _literal(sorted(attachments))
+    return {
+        "title": "NetworkAttachmentDefinitions removed",
+        "api_version": "k8s.cni.cncf.io/v1",
+        "kind": "NetworkAttachmentDefinition",
+        "condition": "length(%s) == `0`" % found,
+        "progress": "join(', ', %s.join('/', [metadata.namespace, metadata.name]))" % found,
+    }
+
+
+def sriov_node_states_settled_wait(deleted_policies, namespace):
+    """The wait that the SR-IOV node states settled after policies were deleted: the operator took them out of every
+    spec, no node has more VF-configured ports than its spec asks for, both drain annotations are Idle and the
+    config daemon reports Succeeded (nodes drain and may reboot on the way)."""
+    unsettled = " || ".join([
+        "status.syncStatus != 'Succeeded'",
+        "length((spec.interfaces || `[]`)[].vfGroups[] | [?contains(%s, policyName)]) > `0`" % _literal(sorted(deleted_policies)),
+        "length((status.interfaces || `[]`)[?numVfs > `0`]) > length((spec.interfaces || `[]`)[?numVfs > `0`])",
+        "%s != 'Idle'" % _annotation(DESIRED_STATE),
+        "%s != 'Idle'" % _annotation(CURRENT_STATE)])
+    return {
+        "title": "SR-IOV node states in sync after the policies were deleted",
+        "api_version": names.API_SRIOV,
+        "kind": "SriovNetworkNodeState",
+        "namespace": namespace,
+        "condition": "length(items[?%s]) == `0`" % unsettled,
+        "failure_condition": "items[?status.syncStatus == 'Failed']",
+        "failure_message": "join('; ', items[?status.syncStatus == 'Failed'].join(': ', [metadata.name, status.lastSyncError || 'no error text']))",
+        "progress": "join(', ', items[].join(': ', [metadata.name, status.syncStatus || 'not reported']))",
+    }
+
+
+# The waits of each operator's phase (catalogue "phase"), for the operator roles.
+def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1):
+    if phase == "nfd":
+        return [nfd_labels_wait(min_gpu_nodes, min_nic_nodes)]
+    if phase == "nic_cluster_policy":
+        return [nic_cluster_policy_wait()]
+    if phase == "gpu_cluster_policy":
+        return [cluster_policy_wait()]
+    return []

@@ -142,3 +142,60 @@ def test_rdma_wait_sets_follow_the_plan():
     sriov = render_waits.rdma_wait_sets(render_all(base_variables("sriov_legacy", "roce")), 1)
     assert sriov["machineconfig"] == []
     assert [w["title"] for w in sriov["configuration"]][0] == "SR-IOV node states synced with the policies"
+
+
+def labelled(name, *vendors):
+    return {"metadata": {"name": name, "labels": dict(("feature.node.kubernetes.io/pci-%s.present" % v, "true") for v in vendors)}}
+
+
+def test_the_nfd_wait_counts_gpu_and_nic_nodes_separately():
+    wait = render_waits.nfd_labels_wait(min_gpu_nodes=2, min_nic_nodes=1)
+    nodes = {"items": [labelled("gpu-0", "10de", "15b3"), labelled("cpu-0", "8086")]}
+    assert jmespath.search(wait["condition"], nodes) is False
+    assert jmespath.search(wait["progress"], nodes) == "GPU nodes: 1, NIC nodes: 1"
+    nodes["items"].append(labelled("gpu-1", "10de"))
+    assert jmespath.search(wait["condition"], nodes) is True
+
+
+def test_the_nic_cluster_policy_wait_fails_on_a_component_in_error_with_its_message():
+    wait = render_waits.nic_cluster_policy_wait()
+    policy = {"status": {"state": "notReady", "appliedStates": [{"name": "state-OFED", "state": "error", "message": "driver build failed"},
+                                                                 {"name": "state-RDMA-device-plugin", "state": "ready"}]}}
+    assert not jmespath.search(wait["condition"], policy)
+    assert jmespath.search(wait["failure_condition"], policy)
+    assert jmespath.search(wait["failure_message"], policy) == "state-OFED: driver build failed"
+    assert jmespath.search(wait["progress"], policy) == "state-OFED: error"
+    policy["status"] = {"state": "ready", "appliedStates": [{"name": "state-OFED", "state": "ready"}]}
+    assert jmespath.search(wait["condition"], policy) and not jmespath.search(wait["failure_condition"], policy)
+
+
+def test_the_cluster_policy_wait_treats_only_reconcile_failed_as_a_failure():
+    wait = render_waits.cluster_policy_wait()
+
+    def policies(state, reason):
+        return {"items": [{"metadata": {"name": "gpu-cluster-policy"}, "status": {
+            "state": state, "conditions": [{"type": "Error", "status": "True", "reason": reason, "message": "m-" + reason}]}}]}
+
+    assert jmespath.search(wait["condition"], {"items": []}) is False
+    assert not jmespath.search(wait["failure_condition"], policies("notReady", "OperandNotReady"))
+    assert jmespath.search(wait["failure_condition"], policies("notReady", "ReconcileFailed"))
+    assert jmespath.search(wait["failure_message"], policies("notReady", "ReconcileFailed")) == "gpu-cluster-policy: m-ReconcileFailed"
+    assert jmespath.search(wait["condition"], policies("ready", "")) is True
+
+
+def test_the_teardown_waits_hold_only_once_the_operators_finished():
+    nads = render_waits.network_attachments_gone_wait(["default/rdma-net"])
+    assert jmespath.search(nads["condition"], {"items": [{"metadata": {"namespace": "default", "name": "rdma-net"}}]}) is False
+    assert jmespath.search(nads["condition"], {"items": [{"metadata": {"namespace": "other", "name": "rdma-net"}}]}) is True
+    settled = render_waits.sriov_node_states_settled_wait(["policy-a"], "openshift-sriov-network-operator")
+    state = {"metadata": {"name": "worker-0", "annotations": {}},
+             "spec": {"interfaces": [{"numVfs": 8, "vfGroups": [{"policyName": "policy-a"}]}]},
+             "status": {"syncStatus": "Succeeded", "interfaces": [{"numVfs": 8}]}}
+    # The previous sync's Succeeded, with the deleted policy still in the spec, does not satisfy it.
+    assert jmespath.search(settled["condition"], {"items": [state]}) is False
+    state["spec"]["interfaces"] = []
+    assert jmespath.search(settled["condition"], {"items": [state]}) is False  # VFs still configured
+    state["status"]["interfaces"] = [{"numVfs": 0}]
+    assert jmespath.search(settled["condition"], {"items": [state]}) is True
+    state["metadata"]["annotations"]["sriovnetwork.openshift.io/current-state"] = "Draining"
+    assert jmespath.search(settled["condition"], {"items": [state]}) is False
