@@ -30,18 +30,21 @@ description:
     M(gpudirect.openshift.resource_wait) does, so applying and waiting cost one module run.
 options:
   manifests:
-    description: The objects, each a full manifest with C(apiVersion), C(kind) and C(metadata.name).
+    description:
+      - The objects, each a full manifest with C(apiVersion), C(kind) and C(metadata.name).
+      - Required unless O(state=deleted_by_label), which takes none.
     type: list
     elements: dict
-    required: true
   state:
     description:
       - V(present) creates or patches the objects, in the order given.
       - V(absent) deletes them, in reverse order.
       - V(pruned) only deletes what O(prune_kinds) selects and O(manifests) does not hold, so that a previous
         configuration can be removed before the objects it depends on change.
+      - V(deleted_by_label) deletes every object of O(prune_kinds) that carries O(prune_label_selector) (in
+        O(prune_namespaces) where given), last kind first; it takes no O(manifests). Teardown uses it.
     type: str
-    choices: [present, absent, pruned]
+    choices: [present, absent, pruned, deleted_by_label]
     default: present
   prune_kinds:
     description:
@@ -76,7 +79,7 @@ options:
         the message M(gpudirect.openshift.resource_wait) would give.
       - Their JMESPath expressions are checked before anything is applied; one that does not compile fails the
         task naming it (for example C(waits[1].condition)) with no request sent.
-      - Ignored for O(state=absent) and O(state=pruned). In check mode they wait the same way (they only read);
+      - Ignored for O(state=absent), O(state=pruned) and O(state=deleted_by_label). In check mode they wait the same way (they only read);
         pass an empty list to skip them there.
     type: list
     elements: dict
@@ -129,6 +132,12 @@ EXAMPLES = r"""
   gpudirect.openshift.apply_manifests:
     state: absent
     manifests: "{{ rendered | map(attribute='manifest') | list }}"
+
+- name: Delete every network the collection created
+  gpudirect.openshift.apply_manifests:
+    state: deleted_by_label
+    prune_kinds: "{{ 'networks' | gpudirect.openshift.managed_kinds }}"
+    prune_label_selector: app.kubernetes.io/managed-by=gpudirect.openshift
 """
 
 RETURN = r"""
@@ -212,8 +221,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits 
 def argument_spec():
     spec = dict(AUTH_ARG_SPEC)
     spec.update(
-        manifests=dict(type="list", elements="dict", required=True),
-        state=dict(type="str", choices=["present", "absent", "pruned"], default="present"),
+        manifests=dict(type="list", elements="dict"),
+        state=dict(type="str", choices=["present", "absent", "pruned", "deleted_by_label"], default="present"),
         prune_kinds=dict(type="list", elements="str", default=[]),
         prune_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
         prune_namespaces=dict(type="list", elements="str", default=[]),
@@ -226,7 +235,14 @@ def argument_spec():
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    problems = validate_manifests(params["manifests"])
+    if params["state"] == "deleted_by_label":
+        problems = ["manifests: state deleted_by_label takes none"] if params["manifests"] else []
+        problems.extend([] if params["prune_kinds"] else ["prune_kinds: state deleted_by_label needs the kinds to delete"])
+    elif params["manifests"] is None:
+        problems = ["manifests: required with state %s" % params["state"]]
+    else:
+        problems = validate_manifests(params["manifests"])
+    params["manifests"] = params["manifests"] or []
     try:
         prune_kinds = [parse_kind(k) for k in params["prune_kinds"]]
     except ValueError as exc:
@@ -247,7 +263,7 @@ def main():
             unknown = SchemaChecker(cluster).problems(params["manifests"], params["schema_owner"])
             if unknown:
                 module.fail_json(msg=" ".join(unknown), results=[])
-        if params["state"] in ("present", "pruned") and prune_kinds:
+        if params["state"] in ("present", "pruned", "deleted_by_label") and prune_kinds:
             applier.prune(params["manifests"], prune_kinds, params["prune_label_selector"], params["prune_namespaces"] or None)
         if params["state"] == "present":
             for manifest in params["manifests"]:

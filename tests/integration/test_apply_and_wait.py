@@ -82,3 +82,22 @@ def test_an_expression_that_does_not_compile_fails_before_any_write(sim_factory,
     assert "waits[1].condition is not a valid JMESPath expression (data.state ==)" in result["msg"], result["msg"]
     assert "waits[1].progress is not a valid JMESPath expression ([)" in result["msg"], result["msg"]
     assert sim.count(since=since) == 0, "the task reached the API server"
+
+
+def test_deleted_by_label_deletes_only_labelled_objects_and_takes_no_manifests(sim_factory, tmp_path):
+    sim = sim_factory(profile=None, controllers=False)
+    client = sim.dynamic_client()
+    config_maps = client.resources.get(api_version="v1", kind="ConfigMap")
+    config_maps.create(body=config_map("theirs"), namespace="default")
+    created, deleted, again, refused = run_steps(sim, tmp_path, [
+        {"manifests": [config_map("ours-1"), config_map("ours-2")]},
+        {"state": "deleted_by_label", "prune_kinds": ["v1/ConfigMap"], "prune_label_selector": "app.kubernetes.io/managed-by=gpudirect.openshift"},
+        {"state": "deleted_by_label", "prune_kinds": ["v1/ConfigMap"]},
+        {"state": "deleted_by_label", "prune_kinds": ["v1/ConfigMap"], "manifests": [config_map("ours-3")]},
+    ])
+    assert created["counts"]["created"] == 2
+    assert deleted["changed"] is True and sorted(r["name"] for r in deleted["results"] if r["action"] == "deleted") == ["ours-1", "ours-2"]
+    assert again["changed"] is False
+    assert refused["failed"] is True and "takes none" in refused["msg"]
+    names = sorted(c["metadata"]["name"] for c in config_maps.get(namespace="default").to_dict()["items"])
+    assert "theirs" in names and not [n for n in names if n.startswith("ours")]
