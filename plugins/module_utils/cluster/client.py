@@ -24,10 +24,8 @@ try:
     from kubernetes.dynamic.discovery import ResourceGroup
     from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
     from kubernetes.dynamic.resource import Resource
-    HAS_KUBERNETES = True
 except ImportError:  # reported by the module through AnsibleK8SModule's requirement check
     ResourceNotFoundError = ResourceNotUniqueError = Resource = ResourceGroup = None
-    HAS_KUBERNETES = False
 
 try:
     from urllib3.exceptions import HTTPError as Urllib3HTTPError
@@ -205,11 +203,6 @@ class RetryPolicy:
 
 
 DEFAULT_RETRY = RetryPolicy()
-
-
-def with_retries(func, *args, **kwargs):
-    """Call ``func`` under the default retry policy (for modules that talk to the API directly)."""
-    return DEFAULT_RETRY.call(func, *args, **kwargs)
 
 
 def _decode(response):

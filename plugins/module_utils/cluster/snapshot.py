@@ -120,9 +120,6 @@ class SnapshotClient:
             raise ClusterError("The API server does not serve %s %s (is the operator that owns it installed?)" % (api_version, kind))
         return resource
 
-    def served(self, api_version, kind):
-        return self.resource(api_version, kind) is not None
-
     # -- prefetch --------------------------------------------------------------------------------
 
     def prefetch(self, api_version, kind, namespace=None, label_selector=None):

@@ -197,14 +197,3 @@ def _is_read_timeout(exc):
 def absent(state):
     """True when the watched object (or every matching object) is gone."""
     return not state
-
-
-def present(state):
-    return bool(state)
-
-
-def phase_is(*phases):
-    """Predicate on ``status.phase`` of a single object."""
-    def predicate(obj):
-        return bool(obj) and (obj.get("status") or {}).get("phase") in phases
-    return predicate
