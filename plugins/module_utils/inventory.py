@@ -17,8 +17,10 @@ try:
 except ImportError:  # pragma: no cover - Python 2 has no html module; the collection needs 3.10
     _html_escape = None
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
+
 # nvidia-smi topo names, nearest first, with the report colours (green = same switch ... red = other socket).
-RELATIONS = ("PIX", "PXB", "PHB", "NODE", "SYS")
+RELATIONS = vocabulary.TOPOLOGY_RELATIONS
 RELATION_COLOURS = {"PIX": "#1a9850", "PXB": "#91cf60", "PHB": "#fee08b", "NODE": "#fc8d59", "SYS": "#d73027"}
 RELATION_MEANING = {
     "PIX": "at most one PCIe switch between them",

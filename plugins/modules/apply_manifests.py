@@ -201,6 +201,7 @@ import traceback
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
@@ -224,7 +225,7 @@ def argument_spec():
         manifests=dict(type="list", elements="dict"),
         state=dict(type="str", choices=["present", "absent", "pruned", "deleted_by_label"], default="present"),
         prune_kinds=dict(type="list", elements="str", default=[]),
-        prune_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
+        prune_label_selector=dict(type="str", default=vocabulary.MANAGED_BY_SELECTOR),
         prune_namespaces=dict(type="list", elements="str", default=[]),
         waits=dict(type="list", elements="dict", default=[], options=copy.deepcopy(WAIT_OPTIONS)),
         schema_owner=dict(type="str", default=""),

@@ -148,6 +148,7 @@ else:
 from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import check_connection
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
@@ -166,7 +167,7 @@ def argument_spec():
         dest=dict(type="path", required=True),
         namespaces=dict(type="list", elements="str"),
         marketplace_namespace=dict(type="str", default="openshift-marketplace"),
-        managed_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
+        managed_label_selector=dict(type="str", default=vocabulary.MANAGED_BY_SELECTOR),
         failure=dict(type="str"),
         failed_task=dict(type="str"),
     )

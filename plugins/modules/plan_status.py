@@ -271,6 +271,7 @@ import copy
 import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
@@ -304,7 +305,7 @@ def argument_spec():
         operator_roles=dict(type="dict", default={}),
         manifests=dict(type="list", elements="dict", default=[]),
         prune_kinds=dict(type="list", elements="str", default=[]),
-        prune_label_selector=dict(type="str", default="app.kubernetes.io/managed-by=gpudirect.openshift"),
+        prune_label_selector=dict(type="str", default=vocabulary.MANAGED_BY_SELECTOR),
         waits=dict(type="list", elements="dict", default=[], options=copy.deepcopy(WAIT_OPTIONS)),
         compare=dict(type="bool", default=True),
         nodes=dict(type="list", elements="str"),

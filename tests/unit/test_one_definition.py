@@ -94,3 +94,23 @@ def test_the_rdma_role_carries_the_generated_options_once():
     with open(os.path.join(ROOT, "roles", "rdma", "meta", "argument_specs.yml")) as handle:
         text = handle.read()
     assert text.count("gpudirect_rdma_method:") == 1 and text.count("<<: *gpudirect_rdma_options") == 2
+
+
+def test_the_hardware_readers_copies_of_the_vocabulary_agree_with_it():
+    """The hardware readers run alone in a pod and keep their own copies; they must not drift."""
+    from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import devices, topology
+
+    assert topology.RELATIONS == vocabulary.TOPOLOGY_RELATIONS
+    for value in ("0x1021", "1021", "101B", 4129, 0x101b, "zz", None, ""):
+        expected = vocabulary.hex_id(value)
+        assert devices.parse_hex_id(value) == (int(expected, 16) if expected else None), value
+
+
+def test_ids_typed_by_a_user_and_ids_read_from_hardware_have_one_meaning_each():
+    from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+
+    assert vocabulary.hex_id(4129) == "1021"  # a number read from hardware is its value
+    assert names.normalise_hex_id(1021) == "1021"  # YAML's unquoted 1021 stands for the digits typed
+    assert names.normalise_hex_id("0x101B") == vocabulary.hex_id("0x101B") == "101b"

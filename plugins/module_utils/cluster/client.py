@@ -32,6 +32,8 @@ try:
 except ImportError:
     Urllib3HTTPError = None
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
+
 
 DRY_RUN_ALL = "All"
 
@@ -218,13 +220,7 @@ def _unique_kind(resources, kind):
     return found[0] if len(found) == 1 else None
 
 
-def object_ref(obj):
-    """"Kind namespace/name" for messages and diff headers."""
-    meta = obj.get("metadata", {})
-    name = meta.get("name") or meta.get("generateName", "") + "*"
-    if meta.get("namespace"):
-        return "%s %s/%s" % (obj.get("kind", "?"), meta["namespace"], name)
-    return "%s %s" % (obj.get("kind", "?"), name)
+object_ref = vocabulary.object_ref
 
 
 class ClusterClient:

@@ -19,6 +19,7 @@ import json
 import os
 import re
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import api_message, api_status
 
 REDACTED = "<redacted>"
@@ -219,17 +220,12 @@ def _true_conditions(obj, types=None):
             yield cond
 
 
-def _ref(obj):
-    meta = obj.get("metadata") or {}
-    return "%s %s%s" % (obj.get("kind"), meta["namespace"] + "/" if meta.get("namespace") else "", meta.get("name"))
-
-
 def findings_for(kind, items):
     """Lines worth reading first, for one kind."""
     found = []
     for obj in items:
         status = obj.get("status") or {}
-        ref = _ref(obj)
+        ref = vocabulary.object_ref(obj)
         if kind == "ClusterServiceVersion" and status.get("phase") != "Succeeded":
             found.append("%s is %s (%s): %s" % (
                 ref, status.get("phase") or "without phase", status.get("reason") or "no reason", status.get("message") or "no message"))
@@ -299,7 +295,7 @@ class DiagnosticsCollector:
     """Runs the plan against ``cluster`` (a ClusterClient); ``secrets`` are strings never to be written."""
 
     def __init__(self, cluster, namespaces, marketplace_namespace="openshift-marketplace",
-                 managed_selector="app.kubernetes.io/managed-by=gpudirect.openshift", secrets=()):
+                 managed_selector=vocabulary.MANAGED_BY_SELECTOR, secrets=()):
         self.cluster = cluster
         self.requests = plan_requests(namespaces, marketplace_namespace, managed_selector)
         self.secrets = sorted(set(s for s in secrets if s and len(s) >= 4), key=len, reverse=True)

@@ -157,51 +157,64 @@ DOCS = {
     "method": ("Configuration", "required", None, "`shared_device`, `host_device` or `sriov_legacy` (see [method-chooser.md](method-chooser.md))"),
     "fabric": ("Configuration", "required", None, "`roce` or `infiniband`"),
     "nic_selection": ("NIC selection", "`manual`", None, "`manual`: use the lists below. `auto`: derive ports from `gpudirect_rdma_nic_facts`"),
-    "nic_interfaces": ("NIC selection", "`[]`", None,
+    "nic_interfaces": (
+        "NIC selection", "`[]`", None,
         "PF netdev names (`ens8f0np0`, `ibs2f0`). Shared device: `ifNames`; SR-IOV: `nicSelector.pfNames`; host device: only with NIC facts, which "
         "turn the names into `pciAddresses` (the SR-IOV device plugin knows PF names only for VFs)"),
-    "nic_pci_addresses": ("NIC selection", "`[]`", None,
+    "nic_pci_addresses": (
+        "NIC selection", "`[]`", None,
         "PF PCI addresses (`0000:a0:00.0`); host device (`pciAddresses`) and SR-IOV (`nicSelector.rootDevices`) only"),
-    "nic_device_ids": ("NIC selection", "`[]`", None,
+    "nic_device_ids": (
+        "NIC selection", "`[]`", None,
         "PCI device IDs (`101b`, `1021`, `a2dc`); `deviceIDs`/`devices`, or SR-IOV `nicSelector.deviceID` (one)"),
     "nic_vendor": ("NIC selection", "`15b3`", None, "Only NVIDIA/Mellanox is accepted"),
     "nic_facts": ("NIC selection", "`[]`", None, "Collected port facts (below). With `manual` they are used to cross-check the lists"),
     "gpu_nic_affinity": ("NIC selection", "`[]`", None, "GPU-to-NIC relations; with `auto`, only the nearest NIC of each GPU is chosen"),
-    "second_fabric": ("NIC selection", "`{}`", None,
+    "second_fabric": (
+        "NIC selection", "`{}`", None,
         "Shared device only: the other fabric's ports, served by the same NicClusterPolicy (keys `nic_interfaces` or `nic_device_ids` with "
         "`master`, `ipam_range` required; `resource_name`, `network_name` default to that fabric's)"),
-    "resource_name": ("Resources and networks", "per configuration (below)", None,
+    "resource_name": (
+        "Resources and networks", "per configuration (below)", None,
         "Device plugin resource, without prefix; `[A-Za-z0-9_]`, begins and ends alphanumeric, at most 63"),
-    "resource_prefix": ("Resources and networks", "`rdma` (shared), `nvidia.com` (host device)", None,
+    "resource_prefix": (
+        "Resources and networks", "`rdma` (shared), `nvidia.com` (host device)", None,
         "SR-IOV resources are always `openshift.io/` (setting it there is an error)"),
     "network_name": ("Resources and networks", "per configuration", None, "Network CR name (DNS-1123 label)"),
-    "network_namespaces": ("Resources and networks", "`[default]`", None,
+    "network_namespaces": (
+        "Resources and networks", "`[default]`", None,
         "Namespaces that get the NetworkAttachmentDefinition. With more than one, one network per namespace named `<network>-<namespace>`"),
     "resource_names": ("Resources and networks", "`[]`", None, "One resource per selected port (\"rails\"), in port order; duplicates are an error"),
     "network_names": ("Resources and networks", "`<network_name>-1..n`", None, "One network per rail, same length as `resource_names`"),
-    "ipam_range": ("IPAM (whereabouts)", "required (or `_ranges`)", None,
+    "ipam_range": (
+        "IPAM (whereabouts)", "required (or `_ranges`)", None,
         "CIDR; host bits are allowed (whereabouts starts there), IPv4 or IPv6. With several rails it is split into equal aligned subnets, one per "
         "rail in rail order (`/22` for three rails: three `/24`), so no two rails hand out the same address"),
-    "ipam_ranges": ("IPAM (whereabouts)", "`[]`", None,
+    "ipam_ranges": (
+        "IPAM (whereabouts)", "`[]`", None,
         "Several rails only, instead of `gpudirect_rdma_ipam_range`: one CIDR per rail, in rail order, none overlapping another or the cluster "
         "networks. With several rails `_range_start`, `_range_end` and `_gateway` are refused; each rail keeps the excludes inside its own range."),
     "ipam_range_start": ("IPAM (whereabouts)", "unset", None, "Inside the range, start not after end"),
     "ipam_range_end": ("IPAM (whereabouts)", "unset", None, "Inside the range, start not after end"),
     "ipam_exclude": ("IPAM (whereabouts)", "`[]`", None, "CIDRs inside the range, not overlapping each other"),
     "ipam_gateway": ("IPAM (whereabouts)", "unset", None, "Inside the range"),
-    "cluster_network_cidrs": ("IPAM (whereabouts)", "`[10.128.0.0/14, 172.30.0.0/16]`", None,
+    "cluster_network_cidrs": (
+        "IPAM (whereabouts)", "`[10.128.0.0/14, 172.30.0.0/16]`", None,
         "The range must not overlap these (set them to your cluster and service networks)"),
-    "mtu": ("Link settings", "unset", "shared/roce, sriov",
+    "mtu": (
+        "Link settings", "unset", "shared/roce, sriov",
         "RoCE 576-9216; IPoIB datagram 576-4092, connected 576-65520. Rendered in MacvlanNetwork and SriovNetworkNodePolicy; refused for "
         "host_device and shared/infiniband, whose HostDeviceNetwork and IPoIBNetwork have no MTU field"),
     "macvlan_mode": ("Link settings", "`bridge`", "shared/roce", "`bridge`, `private`, `vepa`, `passthru`"),
     "macvlan_master": ("Link settings", "first interface", "shared/roce", "Master netdev of the macvlan network"),
     "ipoib_master": ("Link settings", "first interface", "shared/infiniband", "Parent netdev of the IPoIB network"),
-    "ipoib_mode": ("Link settings", "`datagram`", "sriov/infiniband",
+    "ipoib_mode": (
+        "Link settings", "`datagram`", "sriov/infiniband",
         "The IPoIB mode your nodes run; only bounds `gpudirect_rdma_mtu` (the collection never sets the mode)"),
     "vlan": ("Link settings", "`0`", "sriov/roce", "SriovNetwork VLAN, 0-4094"),
     "rdma_hca_max": ("Device plugins and VFs", "`63`", "shared", "Pods per shared HCA, at least 1"),
-    "num_vfs": ("Device plugins and VFs", "required", "sriov",
+    "num_vfs": (
+        "Device plugins and VFs", "required", "sriov",
         "VFs per PF, 1-128, and at most `total_vfs` on a non-Mellanox PF; an error with other methods"),
     "sriov_policy_name": ("Device plugins and VFs", "`<resource>-policy`", "sriov", "SriovNetworkNodePolicy name"),
     "sriov_policy_priority": ("Device plugins and VFs", "`90`", "sriov", "0-99"),
@@ -210,62 +223,79 @@ DOCS = {
     "sriov_pool_max_unavailable": ("Device plugins and VFs", "`1`", "sriov", "Integer or percentage"),
     "sriov_pool_rdma_mode": ("Device plugins and VFs", "unset", "sriov", "`shared` or `exclusive` (reboots the pool)"),
     "nic_driver": ("Operators", "`doca`", None, "`doca`: the Network Operator's DOCA-OFED container (`ofedDriver`). `inbox`: no driver container"),
-    "network_operator_version": ("Operators", "empty (the newest release, 26.4)", None,
+    "network_operator_version": (
+        "Operators", "empty (the newest release, 26.4)", None,
         "Network Operator version whose component images the NicClusterPolicy names (docs/support.md). The nvidia_network_operator role sets it "
         "from the installed CSV; set it for `render.yml`"),
-    "doca_driver_repository": ("Operators", "the Network Operator release's (`nvcr.io/nvidia/mellanox`)", None,
+    "doca_driver_repository": (
+        "Operators", "the Network Operator release's (`nvcr.io/nvidia/mellanox`)", None,
         "Set them to pin another DOCA driver; `_version` takes a tag or a digest (`sha256:<64 hex digits>`, pinned with `@`)"),
-    "doca_driver_image": ("Operators", "the Network Operator release's (`doca-driver`)", None,
+    "doca_driver_image": (
+        "Operators", "the Network Operator release's (`doca-driver`)", None,
         "Set them to pin another DOCA driver; `_version` takes a tag or a digest (`sha256:<64 hex digits>`, pinned with `@`)"),
-    "doca_driver_version": ("Operators", "the Network Operator release's (`doca3.4.1-26.04-1.1.0.0-1` for 26.4)", None,
+    "doca_driver_version": (
+        "Operators", "the Network Operator release's (`doca3.4.1-26.04-1.1.0.0-1` for 26.4)", None,
         "Set them to pin another DOCA driver; `_version` takes a tag or a digest (`sha256:<64 hex digits>`, pinned with `@`)"),
-    "image_pull_secrets": ("Operators", "`[]`", None,
+    "image_pull_secrets": (
+        "Operators", "`[]`", None,
         "Secret names (in the Network Operator's namespace) put as `imagePullSecrets` on every NicClusterPolicy component: a mirror registry that "
         "needs credentials (docs/upgrades.md)"),
-    "image_overrides": ("Operators", "`{}`", None,
+    "image_overrides": (
+        "Operators", "`{}`", None,
         "`{rdma_shared_device_plugin | sriov_device_plugin | ipoib_cni: {repository, image, version}}` on top of the Network Operator release's "
         "images; `version` may be a digest (`sha256:...`)"),
-    "gpu_rdma_mode": ("Operators", "`dmabuf`", None,
+    "gpu_rdma_mode": (
+        "Operators", "`dmabuf`", None,
         "`dmabuf`: `driver.rdma.enabled: false`, open kernel modules. `peermem`: `driver.rdma.enabled: true` (nvidia-peermem)"),
     "gpu_use_host_mofed": ("Operators", "`false`", None, "`driver.rdma.useHostMofed`; only with `peermem` and `nic_driver: inbox`"),
     "gpu_kernel_module_type": ("Operators", "`open` (dmabuf), `auto` (peermem)", None, "`proprietary` is rejected with dmabuf"),
-    "gpu_operator_version": ("Operators", "empty (v25.3 and later)", None,
+    "gpu_operator_version": (
+        "Operators", "empty (v25.3 and later)", None,
         "GPU Operator version the ClusterPolicy is rendered for; before 25.3 `driver.useOpenKernelModules` replaces `kernelModuleType`. The "
         "nvidia_gpu_operator role sets it from the installed CSV; set it for `render.yml`"),
-    "driver_upgrade_max_parallel": ("Operators", "unset (GPU driver: 1 node, at most 25% unavailable; DOCA driver: 1 node)", None,
+    "driver_upgrade_max_parallel": (
+        "Operators", "unset (GPU driver: 1 node, at most 25% unavailable; DOCA driver: 1 node)", None,
         "Nodes whose GPU or NIC driver reloads at the same time when an operator upgrade rolls the drivers (`maxParallelUpgrades` and the GPU "
         "`maxUnavailable`)"),
     "gpu_gdrcopy": ("Operators", "`false`", None, "`gdrcopy.enabled`"),
-    "gpu_cluster_policy_name": ("Operators", "`gpu-cluster-policy`", None,
-        "Name of the ClusterPolicy"),
-    "gpu_driver_repository": ("Operators", "unset", None,
+    "gpu_cluster_policy_name": ("Operators", "`gpu-cluster-policy`", None, "Name of the ClusterPolicy"),
+    "gpu_driver_repository": (
+        "Operators", "unset", None,
         "Pin the GPU driver image (needed on some OLM installs); `_version` takes a tag or a digest (`sha256:...`)"),
-    "gpu_driver_image": ("Operators", "unset", None,
+    "gpu_driver_image": (
+        "Operators", "unset", None,
         "Pin the GPU driver image (needed on some OLM installs); `_version` takes a tag or a digest (`sha256:...`)"),
-    "gpu_driver_version": ("Operators", "unset", None,
+    "gpu_driver_version": (
+        "Operators", "unset", None,
         "Pin the GPU driver image (needed on some OLM installs); `_version` takes a tag or a digest (`sha256:...`)"),
-    "nfd_namespace": ("Operators", "`openshift-nfd`", None,
+    "nfd_namespace": (
+        "Operators", "`openshift-nfd`", None,
         "Namespace of the NodeFeatureDiscovery instance; the NFD operator's too unless `nfd_namespace` is set"),
     "nfd_instance_name": ("Operators", "`nfd-instance`", None, "Name of the NodeFeatureDiscovery instance"),
     "nfd_operand_image": ("Operators", "unset", None, "Operand image: read it from the NFD CSV `alm-examples`; unset lets the operator choose"),
-    "sriov_operator_namespace": ("Operators", "`openshift-sriov-network-operator`", None,
-        "Namespace of the SR-IOV objects (SriovOperatorConfig, policies, networks); the SR-IOV Network Operator's too unless `sriov_network_operator_namespace` is set"),
+    "sriov_operator_namespace": (
+        "Operators", "`openshift-sriov-network-operator`", None,
+        "Namespace of the SR-IOV objects (SriovOperatorConfig, policies, networks); the SR-IOV Network Operator's too unless "
+        "`sriov_network_operator_namespace` is set"),
     "sriov_disable_plugins": ("Operators", "`[]`", None, "`[mellanox]` for BlueField-3 in DPU mode"),
     "apply_machineconfigs": ("MachineConfigs (reboot: opt-in)", "`false`", None, "The opt-in. Without it any requested MachineConfig is an error"),
-    "machineconfigs": ("MachineConfigs (reboot: opt-in)", "`[irdma_blacklist, crio_memlock]` when opted in", None,
+    "machineconfigs": (
+        "MachineConfigs (reboot: opt-in)", "`[irdma_blacklist, crio_memlock]` when opted in", None,
         "Items: `irdma_blacklist` (kernel argument `module_blacklist=irdma`), `persistent_names` (udev rules), `crio_memlock` (CRI-O `memlock=-1:-1`)"),
     "udev_rules": ("MachineConfigs (reboot: opt-in)", "`[]`", None, "Extra `{address, name, link_layer or type}` entries for `persistent_names`"),
-    "udev_rules_from_facts": ("MachineConfigs (reboot: opt-in)", "`false`", None,
+    "udev_rules_from_facts": (
+        "MachineConfigs (reboot: opt-in)", "`false`", None,
         "Also derive `persistent_names` rules from `nic_facts` (reported by pods on the nodes). Without it, facts that would add rules are an "
         "error: review the rendered MachineConfig first"),
     "machineconfig_pool": ("MachineConfigs (reboot: opt-in)", "`worker`", None, "Pool to wait for; also the SriovNetworkPoolConfig name"),
-    "machineconfig_allow_control_plane": ("MachineConfigs (reboot: opt-in)", "`false`", None,
+    "machineconfig_allow_control_plane": (
+        "MachineConfigs (reboot: opt-in)", "`false`", None,
         "Allow MachineConfigs for the `master` (or `arbiter`) pool; refused otherwise, since they reboot and affect the control plane (for compact "
         "clusters whose GPU nodes are control-plane nodes)"),
-    "machineconfig_role": ("MachineConfigs (reboot: opt-in)", "the pool name", None,
+    "machineconfig_role": (
+        "MachineConfigs (reboot: opt-in)", "the pool name", None,
         "`machineconfiguration.openshift.io/role` label and `node-role.kubernetes.io/<role>` selectors"),
-    "machineconfig_name": ("MachineConfigs (reboot: opt-in)", "`99-<role>-gpudirect-rdma`", None,
-        "Name of the MachineConfig"),
+    "machineconfig_name": ("MachineConfigs (reboot: opt-in)", "`99-<role>-gpudirect-rdma`", None, "Name of the MachineConfig"),
     "ignition_version": ("MachineConfigs (reboot: opt-in)", "`3.2.0`", None, "Must be 3.x"),
 }
 

@@ -8,6 +8,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
+
 VARIABLE_PREFIX = "gpudirect_rdma_"
 
 METHODS = ("shared_device", "host_device", "sriov_legacy")
@@ -21,7 +23,7 @@ API_MCO = "machineconfiguration.openshift.io/v1"
 
 NIC_CLUSTER_POLICY_NAME = "nic-cluster-policy"  # the Network Operator reconciles only this name
 SRIOV_OPERATOR_CONFIG_NAME = "default"  # the SR-IOV operator reconciles only this name
-MELLANOX_VENDOR_ID = "15b3"
+MELLANOX_VENDOR_ID = vocabulary.MELLANOX_VENDOR_ID
 SRIOV_RESOURCE_PREFIX = "openshift.io"  # fixed by the SR-IOV Network Operator on OpenShift
 MCO_ROLE_LABEL = "machineconfiguration.openshift.io/role"
 # Both operators take a digest in an image's `version` and join it with '@' instead of ':' (network-operator
@@ -50,8 +52,8 @@ PHASES = (
 )
 PHASE_BASE = dict(PHASES)
 
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-MANAGED_BY_VALUE = "gpudirect.openshift"
+MANAGED_BY_LABEL = vocabulary.MANAGED_BY_LABEL
+MANAGED_BY_VALUE = vocabulary.MANAGED_BY_VALUE
 
 # Kinds that carry the method-specific state and are safe to delete on a method switch, in the
 # order they must go: networks first (they reference resources), then the VF policies, then the
@@ -86,8 +88,6 @@ _IFNAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
 _RDMA_DEVICE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # Characters that would end or escape a quoted value in udev rules, TOML, JSON or shell on a node.
 _NODE_TEXT_FORBIDDEN = re.compile(r"[\"'\\,\x00-\x1f\x7f]")
-_PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
-_HEX4 = re.compile(r"^[0-9a-f]{4}$")
 _LABEL_KEY_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
@@ -129,26 +129,8 @@ def node_text(value, what):
     return value
 
 
-def normalise_pci_address(value):
-    """'0d:00.0' or '0000:0D:00.0' -> '0000:0d:00.0'; None when malformed."""
-    if not isinstance(value, str):
-        return None
-    text = value.strip().lower()
-    if text.count(":") == 1:
-        text = "0000:" + text
-    return text if _PCI_ADDRESS.match(text) else None
-
-
-def normalise_hex_id(value):
-    """'0x101B', '101b', 4123 (int, already hex digits) -> '101b'; None when malformed."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = "%04d" % value if value < 10000 else str(value)
-    if not isinstance(value, str):
-        return None
-    text = value.strip().lower()
-    if text.startswith("0x"):
-        text = text[2:]
-    return text if _HEX4.match(text) else None
+normalise_pci_address = vocabulary.normalise_pci_address
+normalise_hex_id = vocabulary.user_hex_id
 
 
 def is_label_key(key):

@@ -11,10 +11,11 @@ one group per port ("rails"), ordered by GPU affinity when given, else by PCI ad
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 
 # nvidia-smi topo relations between a GPU and a NIC, nearest first.
-AFFINITY_RANK = {"PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
+AFFINITY_RANK = vocabulary.TOPOLOGY_RANK
 LINK_LAYERS = {
     "ethernet": "roce", "eth": "roce", "ether": "roce", "roce": "roce",
     "infiniband": "infiniband", "ib": "infiniband",

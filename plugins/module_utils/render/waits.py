@@ -19,6 +19,7 @@ __metaclass__ = type
 
 import json
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 
 DESIRED_STATE = "sriovnetwork.openshift.io/desired-state"
@@ -148,7 +149,7 @@ def network_cr_wait(kind):
         "title": "%s ready" % kind,
         "api_version": names.API_MELLANOX,
         "kind": kind,
-        "label_selectors": ["%s=%s" % (names.MANAGED_BY_LABEL, names.MANAGED_BY_VALUE)],
+        "label_selectors": [vocabulary.MANAGED_BY_SELECTOR],
         "condition": "length(items) > `0` && length(items[?status.state != 'ready']) == `0`",
         "failure_condition": "items[?status.state == 'error']",
         "failure_message": "join('; ', items[?status.state == 'error'].join(': ', [metadata.name, status.reason || 'no reason given']))",
@@ -213,16 +214,11 @@ def render_waits(manifests, model):
     return waits
 
 
-# NFD labels a node pci-<vendor>.present when a device of that vendor matches the instance's deviceClassWhitelist
-# (node-feature-discovery source/pci; the labels the chapter's instance yields).
-NFD_VENDOR_LABEL = "feature.node.kubernetes.io/pci-%s.present"
-NVIDIA_GPU_VENDOR_ID = "10de"
-
-
 def nfd_labels_wait(min_gpu_nodes=1, min_nic_nodes=1):
     """The wait that NFD labelled at least the given numbers of GPU (10de) and NIC (15b3) nodes."""
-    counts = ["length(items[?metadata.labels.\"%s\" == 'true'])" % (NFD_VENDOR_LABEL % vendor)
-              for vendor in (NVIDIA_GPU_VENDOR_ID, names.MELLANOX_VENDOR_ID)]
+    # NFD labels a node pci-<vendor>.present when a device of that vendor matches the instance's deviceClassWhitelist.
+    counts = ["length(items[?metadata.labels.\"%s\" == 'true'])" % vocabulary.nfd_vendor_label(vendor)
+              for vendor in (vocabulary.NVIDIA_GPU_VENDOR_ID, vocabulary.MELLANOX_VENDOR_ID)]
     return {
         "title": "NFD labels on the GPU and NIC nodes",
         "api_version": "v1",
