@@ -375,8 +375,14 @@ class ClusterClient:
         params.setdefault("_request_timeout", self.request_timeout)
         return _decode(self.retry.call(self.dynamic.request, method, path, serialize=False, **params))
 
-    def raw_get(self, path):
-        return self._request("get", path)
+    def raw_get(self, path, **params):
+        """GET ``path`` (a URL path below the API server), decoded; retried and timed like every read."""
+        return self._request("get", path, **params)
+
+    def probe(self, path, timeout):
+        """Whether the API server answers at all: one GET with ``timeout``, no retries. Raises what the request raised;
+        any HTTP status counts as an answer to the caller, which looks at api_status of the exception."""
+        self.dynamic.request("get", path, serialize=False, _request_timeout=timeout)
 
     def get(self, resource, name, namespace=None):
         """The object as a dict, or None when it does not exist."""

@@ -15,7 +15,6 @@ __metaclass__ = type
 
 import copy
 import datetime
-import json
 import os
 import re
 
@@ -280,13 +279,6 @@ def findings_for(kind, items):
 # -- collection -------------------------------------------------------------------------------------------------
 
 
-def _decode(response):
-    data = response.data
-    if isinstance(data, bytes):
-        data = data.decode("utf-8")
-    return json.loads(data) if data else {}
-
-
 def safe_name(text):
     return re.sub(r"[^A-Za-z0-9._-]", "_", text)
 
@@ -310,14 +302,13 @@ class DiagnosticsCollector:
         if request["label_selector"]:
             params["label_selector"] = request["label_selector"]
         path = list_path(request["api_version"], request["plural"], request["namespace"])
-        response = self.cluster.retry.call(self.cluster.dynamic.request, "get", path, serialize=False, **params)
-        return _decode(response).get("items") or []
+        return self.cluster.raw_get(path, **params).get("items") or []
 
     def probe(self):
         """None when the API server answers (any HTTP status will do), else why not; one request, no retries."""
         self.requests_sent += 1
         try:
-            self.cluster.dynamic.request("get", PROBE_PATH, serialize=False, _request_timeout=PROBE_TIMEOUT)
+            self.cluster.probe(PROBE_PATH, PROBE_TIMEOUT)
         except Exception as exc:  # pylint: disable=broad-except
             if api_status(exc) is None:
                 return scrub_text(api_message(exc) or exc.__class__.__name__, self.secrets)
