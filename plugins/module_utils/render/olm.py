@@ -18,6 +18,7 @@ __metaclass__ = type
 from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 
+
 def olm_manifests(variables, operators=None):
     """(entries, errors): [{"order", "file", "manifest"}] of Namespace, OperatorGroup and Subscription per operator, in
     install order (file names 001-... sort before every other rendered object). ``operators`` are the operator

@@ -159,8 +159,8 @@ def test_the_nfd_wait_counts_gpu_and_nic_nodes_separately():
 
 def test_the_nic_cluster_policy_wait_fails_on_a_component_in_error_with_its_message():
     wait = render_waits.nic_cluster_policy_wait()
-    policy = {"status": {"state": "notReady", "appliedStates": [{"name": "state-OFED", "state": "error", "message": "driver build failed"},
-                                                                 {"name": "state-RDMA-device-plugin", "state": "ready"}]}}
+    applied = [{"name": "state-OFED", "state": "error", "message": "driver build failed"}, {"name": "state-RDMA-device-plugin", "state": "ready"}]
+    policy = {"status": {"state": "notReady", "appliedStates": applied}}
     assert not jmespath.search(wait["condition"], policy)
     assert jmespath.search(wait["failure_condition"], policy)
     assert jmespath.search(wait["failure_message"], policy) == "state-OFED: driver build failed"
