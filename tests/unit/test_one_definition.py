@@ -114,3 +114,10 @@ def test_ids_typed_by_a_user_and_ids_read_from_hardware_have_one_meaning_each():
     assert vocabulary.hex_id(4129) == "1021"  # a number read from hardware is its value
     assert names.normalise_hex_id(1021) == "1021"  # YAML's unquoted 1021 stands for the digits typed
     assert names.normalise_hex_id("0x101B") == vocabulary.hex_id("0x101B") == "101b"
+
+
+def test_cluster_errors_are_kubernetes_core_errors():
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
+
+    assert issubclass(ClusterError, CoreException)

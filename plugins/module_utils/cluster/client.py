@@ -32,6 +32,11 @@ try:
 except ImportError:
     Urllib3HTTPError = None
 
+try:
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+except ImportError:  # kubernetes.core is a dependency of the collection; keep the module importable for its error
+    CoreException = Exception
+
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 
 
@@ -50,8 +55,9 @@ GROUP_LIST = "/apis"
 _RESOURCE_ARGS_OWN = ("prefix", "group", "api_version", "client", "preferred", "subresources")
 
 
-class ClusterError(Exception):
-    """An API failure that the module reports as is (msg plus optional result fields)."""
+class ClusterError(CoreException):
+    """An API failure that the module reports as is (msg plus optional result fields); a kubernetes.core CoreException,
+    so AnsibleK8SModule.fail_from_exception and every handler of kubernetes.core errors take it."""
 
     def __init__(self, msg, status=None, reason=None, result=None):
         super(ClusterError, self).__init__(msg)
