@@ -52,6 +52,8 @@ options:
       - When given (an empty list takes the operator catalogue's defaults), RV(olm_manifests) holds the Namespace,
         OperatorGroup and Subscription of each operator. Without a channel the Subscription follows the package's
         default channel.
+      - An operator's C(namespace) also places what the model renders into it (C(namespace_alias) names the
+        C(gpudirect_rdma_*) variable it sets), so an operator and its custom resources never part.
     type: list
     elements: dict
   validate_only:
@@ -218,6 +220,11 @@ def main():
         ),
         supports_check_mode=True,
     )
+    # The operators' namespaces are one fact: the catalogue's (with <role>_namespace) also places the custom
+    # resources and SR-IOV objects the model renders into them.
+    for entry in module.params["operators"] or []:
+        if entry.get("namespace_alias") and entry.get("namespace"):
+            module.params["variables"][entry["namespace_alias"]] = entry["namespace"]
     if module.params["validate_only"]:
         errors, warnings = validate(module.params["variables"])
         result = {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}, "images": [], "waits": {}}
