@@ -1,10 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""rdma_waits, machineconfig_pool_wait, operator_waits and teardown_wait: readiness waits built in Python
+"""rdma_waits, machineconfig_pool_wait, operator_waits, teardown_wait and plan_target: readiness waits built in Python
 (render/waits.py), not in Jinja.
 
-Documentation lives next to this file (rdma_waits.yml, machineconfig_pool_wait.yml, operator_waits.yml, teardown_wait.yml).
+Documentation lives next to this file (rdma_waits.yml, machineconfig_pool_wait.yml, operator_waits.yml, teardown_wait.yml,
+plan_target.yml).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -78,9 +79,16 @@ def teardown_wait(which, names, namespace='', failure_grace_period=60, timeout=1
     return _timed(entry, _count('timeout', timeout, 1), _count('failure_grace_period', failure_grace_period, 0))
 
 
+def plan_target(plan, min_gpu_nodes=1, min_nic_nodes=1, min_ready_nodes=1):
+    if not isinstance(plan, dict):
+        raise AnsibleFilterError('plan_target: expects the rendered plan (gpudirect_manifests result), a mapping')
+    return waits.plan_target(plan, _count('min_gpu_nodes', min_gpu_nodes, 0), _count('min_nic_nodes', min_nic_nodes, 0),
+                             _count('min_ready_nodes', min_ready_nodes, 1))
+
+
 class FilterModule(object):
     """Readiness waits."""
 
     def filters(self):
         return {'rdma_waits': rdma_waits, 'machineconfig_pool_wait': machineconfig_pool_wait, 'operator_waits': operator_waits,
-                'teardown_wait': teardown_wait}
+                'teardown_wait': teardown_wait, 'plan_target': plan_target}

@@ -303,3 +303,18 @@ def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1):
     if phase == "gpu_cluster_policy":
         return [cluster_policy_wait()]
     return []
+
+
+def plan_target(plan, min_gpu_nodes=1, min_nic_nodes=1, min_ready_nodes=1):
+    """What a converge of ``plan`` ensures, for preflight's in-sync check: every rendered manifest in apply order, the
+    waits each step runs after it (operator custom resources, then the RDMA MachineConfig and configuration) and the
+    kinds pruned. The roles apply and wait on the same values, phase by phase."""
+    manifests = [entry["manifest"] for entry in sorted(plan.get("manifests") or [], key=lambda e: e.get("order", 0))]
+    phases = set(entry.get("phase") for entry in plan.get("manifests") or [])
+    waits = []
+    for phase in ("nfd", "sriov_operator", "nic_cluster_policy", "gpu_cluster_policy"):
+        if phase in phases:
+            waits.extend(operator_phase_waits(phase, min_gpu_nodes, min_nic_nodes))
+    sets = rdma_wait_sets(plan, min_ready_nodes)
+    waits.extend(sets["machineconfig"] + sets["configuration"])
+    return {"manifests": manifests, "waits": waits, "prune_kinds": names.managed_kinds("rdma")}

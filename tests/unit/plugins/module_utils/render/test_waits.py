@@ -199,3 +199,14 @@ def test_the_teardown_waits_hold_only_once_the_operators_finished():
     assert jmespath.search(settled["condition"], {"items": [state]}) is True
     state["metadata"]["annotations"]["sriovnetwork.openshift.io/current-state"] = "Draining"
     assert jmespath.search(settled["condition"], {"items": [state]}) is False
+
+
+def test_the_plan_target_is_every_manifest_and_every_wait_the_steps_run():
+    plan = render_all(base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["irdma_blacklist"]))
+    target = render_waits.plan_target(plan, min_gpu_nodes=2, min_nic_nodes=2, min_ready_nodes=2)
+    assert [m["kind"] for m in target["manifests"]] == [e["manifest"]["kind"] for e in sorted(plan["manifests"], key=lambda e: e["order"])]
+    kinds = [w["kind"] for w in target["waits"]]
+    assert kinds[:3] == ["Node", "NicClusterPolicy", "ClusterPolicy"] and "MachineConfigPool" in kinds
+    assert target["waits"][0] == render_waits.nfd_labels_wait(2, 2)
+    assert target["waits"][-1] == render_waits.allocatable_wait("rdma/rdma_shared_device_eth", 2)
+    assert target["prune_kinds"] == render_waits.names.managed_kinds("rdma")
