@@ -121,7 +121,7 @@ def render_options(fields, prefix, docs, anchored=False):
             if default is not None:
                 out.append("        default: %s\n" % json.dumps(default))
         text = re.sub(r"`([^`]*)`", r"C(\1)", text)
-        out.append(wrap("        description:", quote(text), " " * 10))
+        out.append(wrap("        description:", quote(text), " " * 10, width=160 - len(pad)))
     out.append(END)
     if not anchored:
         return "".join(out)
