@@ -2,7 +2,7 @@
 
 import pytest
 
-from simulator.pytest_fixtures import crd_dir, data_dir, sim, sim_factory  # noqa: F401 (fixtures used by name)
+from simulator.pytest_fixtures import crd_dir, data_dir, sim, sim_factory  # noqa: F401 pylint: disable=unused-import
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ import requests
 from kubernetes import config
 from kubernetes.dynamic import DynamicClient
 
-from simulator.pytest_fixtures import crd_dir, sim, sim_factory  # noqa: F401 (fixtures used by name)
+from simulator.pytest_fixtures import crd_dir, sim, sim_factory  # noqa: F401 pylint: disable=unused-import
 
 
 @pytest.fixture
