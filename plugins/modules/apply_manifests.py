@@ -85,7 +85,7 @@ options:
     elements: dict
     default: []
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpudirect.openshift.cluster_connection
   - gpudirect.openshift.wait_entries
   - ansible.builtin.action_common_attributes
 attributes:

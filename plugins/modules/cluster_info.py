@@ -38,7 +38,7 @@ options:
     elements: str
     default: []
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpudirect.openshift.cluster_connection
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:

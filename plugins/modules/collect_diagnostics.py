@@ -54,7 +54,7 @@ options:
     description: Name of the task that failed.
     type: str
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpudirect.openshift.cluster_connection
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:

@@ -130,7 +130,7 @@ options:
     type: list
     elements: str
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpudirect.openshift.cluster_connection
   - gpudirect.openshift.wait_entries
   - ansible.builtin.action_common_attributes
 attributes:

@@ -194,7 +194,7 @@ options:
         name), or C(cluster) when the URL is unknown.
     type: str
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpudirect.openshift.cluster_connection
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
