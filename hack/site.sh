@@ -77,9 +77,10 @@ if [ -z "$vars_file" ]; then
   # A shipped profile has a variables file that fits its hardware; another profile (a YAML path, synthetic:...) needs --vars.
   vars_file="playbooks/vars/simulator/${profile%%@*}.yml"  # roce-lab@4.17.30: roce-lab's
   if [ ! -f "$vars_file" ]; then
+    shipped=(playbooks/vars/simulator/*.yml)
+    shipped=("${shipped[@]##*/}")
     echo "hack/site.sh: no default variables for profile $profile: give --vars FILE (playbooks/vars/simulator/ has" \
-      "one per shipped profile: $(cd playbooks/vars/simulator && ls -- *.yml | sed 's/\.yml$//' | paste -sd' ' -);" \
-      "the examples in playbooks/vars/examples/ fit mixed-lab)" >&2
+      "one per shipped profile: ${shipped[*]%.yml}; the examples in playbooks/vars/examples/ fit mixed-lab)" >&2
     exit 2
   fi
 fi
