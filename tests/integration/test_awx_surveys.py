@@ -452,9 +452,10 @@ def awx_rendered(tmp_path_factory):
                                        "awx_cluster_ca_cert": "-----BEGIN CERTIFICATE-----\nx\n"}))
     env = dict(os.environ, GPUDIRECT_AWX_RECORD=str(record), ANSIBLE_NOCOLOR="1",
                ANSIBLE_COLLECTIONS_PATH=os.pathsep.join([str(tmp / "collections"), os.environ.get("ANSIBLE_COLLECTIONS_PATH", "")]))
-    proc = subprocess.run(["ansible-playbook", "playbooks/awx_configure.yml", "-e", "awx_project_scm_url=https://git.example/ops/gpu.git",
+    # By name, from another directory: as a user of the installed collection runs it.
+    proc = subprocess.run(["ansible-playbook", "gpudirect.openshift.awx_configure", "-e", "awx_project_scm_url=https://git.example/ops/gpu.git",
                            "-e", "awx_ee_image=quay.example/ops/ee:1", "-e", "@%s" % secrets], capture_output=True, text=True,
-                          check=False, timeout=300, cwd=ROOT, env=env)
+                          check=False, timeout=300, cwd=tmp, env=env)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]
     return [(r["module"], r["params"]) for r in map(json.loads, record.read_text().splitlines())]
 
