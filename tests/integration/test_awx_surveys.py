@@ -488,6 +488,7 @@ def test_site_survey_asks_only_what_a_person_answers():
     variables = [q["variable"] for q in site]
     assert len(variables) < 20, variables
     assert variables == DEFINITIONS["surveys"]["site"]
+    assert "The `site` survey (%d questions)" % len(variables) in (ROOT / "docs" / "awx.md").read_text()
     assert {"gpudirect_rdma_method", "gpudirect_rdma_fabric", "gpudirect_rdma_nic_selection", "gpudirect_rdma_nic_interfaces",
             "gpudirect_rdma_ipam_range", "nvidia_gpu_operator_install_plan_approval"} <= set(variables)
     assert not [v for v in variables if v.startswith(("diagnostics_", "hardware_facts_", "preflight_"))
