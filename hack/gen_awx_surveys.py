@@ -6,10 +6,11 @@
 
 Which surveys exist and which playbook each one describes comes from awx/job_templates.yml. For each survey the
 generator collects every role the playbook runs (plays' roles:, include_role/import_role in any task list or role
-task file, role dependencies, import_playbook), in order, and turns each argument-spec option into one question.
-Options listed under survey_excluded_variables in awx/job_templates.yml (cluster connection: it comes from the
-AWX credential or the inventory) are left out, and so is every free-text option matching survey_restricted_patterns
-(images, namespaces, service accounts: what runs where and as whom). The mapping is documented in docs/awx.md.
+task file, role dependencies, import_playbook, also by collection name from the example project's shim), in order,
+and turns each option that the survey's list under surveys: names into one question; the other options are advanced
+settings. A listed option under survey_excluded_variables (cluster connection: it comes from the AWX credential or
+the inventory) or a free-text one matching survey_restricted_patterns (images, namespaces, service accounts: what
+runs where and as whom) is refused. The mapping is documented in docs/awx.md.
 """
 
 import argparse
@@ -271,29 +272,54 @@ def surveyed_options(root, playbook, excluded, roles=None, patterns=()):
     return options
 
 
+def template_playbook(root, data, template):
+    """The project file a template runs (the example project's shim), relative to ``root``."""
+    example = (data.get("project") or {}).get("example")
+    return str(Path(example) / template["playbook"]) if example else template["playbook"]
+
+
+def collection_playbook(root, path):
+    """gpudirect.openshift.<name> that the shim ``path`` imports, or ``path`` itself when it imports none."""
+    for play in load_yaml(root / path) or []:
+        for key in PLAYBOOK_IMPORTS:
+            if isinstance(play, dict) and str(play.get(key, "")).startswith(COLLECTION + "."):
+                return play[key]
+    return path
+
+
 def build_surveys(root=ROOT):
     """{survey name: survey spec} for every survey named in awx/job_templates.yml."""
     data = load_job_templates(root)
     excluded = data.get("survey_excluded_variables") or {}
+    questions = data.get("surveys") or {}
     sources = {}
     for template in data.get("job_templates") or []:
         survey = template.get("survey")
         if not survey:
             continue
-        source = (template["playbook"], tuple(template.get("survey_roles") or ()) or None)
+        source = (template_playbook(root, data, template), tuple(template.get("survey_roles") or ()) or None)
         if sources.setdefault(survey, source) != source:
             raise SurveyError("survey %s is used by templates of different playbooks or survey_roles" % survey)
     surveys = {}
     for survey, (playbook, roles) in sorted(sources.items()):
         options = surveyed_options(root, playbook, excluded, roles, data.get("survey_restricted_patterns") or ())
-        if not options:
+        if survey not in questions:
+            raise SurveyError("survey %s has no list of questions under surveys: in %s" % (survey, JOB_TEMPLATES))
+        unknown = [v for v in questions[survey] if v not in options]
+        if unknown:
+            raise SurveyError("survey %s asks %s, which no role of %s offers as a question (not an option, excluded or "
+                              "restricted)" % (survey, ", ".join(unknown), playbook))
+        if not questions[survey]:
             raise SurveyError("survey %s (%s) would have no questions; AWX rejects an empty survey" % (survey, playbook))
         surveys[survey] = {
             "name": survey,
             "description": ("Variables of %s, generated from the roles' meta/argument_specs.yml by "
-                            "hack/gen_awx_surveys.py; do not edit by hand." % playbook),
-            "spec": [question(role, variable, option) for variable, (role, option) in options.items()],
+                            "hack/gen_awx_surveys.py; do not edit by hand." % collection_playbook(root, playbook)),
+            "spec": [question(options[v][0], v, options[v][1]) for v in questions[survey]],
         }
+    stale = sorted(set(questions) - set(sources))
+    if stale:
+        raise SurveyError("surveys: in %s lists %s, which no job template uses" % (JOB_TEMPLATES, ", ".join(stale)))
     return surveys
 
 

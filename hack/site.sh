@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the main job, playbooks/site.yml, and ends with a short summary.
 #   hack/site.sh                            against the embedded simulated cluster (started here, stopped at the end)
-#   hack/site.sh --profile infiniband-lab   choose the simulated hardware profile (default mixed-lab)
-#   hack/site.sh --vars FILE                the gpudirect_rdma_* variables (simulator default: example 1, shared device RoCE)
+#   hack/site.sh --profile infiniband-lab   choose the simulated hardware profile (default roce-lab, as the simulator's)
+#   hack/site.sh --vars FILE                the gpudirect_rdma_* variables (simulator default: playbooks/vars/simulator/
+#                                           <profile>.yml, which fits that profile; the examples fit mixed-lab)
 #   hack/site.sh --then playbooks/verify.yml   after site.yml, run more playbooks against the same cluster (repeatable)
 #   hack/site.sh --keep                     leave the simulated cluster running at the end and say how to reach it
 #   KUBECONFIG=~/.kube/ocp hack/site.sh     against a real cluster (also K8S_AUTH_KUBECONFIG, K8S_AUTH_HOST, --kubeconfig)
@@ -10,7 +11,7 @@
 # shellcheck source=hack/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT" || exit 1
-profile="mixed-lab"
+profile="roce-lab"  # the simulator's default profile (SimulatedCluster, python -m simulator serve)
 vars_file=""
 playbooks=("playbooks/site.yml")
 real_kubeconfig=""
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
     --vars) vars_file="$2"; shift 2 ;;
     --keep) keep=true; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) extra+=("$1"); shift ;;
   esac
 done
@@ -44,7 +45,7 @@ summary() {
   echo "== Summary =="
   echo "Cluster:       $cluster"
   echo "Playbooks:     ${playbooks[*]}"
-  echo "Variables:     ${vars_file:-playbooks/vars/examples/1-shared-device-roce.yml (shared device RDMA over RoCE)}"
+  echo "Variables:     ${vars_file:-none given}"
   if [ "$rc" -eq 0 ]; then
     echo "Result:        succeeded in $((SECONDS - started)) s (the play's last task shows what was installed and configured)"
   else
@@ -71,8 +72,19 @@ if [ -n "${K8S_AUTH_KUBECONFIG:-}${K8S_AUTH_HOST:-}${KUBECONFIG:-}" ]; then
   exit "$rc"
 fi
 
-[ "$profile" = "mixed-lab" ] || profile_args="--profile $profile "
-simdir="$ROOT/.cache/sim"
+[ "$profile" = "roce-lab" ] || profile_args="--profile $profile "
+if [ -z "$vars_file" ]; then
+  # A shipped profile has a variables file that fits its hardware; another profile (a YAML path, synthetic:...) needs --vars.
+  vars_file="playbooks/vars/simulator/${profile%%@*}.yml"  # roce-lab@4.17.30: roce-lab's
+  if [ ! -f "$vars_file" ]; then
+    shipped=(playbooks/vars/simulator/*.yml)
+    shipped=("${shipped[@]##*/}")
+    echo "hack/site.sh: no default variables for profile $profile: give --vars FILE (playbooks/vars/simulator/ has" \
+      "one per shipped profile: ${shipped[*]%.yml}; the examples in playbooks/vars/examples/ fit mixed-lab)" >&2
+    exit 2
+  fi
+fi
+simdir="${GPUDIRECT_SIM_DIR:-$ROOT/.cache/sim}"  # where the simulator keeps its kubeconfig and log
 mkdir -p "$simdir"
 rm -f "$simdir/ready"
 echo ">> no cluster given: starting the simulated OpenShift cluster (profile $profile)" >&2
@@ -88,7 +100,7 @@ done
 [ -f "$simdir/ready" ] || { echo "simulator did not start; see $simdir/server.log" >&2; exit 1; }
 export K8S_AUTH_KUBECONFIG="$simdir/kubeconfig"
 rc=0
-run_playbooks -e "@${vars_file:-playbooks/vars/examples/1-shared-device-roce.yml}" || rc=$?
+run_playbooks -e "@$vars_file" || rc=$?
 cluster=$(python - "$simdir/ready" <<'PY'
 import json, sys
 info = json.load(open(sys.argv[1])).get("profile") or {}

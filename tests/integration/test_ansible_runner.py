@@ -91,7 +91,7 @@ def test_survey_answers_as_awx_passes_them(sim_factory, tmp_path, monkeypatch):
     (booleans as "true"/"false", lists as text): site.yml accepts it and configures the cluster."""
     survey = site_survey()
     extra = awx_launch_extra_vars(survey, CONFIGURATIONS["infiniband-lab"])
-    assert "true" in extra.values() and isinstance(extra["gpudirect_rdma_nic_interfaces"], str)
+    assert {"true", "false"} & set(extra.values()) and isinstance(extra["gpudirect_rdma_nic_interfaces"], str)
     sim = sim_factory(profile="infiniband-lab", token=openshift_token(), tls=True)
     isolate_from_clusters(monkeypatch, tmp_path)
     pdd = private_data_dir(tmp_path, {"localhost": {}}, envvars=bearer_token_credential(sim), extravars=extra)

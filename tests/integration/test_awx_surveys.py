@@ -34,6 +34,11 @@ def generate(root, *args):
                           capture_output=True, text=True, check=False, timeout=60, cwd=root)
 
 
+def playbook_of(template):
+    """The project file the template runs: the example project's shim of a collection playbook."""
+    return gen_awx_surveys.template_playbook(ROOT, DEFINITIONS, template)
+
+
 def survey_of(template):
     return json.loads((ROOT / "awx" / "surveys" / ("%s.json" % template["survey"])).read_text())
 
@@ -149,7 +154,7 @@ def test_committed_surveys_are_up_to_date(tmp_path):
 @pytest.mark.parametrize("template", SURVEYED_TEMPLATES, ids=lambda t: t["name"])
 def test_every_question_is_an_argument_spec_option(template):
     survey = survey_of(template)
-    used = gen_awx_surveys.playbook_roles(ROOT, template["playbook"])
+    used = gen_awx_surveys.playbook_roles(ROOT, playbook_of(template))
     for question in survey["spec"]:
         variable = question["variable"]
         declared = {(role, entry): argument_spec_options(role, entry)[variable] or {} for role, entry in used
@@ -175,14 +180,19 @@ def test_every_question_is_an_argument_spec_option(template):
 
 
 @pytest.mark.parametrize("template", SURVEYED_TEMPLATES, ids=lambda t: t["name"])
-def test_every_role_option_but_the_connection_is_surveyed(template):
-    used = gen_awx_surveys.playbook_roles(ROOT, template["playbook"])
-    # The generator's role discovery sees at least every role ansible-playbook itself lists.
-    assert roles_listed_by_ansible(template["playbook"]) <= {role for role, _entry in used}
+def test_survey_asks_the_listed_options_and_leaves_the_rest_to_extra_vars(template):
+    used = gen_awx_surveys.playbook_roles(ROOT, playbook_of(template))
+    # The generator's role discovery (through the shim's import_playbook by collection name) sees at least every
+    # role ansible-playbook itself lists.
+    assert roles_listed_by_ansible(playbook_of(template)) <= {role for role, _entry in used}
     surveyed = [q["variable"] for q in survey_of(template)["spec"]]
     options = {v: o for role, entry in used for v, o in argument_spec_options(role, entry).items()}
     restricted = {v for v, o in options.items() if gen_awx_surveys.restricted(v, o, RESTRICTED)}
-    assert sorted(set(options) - set(EXCLUDED) - restricted) == sorted(surveyed)
+    assert surveyed == DEFINITIONS["surveys"][template["survey"]]
+    assert not set(surveyed) & (set(EXCLUDED) | restricted)
+    # Everything else is an advanced setting: an option of a role, named in that role's README.
+    readmes = "".join((ROOT / "roles" / role / "README.md").read_text() for role, _entry in used)
+    assert [v for v in set(options) - set(surveyed) if "`%s`" % v not in readmes] == []
 
 
 def test_no_survey_lets_a_launcher_choose_images_namespaces_or_service_accounts():
@@ -251,15 +261,22 @@ def edit_spec(root, role, change):
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-def test_argument_spec_change_without_regenerating_is_detected(repo_copy):
-    def change(options):
-        options["preflight_min_openshift_version"]["default"] = "4.99"
-        options["preflight_extra_retries"] = {"type": "int", "default": 3, "description": "Added option."}
+def ask_in_site_survey(root, *variables):
+    path = root / "awx" / "job_templates.yml"
+    definitions = yaml.safe_load(path.read_text())
+    definitions["surveys"]["site"].extend(variables)
+    path.write_text(yaml.safe_dump(definitions, sort_keys=False))
 
-    edit_spec(repo_copy, "preflight", change)
+
+def test_argument_spec_change_without_regenerating_is_detected(repo_copy):
+    edit_spec(repo_copy, "preflight", lambda options: options.update(
+        preflight_extra_retries={"type": "int", "default": 3, "description": "Added option."}))
+    assert generate(repo_copy, "--check").returncode == 0  # a new advanced setting changes no survey
+    edit_spec(repo_copy, "nfd", lambda options: options["nfd_install_plan_approval"].update(default="Manual"))
+    ask_in_site_survey(repo_copy, "preflight_extra_retries")
     stale = generate(repo_copy, "--check")
     assert stale.returncode == 1
-    assert "4.99" in stale.stdout and "preflight_extra_retries" in stale.stdout
+    assert '"default": "Manual"' in stale.stdout and "preflight_extra_retries" in stale.stdout
 
     assert generate(repo_copy).returncode == 0
     assert generate(repo_copy, "--check").returncode == 0
@@ -283,6 +300,7 @@ def test_every_argument_spec_type_maps_to_its_question_type(repo_copy):
         "preflight_t_secret": {"type": "str", "no_log": True},
     }
     edit_spec(repo_copy, "preflight", lambda existing: existing.update(options))
+    ask_in_site_survey(repo_copy, *options)
     assert generate(repo_copy).returncode == 0
     spec = {q["variable"]: q for q in json.loads((repo_copy / "awx" / "surveys" / "site.json").read_text())["spec"]}
     got = {v: (spec[v]["type"], spec[v].get("default")) for v in options}
@@ -308,19 +326,22 @@ def test_every_argument_spec_type_maps_to_its_question_type(repo_copy):
 
 def test_conflicting_declarations_of_one_variable_are_refused(repo_copy):
     """Two roles of one playbook declaring the same variable differently cannot share one survey question."""
-    (repo_copy / "playbooks" / "two_roles.yml").write_text(yaml.safe_dump([{
+    (repo_copy / "awx" / "project-example" / "two_roles.yml").write_text(yaml.safe_dump([{
         "name": "Two roles", "hosts": "all", "gather_facts": False,
         "roles": ["gpudirect.openshift.preflight", {"role": "gpudirect.openshift.nfd"}]}]))
     definitions = yaml.safe_load((repo_copy / "awx" / "job_templates.yml").read_text())
     definitions["job_templates"].append(dict(definitions["job_templates"][0], name="Two roles",
-                                             playbook="playbooks/two_roles.yml", survey="two_roles"))
+                                             playbook="two_roles.yml", survey="two_roles"))
+    definitions["surveys"]["two_roles"] = ["gpudirect_rdma_method", "nfd_channel"]
     (repo_copy / "awx" / "job_templates.yml").write_text(yaml.safe_dump(definitions, sort_keys=False))
     assert generate(repo_copy).returncode == 0
     two = json.loads((repo_copy / "awx" / "surveys" / "two_roles.json").read_text())
-    assert {"preflight_min_openshift_version", "nfd_channel"} <= {q["variable"] for q in two["spec"]}
+    assert {"gpudirect_rdma_method", "nfd_channel"} <= {q["variable"] for q in two["spec"]}
 
     edit_spec(repo_copy, "preflight", lambda o: o.update({"gpudirect_shared_knob": {"type": "int", "default": 1}}))
     edit_spec(repo_copy, "nfd", lambda o: o.update({"gpudirect_shared_knob": {"type": "int", "default": 1}}))
+    definitions["surveys"]["two_roles"].append("gpudirect_shared_knob")
+    (repo_copy / "awx" / "job_templates.yml").write_text(yaml.safe_dump(definitions, sort_keys=False))
     assert generate(repo_copy).returncode == 0  # agreeing declarations make one question
     two = json.loads((repo_copy / "awx" / "surveys" / "two_roles.json").read_text())
     assert [q["variable"] for q in two["spec"]].count("gpudirect_shared_knob") == 1
@@ -338,10 +359,9 @@ def test_job_templates_refer_to_existing_playbooks_surveys_and_objects():
     assert {c["credential_type"] for c in DEFINITIONS["credentials"]} <= {
         "OpenShift or Kubernetes API Bearer Token", "Vault"}
     for inventory in inventories.values():
-        source = ROOT / inventory["source_path"]
-        assert source.is_file() or (ROOT / inventory["example"]).is_file(), inventory
+        assert (ROOT / DEFINITIONS["project"]["example"] / inventory["source_path"]).is_file(), inventory
     for template in DEFINITIONS["job_templates"]:
-        assert (ROOT / template["playbook"]).is_file(), template["name"]
+        assert (ROOT / playbook_of(template)).is_file(), template["name"]
         assert template["inventory"] in inventories, template["name"]
         assert set(template["credentials"]) <= credentials, template["name"]
         assert template["execution_environment"] == DEFINITIONS["execution_environment"]["name"]
@@ -381,3 +401,95 @@ def test_awx_configure_refuses_a_verifying_credential_without_a_ca(tmp_path):
                           timeout=300, cwd=ROOT, env=env)
     assert "awx_cluster_ca_cert is not set" not in proc.stdout + proc.stderr
     assert "TASK [Execution environment]" in proc.stdout, proc.stdout[-3000:]
+
+
+# ------------------------------------------------------------------------------------ the AWX objects, as rendered
+SPEC_KEYS = ("type", "elements", "choices", "required", "aliases", "no_log")
+RECORDING_MODULE = '''#!/usr/bin/python
+# Stands in for awx.awx.{name} with its documented arguments: AnsibleModule validates them as the real module does
+# (the same argument spec), then the arguments are recorded instead of being sent to a controller.
+import json
+import os
+from ansible.module_utils.basic import AnsibleModule
+SPEC = json.loads({spec!r})
+module = AnsibleModule(argument_spec=SPEC, supports_check_mode=True)
+with open(os.environ["GPUDIRECT_AWX_RECORD"], "a") as record:
+    record.write(json.dumps({{"module": "{name}", "params": module.params}}) + "\\n")
+module.exit_json(changed=False)
+'''
+
+
+def argument_spec(options):
+    """An AnsibleModule argument spec from ansible-doc's options (awx.awx documents exactly its argument spec:
+    ansible-test's validate-modules enforces that for the collection)."""
+    spec = {}
+    for name, option in options.items():
+        spec[name] = {k: option[k] for k in SPEC_KEYS if k in option}
+        if option.get("suboptions"):
+            spec[name]["options"] = argument_spec(option["suboptions"])
+    return spec
+
+
+@pytest.fixture(scope="module")
+def awx_rendered(tmp_path_factory):
+    """Run playbooks/awx_configure.yml with every awx.awx module replaced by one that validates its arguments
+    against the real module's argument spec and records them: [(module, params)] in task order."""
+    tmp = tmp_path_factory.mktemp("awx")
+    playbook = yaml.safe_load((ROOT / "playbooks" / "awx_configure.yml").read_text())
+    modules = sorted({key.split(".")[-1] for task in playbook[0]["tasks"] for key in task if key.startswith("awx.awx.")})
+    docs = json.loads(subprocess.run(["ansible-doc", "--json"] + ["awx.awx." + m for m in modules], capture_output=True,
+                                     text=True, check=True, timeout=120, cwd=ROOT).stdout)
+    module_dir = tmp / "collections" / "ansible_collections" / "awx" / "awx" / "plugins" / "modules"
+    module_dir.mkdir(parents=True)
+    (module_dir.parent.parent / "galaxy.yml").write_text("namespace: awx\nname: awx\nversion: 24.6.1\n")
+    for name in modules:
+        spec = json.dumps(argument_spec(docs["awx.awx." + name]["doc"]["options"]))
+        (module_dir / (name + ".py")).write_text(RECORDING_MODULE.format(name=name, spec=spec))
+    record = tmp / "record.jsonl"
+    secrets = tmp / "secrets.yml"
+    secrets.write_text(yaml.safe_dump({"awx_cluster_api_host": "https://api.ocp.example:6443",
+                                       "awx_cluster_api_token": "sha256~secret", "awx_vault_password": "vault-secret",
+                                       "awx_cluster_ca_cert": "-----BEGIN CERTIFICATE-----\nx\n"}))
+    env = dict(os.environ, GPUDIRECT_AWX_RECORD=str(record), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.pathsep.join([str(tmp / "collections"), os.environ.get("ANSIBLE_COLLECTIONS_PATH", "")]))
+    # By name, from another directory: as a user of the installed collection runs it.
+    proc = subprocess.run(["ansible-playbook", "gpudirect.openshift.awx_configure", "-e", "awx_project_scm_url=https://git.example/ops/gpu.git",
+                           "-e", "awx_ee_image=quay.example/ops/ee:1", "-e", "@%s" % secrets], capture_output=True, text=True,
+                          check=False, timeout=300, cwd=tmp, env=env)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]
+    return [(r["module"], r["params"]) for r in map(json.loads, record.read_text().splitlines())]
+
+
+def test_every_awx_object_is_valid_for_the_awx_awx_module_that_creates_it(awx_rendered):
+    """Each call passed AnsibleModule validation with awx.awx's argument spec (else the run above failed); here:
+    every object of awx/job_templates.yml was rendered, and each job template as the data says."""
+    by_module = {}
+    for module, params in awx_rendered:
+        by_module.setdefault(module, []).append(params)
+    assert [t["name"] for t in by_module["job_template"]] == [t["name"] for t in DEFINITIONS["job_templates"]]
+    project = by_module["project"][0]
+    assert project["name"] == DEFINITIONS["project"]["name"] and project["scm_url"] == "https://git.example/ops/gpu.git"
+    assert sorted({s["source_path"] for s in by_module["inventory_source"]}) == sorted(
+        i["source_path"] for i in DEFINITIONS["inventories"])
+    for params, template in zip(by_module["job_template"], DEFINITIONS["job_templates"]):
+        assert params["project"] == project["name"] and params["playbook"] == template["playbook"]
+        assert params["ask_variables_on_launch"] is False, template["name"]
+        assert params["survey_enabled"] is True
+        assert params["survey_spec"] == survey_of(template), template["name"]
+        assert awx_survey_spec_errors(params["survey_spec"]) == []
+    # Secrets reach only the credential calls, never another object.
+    for module, params in awx_rendered:
+        if module != "credential":
+            assert "sha256~secret" not in json.dumps(params) and "vault-secret" not in json.dumps(params), module
+
+
+def test_site_survey_asks_only_what_a_person_answers():
+    site = json.loads((ROOT / "awx" / "surveys" / "site.json").read_text())["spec"]
+    variables = [q["variable"] for q in site]
+    assert len(variables) < 20, variables
+    assert variables == DEFINITIONS["surveys"]["site"]
+    assert "The `site` survey (%d questions)" % len(variables) in (ROOT / "docs" / "awx.md").read_text()
+    assert {"gpudirect_rdma_method", "gpudirect_rdma_fabric", "gpudirect_rdma_nic_selection", "gpudirect_rdma_nic_interfaces",
+            "gpudirect_rdma_ipam_range", "nvidia_gpu_operator_install_plan_approval"} <= set(variables)
+    assert not [v for v in variables if v.startswith(("diagnostics_", "hardware_facts_", "preflight_"))
+                or v.endswith(("_timeout", "_grace_period"))], "internal settings are advanced settings (extra vars)"
