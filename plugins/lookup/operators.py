@@ -25,12 +25,23 @@ options:
         subscription_config, install_plan_approval).
     type: bool
     default: false
+  support_table:
+    description:
+      - Return instead, as the only item, the support table of the catalogue (a mapping of OpenShift minor version to
+        package to versions), the GPU and Network Operator versions the collection supports on each OpenShift version
+        (docs/support.md).
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
 - name: Show the operators and their namespaces
   ansible.builtin.debug:
     msg: "{{ query('gpudirect.openshift.operators') | map(attribute='namespace') }}"
+
+- name: The OpenShift versions the collection supports
+  ansible.builtin.debug:
+    msg: "{{ query('gpudirect.openshift.operators', support_table=true) | first | list }}"
 
 - name: Check the operators as plan_status sees them
   gpudirect.openshift.plan_status:
@@ -44,9 +55,12 @@ _raw:
       resource, or null), C(catalog_source) and the settings C(namespace), C(channel), C(source),
       C(source_namespace), C(starting_csv), C(subscription_config), C(install_plan_approval), C(wait_timeout),
       C(failure_grace_period).
+      - With O(support_table), one mapping instead (OpenShift minor version to package to versions).
   type: list
   elements: dict
 """
+
+import copy
 
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.loader import lookup_loader
@@ -62,6 +76,8 @@ class LookupModule(LookupBase):
 
     def run(self, terms, variables=None, **kwargs):
         self.set_options(var_options=variables, direct=kwargs)
+        if self.get_option("support_table"):
+            return [copy.deepcopy(catalogue.SUPPORT_TABLE)]
         variables = variables or {}
         # The builtin vars lookup templates values the way this ansible-core version does.
         values = lookup_loader.get("ansible.builtin.vars", loader=self._loader, templar=self._templar)

@@ -43,6 +43,35 @@ DEFAULTS = {"channel": "", "source": "", "source_namespace": "", "starting_csv":
 ENTRY_KEYS = ("role", "title", "package", "namespace", "namespace_alias", "catalog_source", "install_plan_approval", "phase")
 MARKETPLACE = "openshift-marketplace"
 
+# The support table: per OpenShift minor version, the GPU and Network Operator versions the collection supports there
+# (those Red Hat's catalog of that version holds: each bundle's com.redhat.openshift.versions label, see docs/support.md).
+# Preflight refuses, before any write, an OpenShift version that is not a row and an operator version its row does not
+# list, unless preflight_allow_unsupported_versions is true. NFD and the SR-IOV Network Operator ship with OpenShift
+# itself (channel stable), so they are not columns. docs/support.md shows it; tests/integration/test_support_table.py
+# checks that the two agree and that the simulator models every row.
+SUPPORT_TABLE = {
+    "4.16": {
+        "gpu-operator-certified": ["v24.9.0", "v24.9.2", "v25.3.0", "v25.3.1", "v25.3.4"],
+        "nvidia-network-operator": ["v25.1.0", "v25.4.0"],
+    },
+    "4.17": {
+        "gpu-operator-certified": ["v24.9.0", "v24.9.2", "v25.3.0", "v25.3.1", "v25.3.4"],
+        "nvidia-network-operator": ["v25.1.0", "v25.4.0", "v26.4.1"],
+    },
+    "4.18": {
+        "gpu-operator-certified": ["v25.3.0", "v25.3.1", "v25.3.4", "v26.7.0"],
+        "nvidia-network-operator": ["v25.4.0", "v26.4.1"],
+    },
+    "4.19": {
+        "gpu-operator-certified": ["v25.3.4", "v26.7.0"],
+        "nvidia-network-operator": ["v26.4.1"],
+    },
+    "4.20": {
+        "gpu-operator-certified": ["v26.7.0"],
+        "nvidia-network-operator": ["v26.4.1"],
+    },
+}
+
 _ROLE = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 
 

@@ -49,13 +49,18 @@ options:
       - The operators whose OLM objects to render, each a mapping as the P(gpudirect.openshift.operators#lookup) lookup
         returns it (C(role), C(package), C(namespace), C(channel), C(source) or C(catalog_source),
         C(source_namespace), C(install_plan_approval), C(starting_csv), C(subscription_config)).
-      - When given (an empty list takes the operator catalogue's defaults), RV(olm_manifests) holds the Namespace,
-        OperatorGroup and Subscription of each operator. Without a channel the Subscription follows the package's
-        default channel.
+      - With O(olm_manifests), RV(olm_manifests) holds the Namespace, OperatorGroup and Subscription of each of them
+        (an empty list takes the operator catalogue's defaults). Without a channel the Subscription follows the
+        package's default channel.
       - An operator's C(namespace) also places what the model renders into it (C(namespace_alias) names the
         C(gpudirect_rdma_*) variable it sets), so an operator and its custom resources never part.
     type: list
     elements: dict
+  olm_manifests:
+    description:
+      - Also render the OLM objects of O(operators) (render-only use; site.yml installs through the olm_operator module).
+    type: bool
+    default: false
   validate_only:
     description:
       - Only check the variables, accepting C(gpudirect_rdma_nic_selection=auto) before the NIC facts are known.
@@ -170,7 +175,7 @@ olm_manifests:
     - Namespace, OperatorGroup (targeting its own namespace) and Subscription of NFD, the SR-IOV Network Operator, the
       NVIDIA Network Operator and the NVIDIA GPU Operator, in install order; C(file) names sort before every entry
       of RV(manifests). The custom resources of RV(manifests) can be created only once each operator's CSV has succeeded.
-  returned: when O(operators) is given and the input is valid
+  returned: when O(olm_manifests) is true and the input is valid
   type: list
   elements: dict
   sample:
@@ -217,6 +222,7 @@ def main():
             fail_on_errors=dict(type="bool", default=True),
             validate_only=dict(type="bool", default=False),
             operators=dict(type="list", elements="dict"),
+            olm_manifests=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -246,7 +252,7 @@ def main():
     if module.params["previous_manifests"] is not None and not result["errors"]:
         output["stale_objects"] = stale_objects(module.params["previous_manifests"], result["manifests"],
                                                 include_machineconfigs=module.params["include_machineconfigs_in_stale"])
-    if module.params["operators"] is not None and not result["errors"] and not module.params["validate_only"]:
+    if module.params["olm_manifests"] and not result["errors"] and not module.params["validate_only"]:
         output["olm_manifests"], olm_errors = olm_manifests(module.params["variables"], module.params["operators"] or None)
         if olm_errors:
             output["errors"] = olm_errors

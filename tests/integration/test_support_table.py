@@ -1,4 +1,4 @@
-"""The support table (OpenShift x GPU / Network Operator versions): defined once in roles/preflight/vars/main.yml,
+"""The support table (OpenShift x GPU / Network Operator versions): defined once in plugins/module_utils/catalogue.py,
 shown in docs/support.md, modelled by the simulator's catalogs, and enforced by preflight before any write."""
 
 import json
@@ -6,13 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.catalogue import SUPPORT_TABLE as TABLE
 from simulator.catalog import Catalog, csv_version
 from simulator.profiles import OPENSHIFT_RELEASES
 from site_support import ROOT, run_playbook
 
-TABLE = yaml.safe_load((Path(ROOT) / "roles" / "preflight" / "vars" / "main.yml").read_text())["preflight_support_table"]
 COLUMNS = ("gpu-operator-certified", "nvidia-network-operator")
 ROCE_LAB_VARS = "@" + str(Path(ROOT) / "playbooks" / "vars" / "simulator" / "roce-lab.yml")
 # For preflight-only runs: a roce-lab port named, so that no hardware-facts pods run first.
