@@ -769,3 +769,16 @@ def test_a_plan_that_cannot_execute_is_retried_then_fails_as_olm_words_it(kube_f
                 what="InstallPlanFailed")
     assert cond["status"] == "True" and error in cond["message"]
     assert kube.csv_phase(ns) is None
+
+
+def test_a_further_package_in_the_catalog_is_served_and_installed_like_the_others(kube_factory):
+    """Test harness (config catalog_extra_packages): a package given by a test is a PackageManifest of its catalog and
+    OLM installs it through the same Subscription -> InstallPlan -> CSV path."""
+    kube = kube_factory(profile="roce-lab", config={"catalog_extra_packages": {
+        "fifth-operator": {"catalogs": ["redhat-operators"], "channels": {"stable": ["fifth-operator.v1.0.0"]}}}})
+    pm = kube.get("packages.operators.coreos.com/v1", "PackageManifest", "fifth-operator", "openshift-marketplace")
+    assert pm["status"]["catalogSource"] == "redhat-operators" and pm["status"]["defaultChannel"] == "stable"
+    kube.namespace("fifth")
+    kube.operator_group("fifth")
+    kube.subscribe("fifth-operator", "fifth")
+    wait(lambda: kube.csv_phase("fifth") == "Succeeded", what="fifth-operator CSV Succeeded")
