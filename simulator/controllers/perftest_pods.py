@@ -60,6 +60,10 @@ def _requests(pod):
     return total
 
 
+def _container(pod):
+    return ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name") or "perftest"
+
+
 def _count(value):
     try:
         return int(float(str(value)))
@@ -106,8 +110,13 @@ class PerftestPodController:
         self.allocated = {}  # (nad namespace, nad name) -> {ip: (pod namespace, pod name)}
         self.pod_ips = {}  # (namespace, name) -> (nad key, ip)
         self.waiting_servers = {}  # server secondary ip -> (namespace, name)
+        self.started = 0  # pods started so far: numbers their cluster-network addresses
 
     # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def is_mine(obj):
+        return is_verify_pod(obj)
+
     def cfg(self, key):
         conf = getattr(self.rt.sim, "config", None) or {}
         return float(conf.get(key, _DEFAULTS[key]))
@@ -145,7 +154,7 @@ class PerftestPodController:
             for namespace, name in list(self.unscheduled):
                 self.rt.enqueue(("perftest-schedule", namespace, name), lambda ns=namespace, n=name: self.schedule(ns, n))
             return
-        if key != ("", "pods") or not is_verify_pod(obj):
+        if key != ("", "pods") or not self.is_mine(obj):
             return
         meta = obj["metadata"]
         ident = (meta.get("namespace"), meta["name"])
@@ -171,7 +180,7 @@ class PerftestPodController:
         used = {}
         for pod in self.rt.list("", "pods"):
             meta = pod["metadata"]
-            if (meta.get("namespace"), meta["name"]) == exclude or not is_verify_pod(pod):
+            if (meta.get("namespace"), meta["name"]) == exclude or not self.is_mine(pod):
                 continue
             if (pod.get("spec") or {}).get("nodeName") != node_name:
                 continue
@@ -232,7 +241,7 @@ class PerftestPodController:
                                {"type": "Initialized", "status": "True", "lastTransitionTime": now()},
                                {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "lastTransitionTime": now(),
                                 "message": "containers with unready status: [perftest]"}],
-                "containerStatuses": [{"name": "perftest", "image": image, "imageID": "", "ready": False, "restartCount": 0,
+                "containerStatuses": [{"name": _container(pod), "image": image, "imageID": "", "ready": False, "restartCount": 0,
                                        "started": False, "state": {"waiting": {"reason": "ContainerCreating"}}}],
             }
 
@@ -282,8 +291,10 @@ class PerftestPodController:
             self.rt.later(self.cfg("perftest_backoff_seconds"), lambda: self._image_pull(namespace, name, image, "ImagePullBackOff"))
             return
         networks = _network_names((pod["metadata"].get("annotations") or {}).get(NETWORKS_ANNOTATION), namespace)
-        status_entries = [{"name": "ovn-kubernetes", "interface": "eth0", "ips": ["10.128.%d.%d" % (len(self.pod_ips) // 250 + 2, len(self.pod_ips) % 250 + 5)],
-                           "mac": "0a:58:0a:80:02:%02x" % (len(self.pod_ips) % 256), "default": True, "dns": {}}]
+        # Each started pod its own cluster-network address, also pods without a secondary network.
+        self.started += 1
+        status_entries = [{"name": "ovn-kubernetes", "interface": "eth0", "ips": ["10.128.%d.%d" % (self.started // 250 + 2, self.started % 250 + 5)],
+                           "mac": "0a:58:0a:80:02:%02x" % (self.started % 256), "default": True, "dns": {}}]
         nad_types = []
         for index, (nad_ns, nad_name) in enumerate(networks):
             if nad_ns != namespace and nad_ns not in MULTUS_GLOBAL_NAMESPACES:
@@ -320,9 +331,13 @@ class PerftestPodController:
             status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") not in ("Ready", "ContainersReady")]
             status["conditions"] += [{"type": "Ready", "status": "True", "lastTransitionTime": now()},
                                      {"type": "ContainersReady", "status": "True", "lastTransitionTime": now()}]
-            status["containerStatuses"] = [{"name": "perftest", "image": image, "imageID": image, "ready": True, "restartCount": 0,
+            status["containerStatuses"] = [{"name": _container(pod), "image": image, "imageID": image, "ready": True, "restartCount": 0,
                                             "started": True, "state": {"running": {"startedAt": now()}}}]
 
+        self._begin(namespace, name, role, run, fault, secondary, running)
+
+    def _begin(self, namespace, name, role, run, fault, secondary, running):
+        """The container started (network attached): what the program in it does from here."""
         if role == "server":
             self._set_log(namespace, name, server_waiting_log(run))
             if secondary:
@@ -464,7 +479,7 @@ class PerftestPodController:
             status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") not in ("Ready", "ContainersReady")]
             status["conditions"] += [{"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now()},
                                      {"type": "ContainersReady", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now()}]
-            status["containerStatuses"] = [{"name": "perftest", "image": image, "imageID": image, "ready": False, "restartCount": 0,
+            status["containerStatuses"] = [{"name": _container(pod), "image": image, "imageID": image, "ready": False, "restartCount": 0,
                                             "started": False, "state": {"terminated": {
                                                 "exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
                                                 "startedAt": started, "finishedAt": now()}}}]
