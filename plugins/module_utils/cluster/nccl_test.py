@@ -21,6 +21,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_te
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import bandwidth_test
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.workload import nccl_environment
 
 COMPONENT = "gpudirect-nccl"
 ROLE_LABEL = "gpudirect.openshift/nccl-role"
@@ -54,15 +55,6 @@ def rail_hcas(affinity, node, rail_devices=None):
         if device not in ordered:
             ordered.append(device)
     return ordered
-
-
-def nccl_environment(hcas, fabric, gid_index=None):
-    """NCCL variables that make NCCL use the rails: NCCL_IB_HCA lists them with '=' (exact names, not prefixes,
-    so mlx5_1 does not also pick mlx5_10); RoCE needs the RoCE v2 GID index (3 on RHCOS with IPv4)."""
-    env = {"NCCL_IB_HCA": "=" + ",".join(hcas)} if hcas else {}
-    if fabric == "roce":
-        env["NCCL_IB_GID_INDEX"] = str(3 if gid_index is None else gid_index)
-    return env
 
 
 def settings_from(params):

@@ -140,3 +140,24 @@ def test_rails_render_the_same_twice(ib_facts):
     first = render_all(rail_variables("sriov_legacy", "infiniband", ib_facts))
     second = render_all(rail_variables("sriov_legacy", "infiniband", ib_facts))
     assert json.dumps(first["manifests"], sort_keys=True) == json.dumps(second["manifests"], sort_keys=True)
+
+
+@pytest.mark.parametrize("method,fabric,hca", [("shared_device", "infiniband", True), ("host_device", "roce", True),
+                                               ("sriov_legacy", "infiniband", False)])
+def test_workload_pod_asks_eight_gpus_and_the_eight_rails(method, fabric, hca, ib_facts, roce_facts):
+    result = render_all(rail_variables(method, fabric, ib_facts if fabric == "infiniband" else roce_facts))
+    workload = result["workload"]
+    pod = workload["manifest"]
+    assert workload["file"] == "workload-rail-job-pod.yaml" and pod["kind"] == "Pod"
+    assert pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == ",".join(RAILS)
+    limits = pod["spec"]["containers"][0]["resources"]["limits"]
+    assert limits["nvidia.com/gpu"] == "8"
+    assert sorted(k for k in limits if k != "nvidia.com/gpu") == sorted(result["summary"]["resources"]) and len(limits) == 9
+    env = dict((e["name"], e["value"]) for e in pod["spec"]["containers"][0]["env"])
+    if hca:
+        assert env["NCCL_IB_HCA"] == "=" + ",".join("mlx5_%d" % index for index in range(8))
+        assert workload["notes"] == []
+    else:
+        assert "NCCL_IB_HCA" not in env and "SR-IOV VFs" in workload["notes"][0]
+    assert env.get("NCCL_IB_GID_INDEX") == ("3" if fabric == "roce" else None)
+    assert pod["spec"]["containers"][0]["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
