@@ -14,6 +14,7 @@ Pods labelled app.kubernetes.io/component=gpudirect-verify are the only pods the
   server address) finishes; both then exit 0 with perftest's header, table and footer, the bandwidth 92-97 % of the
   slower port's speed in the hardware profile (deterministic per node pair), CUDA set-up lines for --use_cuda
   and DMA-BUF lines for --use_cuda_dmabuf.
+- A port whose state in the profile is not ACTIVE (a rail down) makes the client fail as "link_down" does.
 - Faults, sim.faults.operator_faults["perftest"]: "link_down", "wrong_gid", "no_gpu", "image_pull", "hang", "slow"
   (a string for every pod, or {"fault": name, "nodes": [node, ...], "devices": [rdma device, ...]} for pods on those
   nodes and/or with RDMA_DEVICE one of those devices).
@@ -386,6 +387,8 @@ class PerftestPodController:
             "device_missing": bool(env.get("RDMA_DEVICE")) and chosen is None,
             "vf": vf,
             "speed_gbps": chosen[1].speed_gbps if chosen else 100,
+            # a port the profile has down (a degraded rail) fails as the link_down fault does
+            "port_active": chosen[1].state == "ACTIVE" if chosen else True,
             "mtu": 4096 if (chosen and chosen[1].is_infiniband) else 1024,
             "link_type": "IB" if link_layer == "InfiniBand" else "Ethernet",
             "qps": int(args[args.index("-q") + 1]) if "-q" in args else 1,
@@ -434,12 +437,15 @@ class PerftestPodController:
         if fault == "hang":
             self._set_log(namespace, name, cuda_lines(run) if run["use_cuda"] else "")
             return
-        if fault == "link_down" or server is None or (server.get("status") or {}).get("phase") != "Running":
+        if fault == "link_down" or not run["port_active"] or server is None or (server.get("status") or {}).get("phase") != "Running":
             self.finish(namespace, name, 1, link_down_log(run))
             return
         server_env = _env(server)
         server_run = self._describe(server, server_env, self._nad_types(server))
         server_run["own_ip"] = run["server_ip"]
+        if not server_run["port_active"]:
+            self.finish(namespace, name, 1, link_down_log(run))
+            return
         if fault == "wrong_gid":
             self.finish(namespace, name, 1, wrong_gid_log(run, server_run))
             return

@@ -89,3 +89,31 @@ def test_faults_and_a_single_node(kube):
     assert single["ranks"] == 8 and len(single["hosts"]) == 1
     # one node: NVLink-bound (18 links x 25 GB/s at 85 %), not rail-bound
     assert single["largest_message_row"]["out_of_place"]["busbw_gbs"] > 300
+
+
+def test_perftest_on_the_rail_that_is_down_cannot_connect(kube):
+    """The same profile's per-rail ib_write_bw (perftest pods): rail 3 of rail-ib-2 is down, so its client fails to
+    connect while rail 2 of the same node passes."""
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import bandwidth_test as bt
+
+    settings = bt.settings_from({"configuration": {}, "method": "shared_device", "fabric": "infiniband", "image": "registry.example/perftest",
+                                 "network": "railnet", "resources": {"rdma/unused": 1}, "gpu_resource": "", "rails": "first", "namespace": "default",
+                                 "start_timeout": 60, "run_timeout": 60, "gpu_rdma_mode": "none"})
+    kube.create({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition", "metadata": {"name": "railnet", "namespace": "default"},
+                 "spec": {"config": '{"cniVersion": "0.3.1", "type": "ipoib", "master": "ibp60s0", '
+                                    '"ipam": {"type": "whereabouts", "range": "192.168.50.0/24"}}'}})
+    outcomes = {}
+    for index, device in enumerate(("mlx5_2", "mlx5_3")):
+        server = bt.pod_manifest(settings, "r%d" % index, 0, "server", "rail-ib-0", rdma_device=device)
+        server["spec"]["containers"][0]["resources"] = {}  # no operators in this cluster: nothing allocatable
+        kube.create(server)
+        name = server["metadata"]["name"]
+        wait(lambda n=name: phase(kube, n) == "Running", what="server running")
+        ip = bt.secondary_ips(kube.get("v1", "Pod", name, "default"), "railnet", "default")[0]
+        client = bt.pod_manifest(settings, "r%d" % index, 0, "client", "rail-ib-2", rdma_device=device, server_ip=ip)
+        client["spec"]["containers"][0]["resources"] = {}
+        kube.create(client)
+        wait(lambda n=client["metadata"]["name"]: phase(kube, n) in ("Succeeded", "Failed"), what="client done")
+        outcomes[device] = (phase(kube, client["metadata"]["name"]), kube.core.read_namespaced_pod_log(client["metadata"]["name"], "default"))
+    assert outcomes["mlx5_2"][0] == "Succeeded"
+    assert outcomes["mlx5_3"][0] == "Failed" and "Unable to init the socket connection" in outcomes["mlx5_3"][1]
