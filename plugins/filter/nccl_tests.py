@@ -1,9 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2025 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters over nccl-tests output: nccl_tests_parse, nccl_allreduce_evaluate.
+"""Filters over nccl-tests output: nccl_tests_parse, nccl_allreduce_evaluate; nccl_rails for its input.
 
-Documentation of each filter lives next to this file (nccl_tests_parse.yml, nccl_allreduce_evaluate.yml).
+Documentation of each filter lives next to this file (nccl_tests_parse.yml, nccl_allreduce_evaluate.yml, nccl_rails.yml).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -13,6 +13,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.workload import rails_from_plan
 from ansible_collections.gpudirect.openshift.plugins.module_utils.nccl_tests import (
     NcclTestsParseError,
     evaluate_allreduce,
@@ -55,6 +56,14 @@ def nccl_allreduce_evaluate(parsed, rail_rates_gbps, threshold=0.8, message_size
         raise AnsibleFilterError('nccl_allreduce_evaluate: %s' % exc)
 
 
+def nccl_rails(summary, nic_ports=None, gpu_nic_affinity=None, namespace=None):
+    """The rails of a rendered plan as nccl_allreduce_test takes them: networks, resources, rates and RDMA devices."""
+    try:
+        return rails_from_plan(_plain(summary), _plain(nic_ports), _plain(gpu_nic_affinity), _plain(namespace) or None)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise AnsibleFilterError('nccl_rails: %s' % exc)
+
+
 class FilterModule(object):
     """nccl-tests output filters."""
 
@@ -62,4 +71,5 @@ class FilterModule(object):
         return {
             'nccl_tests_parse': nccl_tests_parse,
             'nccl_allreduce_evaluate': nccl_allreduce_evaluate,
+            'nccl_rails': nccl_rails,
         }

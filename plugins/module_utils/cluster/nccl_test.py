@@ -240,19 +240,32 @@ class NcclAllReduceTest(bandwidth_test.BandwidthTest):
             self.delete_pods(selector)
 
     def _wait_workers(self, selector, count):
-        state = {}
+        state = {"since": {}}
+        grace = self.settings["pending_grace_period"]
 
         def predicate(items):
+            now = self.clock()
             workers = [p for p in items or [] if (p["metadata"].get("labels") or {}).get(ROLE_LABEL) == "worker"]
-            failed = [p for p in workers if bandwidth_test.pod_phase(p) in ("Failed", "Succeeded") or bandwidth_test.pending_problem(p)]
+            for pod in workers:
+                # Unschedulable or image pull trouble can clear by itself (device plugin registering): a failure
+                # only once it lasts the grace period
+                if bandwidth_test.pending_problem(pod):
+                    state["since"].setdefault(pod["metadata"]["name"], now)
+                else:
+                    state["since"].pop(pod["metadata"]["name"], None)
+            failed = [p for p in workers if bandwidth_test.pod_phase(p) in ("Failed", "Succeeded")
+                      or now - state["since"].get(p["metadata"]["name"], now) >= grace > 0]
             state["failed"] = failed
             running = [p for p in workers if bandwidth_test.pod_phase(p) == "Running" and (p.get("status") or {}).get("podIP")]
             state["ips"] = [p["status"]["podIP"] for p in sorted(running, key=lambda p: p["metadata"]["name"])]
             return bool(failed) or len(running) == count
 
+        def recheck_at():
+            return min(state["since"].values()) + grace if state["since"] else None
+
         try:
             wait_for(self.cluster, self.pods_resource, predicate, namespace=self.settings["namespace"], label_selector=selector,
-                     timeout=self.settings["start_timeout"], clock=self.clock)
+                     timeout=self.settings["start_timeout"], recheck_at=recheck_at, clock=self.clock)
         except WaitTimeout:
             return {"changed": True, "passed": False, "code": "workers_not_running",
                     "reason": "the NCCL worker pods were not all running after %ss" % self.settings["start_timeout"]}

@@ -22,6 +22,34 @@ def nccl_environment(hcas, fabric, gid_index=None):
     return env
 
 
+def rails_from_plan(summary, nic_ports=None, affinity=None, namespace=None):
+    """{"namespace", "rails", "rail_rates_gbps", "hcas", "fabric"} of the plan's rails, in rail order (GPU order with auto
+    selection): each rail's network (in ``namespace``, default the first network's) and resource, the highest link rate
+    the facts show for its NICs, and the RDMA device of its NIC on the first node (none for SR-IOV VFs)."""
+    summary = summary or {}
+    groups = (summary.get("nic_selection") or {}).get("groups") or []
+    networks = summary.get("networks") or []
+    namespace = namespace or (networks[0]["namespace"] if networks else "default")
+    in_namespace = [n for n in networks if n.get("namespace") == namespace]
+    resources = summary.get("resources") or []
+    rails, rates, hcas = [], [], []
+    for index, group in enumerate(groups):
+        if index >= len(resources) or index >= len(in_namespace):
+            break
+        rails.append({"network": in_namespace[index]["annotation"], "resource": resources[index]})
+        ports = [p for p in nic_ports or [] if p.get("node") in group.get("nodes", []) and not p.get("is_vf")
+                 and (p.get("netdev") in group.get("interfaces", []) or p.get("pci_address") in group.get("pci_addresses", []))]
+        found = [float(p["rate_gbps"]) for p in ports if p.get("rate_gbps")]
+        rates.append(max(found) if found else None)
+        devices = [p["rdma_device"] for p in sorted(ports, key=lambda p: p["node"]) if p.get("rdma_device")]
+        hcas.append(devices[0] if devices else None)
+    sriov = summary.get("method") == "sriov_legacy"
+    return {"namespace": namespace, "rails": rails,
+            "rail_rates_gbps": rates if rates and all(rates) else [],
+            "hcas": hcas if hcas and all(hcas) and not sriov else [],
+            "fabric": summary.get("fabric") or "infiniband"}
+
+
 def rail_devices(model):
     """RDMA device of each rail in rail order, from the ports NIC facts gave it (its first node's), or None when a rail
     has none: an SR-IOV VF gets its own RDMA device only when the pod starts, and manual selection has no facts."""

@@ -19,7 +19,7 @@ FILTERS = FilterModule().filters()
 
 
 def test_filter_names_and_errors():
-    assert sorted(FILTERS) == ['nccl_allreduce_evaluate', 'nccl_tests_parse']
+    assert sorted(FILTERS) == ['nccl_allreduce_evaluate', 'nccl_rails', 'nccl_tests_parse']
     with open(TWO_NODES) as handle:
         lines = handle.read().splitlines()
     parsed = FILTERS['nccl_tests_parse'](lines)  # stdout_lines

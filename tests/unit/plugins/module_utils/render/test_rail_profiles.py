@@ -20,6 +20,7 @@ import pytest
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import inventory
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import collector
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import workload
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 from simulator.controllers.facts_pods import INBOX_MODULES, build_node_tree
 from simulator.profiles import load_profile
@@ -161,3 +162,15 @@ def test_workload_pod_asks_eight_gpus_and_the_eight_rails(method, fabric, hca, i
         assert "NCCL_IB_HCA" not in env and "SR-IOV VFs" in workload["notes"][0]
     assert env.get("NCCL_IB_GID_INDEX") == ("3" if fabric == "roce" else None)
     assert pod["spec"]["containers"][0]["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+
+
+def test_rails_of_the_plan_for_the_allreduce(ib_facts):
+    ports, affinity = ib_facts
+    summary = render_all(rail_variables("shared_device", "infiniband", ib_facts))["summary"]
+    rails = workload.rails_from_plan(summary, ports, affinity)
+    assert rails["namespace"] == "default" and rails["fabric"] == "infiniband"
+    assert rails["rails"][3] == {"network": "rail3", "resource": "rdma/rail3"} and len(rails["rails"]) == 8
+    assert rails["rail_rates_gbps"] == [400.0] * 8  # rail 3 is down on rail-ib-2 only: the rail's rate is its NICs' best
+    assert rails["hcas"] == ["mlx5_%d" % index for index in range(8)]
+    sriov = render_all(rail_variables("sriov_legacy", "infiniband", ib_facts))["summary"]
+    assert workload.rails_from_plan(sriov, ports, affinity)["hcas"] == []
