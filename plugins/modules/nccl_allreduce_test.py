@@ -182,6 +182,10 @@ suspects:
   returned: always
   type: list
   elements: dict
+report_html:
+  description: Self-contained HTML report (verdict, suspect rails, busbw by message size as an inline SVG chart).
+  returned: when not in check mode
+  type: str
 rows:
   description: Size, algbw and busbw (out-of-place) of every row.
   returned: when the output parsed
@@ -195,6 +199,7 @@ import traceback
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_report
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.nccl_test import NcclAllReduceTest, SettingsError, settings_from
@@ -251,6 +256,8 @@ def main():
     except Exception as exc:  # pylint: disable=broad-except
         module.fail_json(msg="The NCCL all-reduce test failed: %s" % api_message(exc), exception=traceback.format_exc())
     result["changed"] = False  # pods come and go; nothing stays on the cluster
+    if not module.check_mode:
+        result["report_html"] = nccl_report.html(result)
     if module.check_mode or result.get("passed"):
         module.exit_json(msg=result.get("reason") or "check mode: nothing run", **result)
     module.fail_json(msg=result.get("reason"), **result)

@@ -41,6 +41,7 @@ def test_allreduce_passes_on_healthy_rails_and_names_the_degraded_one(sim_factor
     assert degraded["suspects"] == [{"rail": 3, "node": "rail-ib-2", "nic": "ibp94s0", "rdma_device": "mlx5_3", "gpu": 3,
                                      "problem": "link DOWN"}]
     assert "rail 3 on rail-ib-2: NIC ibp94s0 (GPU 3) link DOWN" in degraded["msg"]
+    assert "<svg" in degraded["report_html"] and "ibp94s0" in degraded["report_html"] and "FAILED" in degraded["report_html"]
     left = [p["metadata"]["name"] for p in objects(sim, "v1", "Pod")
             if (p["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == "gpudirect-nccl"]
     assert left == []

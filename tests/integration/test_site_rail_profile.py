@@ -98,6 +98,7 @@ def test_verify_reports_each_rail_and_the_nccl_bus_bandwidth_and_names_the_degra
     assert nccl["code"] == "busbw_below_threshold" and nccl["expected_busbw_gbs"] == 400.0
     assert 180 < nccl["measured_busbw_gbs"] < 200 and nccl["nodes"] == ["rail-ib-0", "rail-ib-2"]
     assert nccl["suspects"] == [{"rail": 3, "node": "rail-ib-2", "nic": "ibp94s0", "rdma_device": "mlx5_3", "gpu": 3, "problem": "link DOWN"}]
+    assert "link DOWN" in (tmp / "verify" / "nccl-report.html").read_text()
     text = " ".join(run.output.split())
     assert "rail 3 on rail-ib-2: NIC ibp94s0 (GPU 3) link DOWN" in text
     left = [p["metadata"]["name"] for p in objects(sim, "v1", "Pod")

@@ -70,3 +70,19 @@ def test_judge_unparsable_output():
     settings = nccl_test.settings_from({"image": "img", "gpus_per_node": 8, "rail_rates_gbps": [400]})
     result = nccl_test.judge(settings, "hello", {})
     assert result["passed"] is False and result["code"] == "unparsable_output"
+
+
+def test_html_report_shows_verdict_suspects_and_chart():
+    import os
+    from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_report
+
+    fixture = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "nccl", "a3mega_2x8_h100_v2.1x.txt")
+    with open(fixture) as handle:
+        log = handle.read()
+    settings = nccl_test.settings_from({"image": "img", "gpus_per_node": 8, "rail_rates_gbps": [400] * 8})
+    suspects = [{"rail": 3, "node": "ztan-mig-gq73", "nic": "ibp94s0", "rdma_device": "mlx5_3", "gpu": 3, "problem": "link DOWN"}]
+    result = nccl_test.judge(settings, log, {"ztan-mig-235z": "node-a", "ztan-mig-gq73": "node-b"}, suspects)
+    assert result["passed"] is True and result["nodes"] == ["node-a", "node-b"] and len(result["rows"]) == 31
+    text = nccl_report.html(result)
+    assert "PASSED" in text and "<svg" in text and text.count("<rect") == 31 and "8G" in text
+    assert "ibp94s0" in text and "link DOWN" in text and "<script" not in text
