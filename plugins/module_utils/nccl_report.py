@@ -34,10 +34,10 @@ def busbw_chart_svg(rows, expected=None, required=None, width=720, height=300):
     step = float(width - left - 10) / len(rows)
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img" aria-label="bus bandwidth by size">' % (width, height)]
     for index, row in enumerate(rows):
-        bar = plot_h * row["busbw_gbs"] / top
+        bar_height = plot_h * row["busbw_gbs"] / top
         x = left + index * step
         parts.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#1f77b4"><title>%s: %.2f GB/s</title></rect>' % (
-            x + 1, height - bottom - bar, max(step - 2, 1), bar, _esc(_size_text(row["size_bytes"])), row["busbw_gbs"]))
+            x + 1, height - bottom - bar_height, max(step - 2, 1), bar_height, _esc(_size_text(row["size_bytes"])), row["busbw_gbs"]))
         if len(rows) <= 16 or index % 4 == 0:
             parts.append('<text x="%.1f" y="%d" font-size="10" text-anchor="middle">%s</text>' % (
                 x + step / 2, height - bottom + 14, _esc(_size_text(row["size_bytes"]))))

@@ -264,7 +264,7 @@ def parse_nccl_tests_output(text, require_results=True, collective=None):
             continue
         if stripped.startswith('#') and re.match(r'^#\s+size\s+count\s', stripped):
             if layout is not None:
-                raise NcclTestsParseError('line %d holds a second table header (first at line %d): output of two runs mixed'
+                raise NcclTestsParseError('line %d holds a second table header (first at line %s): output of two runs mixed'
                                           % (lineno, table_line))
             if result['rows']:
                 raise NcclTestsParseError('line %d: table header after result rows' % lineno)
@@ -346,8 +346,8 @@ def _finish(result, require_results, table_line, footer_line, line_count):
             return _summarise(result)
         if table_line is None and not result['params']:
             raise NcclTestsParseError('not nccl-tests output: no "# nThread" line and no result table')
-        raise NcclTestsParseError('no result rows%s: output cut short' % (' after the table header at line %d' % table_line
-                                                                         if table_line else ''))
+        where = ' after the table header at line %d' % table_line if table_line else ''
+        raise NcclTestsParseError('no result rows%s: output cut short' % where)
     if footer_line is None:
         if result['errors']:
             raise NcclTestsParseError('the run failed after %d result rows: %s' % (len(rows), ' | '.join(result['errors'][:3])))
@@ -400,7 +400,7 @@ def _rates(rail_rates_gbps):
             value = float(rate)
         except (TypeError, ValueError):
             raise ValueError('rail_rates_gbps: %r is not a link rate in Gb/s' % (rate,))
-        if not value > 0 or math.isinf(value):
+        if math.isnan(value) or math.isinf(value) or value <= 0:
             raise ValueError('rail_rates_gbps: %r is not a positive link rate in Gb/s' % (rate,))
         rates.append(value)
     return rates

@@ -82,7 +82,8 @@ def test_verify_reports_each_rail_and_the_nccl_bus_bandwidth_and_names_the_degra
     sim, tmp = rails["sim"], rails["tmp"]
     ports, affinity = facts(sim)
     # verify.yml gathers no facts: with auto selection the plan needs them as variables
-    variables = dict(VARIABLES, gpudirect_rdma_nic_facts=ports, gpudirect_rdma_gpu_nic_affinity=affinity, verify_image="registry.example/perftest-cuda:25.01", verify_duration=2, verify_start_timeout=60,
+    variables = dict(VARIABLES, gpudirect_rdma_nic_facts=ports, gpudirect_rdma_gpu_nic_affinity=affinity,
+                     verify_image="registry.example/perftest-cuda:25.01", verify_duration=2, verify_start_timeout=60,
                      verify_pending_grace_period=1, verify_cleanup_timeout=30, verify_nic_ports=ports, verify_gpu_nic_affinity=affinity,
                      verify_nodes=["rail-ib-0", "rail-ib-2"], verify_artifacts_dir=str(tmp / "verify"), verify_nccl=True,
                      verify_nccl_image="registry.example/nccl-tests-mpi:2.19.6", verify_nccl_min_bytes="1M")
