@@ -182,6 +182,13 @@ olm_manifests:
     - order: 1
       file: 001-namespace-openshift-nfd.yaml
       manifest: {apiVersion: v1, kind: Namespace, metadata: {name: openshift-nfd}}
+workload:
+  description:
+    - A pod template for a job that uses the rails (one GPU per rail, every rail's resource and network, C(NCCL_IB_HCA)
+      with the rails' RDMA devices from the NIC facts, C(NCCL_IB_GID_INDEX) for RoCE), with C(file), C(manifest) and
+      C(notes). Not applied; C(playbooks/render.yml) writes it. Empty with errors or O(validate_only).
+  returned: always
+  type: dict
 waits:
   description:
     - Readiness waits the rendered objects need, by name, as M(gpudirect.openshift.resource_wait) entries without
@@ -246,6 +253,7 @@ def main():
         summary=result["summary"],
         images=result["images"],
         waits=result["waits"],
+        workload=result.get("workload") or {},
     )
     for warning in result["warnings"]:
         module.warn(warning)

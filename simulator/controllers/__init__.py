@@ -19,6 +19,7 @@ from .network_operator import NetworkOperatorController
 from .networks import NetworkController
 from .nfd import NfdController
 from .olm import OlmController
+from .nccl_pods import NcclPodController
 from .perftest_pods import PerftestPodController
 from .seed import seed_cluster, sync_package_manifests
 from .sriov import SriovController
@@ -85,7 +86,7 @@ def install_controllers(sim):
     olm = OlmController(runtime, crds)
     operators = [NfdController(runtime), SriovController(runtime), NetworkOperatorController(runtime),
                  GpuOperatorController(runtime), NetworkController(runtime), MachineConfigController(runtime)]
-    operators.extend([FactsPodController(runtime), PerftestPodController(runtime)])
+    operators.extend([FactsPodController(runtime), PerftestPodController(runtime), NcclPodController(runtime)])
     operators.extend(finalizer_controllers(runtime))
     handle = Controllers(runtime, olm, operators)
     sim.store.subscribe(handle.dispatch)

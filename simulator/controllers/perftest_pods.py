@@ -14,6 +14,7 @@ Pods labelled app.kubernetes.io/component=gpudirect-verify are the only pods the
   server address) finishes; both then exit 0 with perftest's header, table and footer, the bandwidth 92-97 % of the
   slower port's speed in the hardware profile (deterministic per node pair), CUDA set-up lines for --use_cuda
   and DMA-BUF lines for --use_cuda_dmabuf.
+- A port whose state in the profile is not ACTIVE (a rail down) makes the client fail as "link_down" does.
 - Faults, sim.faults.operator_faults["perftest"]: "link_down", "wrong_gid", "no_gpu", "image_pull", "hang", "slow"
   (a string for every pod, or {"fault": name, "nodes": [node, ...], "devices": [rdma device, ...]} for pods on those
   nodes and/or with RDMA_DEVICE one of those devices).
@@ -58,6 +59,10 @@ def _requests(pod):
             if "/" in name:
                 total[name] = total.get(name, 0) + int(float(str(value)))
     return total
+
+
+def _container(pod):
+    return ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name") or "perftest"
 
 
 def _count(value):
@@ -106,8 +111,13 @@ class PerftestPodController:
         self.allocated = {}  # (nad namespace, nad name) -> {ip: (pod namespace, pod name)}
         self.pod_ips = {}  # (namespace, name) -> (nad key, ip)
         self.waiting_servers = {}  # server secondary ip -> (namespace, name)
+        self.started = 0  # pods started so far: numbers their cluster-network addresses
 
     # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def is_mine(obj):
+        return is_verify_pod(obj)
+
     def cfg(self, key):
         conf = getattr(self.rt.sim, "config", None) or {}
         return float(conf.get(key, _DEFAULTS[key]))
@@ -145,7 +155,7 @@ class PerftestPodController:
             for namespace, name in list(self.unscheduled):
                 self.rt.enqueue(("perftest-schedule", namespace, name), lambda ns=namespace, n=name: self.schedule(ns, n))
             return
-        if key != ("", "pods") or not is_verify_pod(obj):
+        if key != ("", "pods") or not self.is_mine(obj):
             return
         meta = obj["metadata"]
         ident = (meta.get("namespace"), meta["name"])
@@ -171,7 +181,7 @@ class PerftestPodController:
         used = {}
         for pod in self.rt.list("", "pods"):
             meta = pod["metadata"]
-            if (meta.get("namespace"), meta["name"]) == exclude or not is_verify_pod(pod):
+            if (meta.get("namespace"), meta["name"]) == exclude or not self.is_mine(pod):
                 continue
             if (pod.get("spec") or {}).get("nodeName") != node_name:
                 continue
@@ -232,7 +242,7 @@ class PerftestPodController:
                                {"type": "Initialized", "status": "True", "lastTransitionTime": now()},
                                {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "lastTransitionTime": now(),
                                 "message": "containers with unready status: [perftest]"}],
-                "containerStatuses": [{"name": "perftest", "image": image, "imageID": "", "ready": False, "restartCount": 0,
+                "containerStatuses": [{"name": _container(pod), "image": image, "imageID": "", "ready": False, "restartCount": 0,
                                        "started": False, "state": {"waiting": {"reason": "ContainerCreating"}}}],
             }
 
@@ -282,8 +292,10 @@ class PerftestPodController:
             self.rt.later(self.cfg("perftest_backoff_seconds"), lambda: self._image_pull(namespace, name, image, "ImagePullBackOff"))
             return
         networks = _network_names((pod["metadata"].get("annotations") or {}).get(NETWORKS_ANNOTATION), namespace)
-        status_entries = [{"name": "ovn-kubernetes", "interface": "eth0", "ips": ["10.128.%d.%d" % (len(self.pod_ips) // 250 + 2, len(self.pod_ips) % 250 + 5)],
-                           "mac": "0a:58:0a:80:02:%02x" % (len(self.pod_ips) % 256), "default": True, "dns": {}}]
+        # Each started pod its own cluster-network address, also pods without a secondary network.
+        self.started += 1
+        status_entries = [{"name": "ovn-kubernetes", "interface": "eth0", "ips": ["10.128.%d.%d" % (self.started // 250 + 2, self.started % 250 + 5)],
+                           "mac": "0a:58:0a:80:02:%02x" % (self.started % 256), "default": True, "dns": {}}]
         nad_types = []
         for index, (nad_ns, nad_name) in enumerate(networks):
             if nad_ns != namespace and nad_ns not in MULTUS_GLOBAL_NAMESPACES:
@@ -320,9 +332,13 @@ class PerftestPodController:
             status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") not in ("Ready", "ContainersReady")]
             status["conditions"] += [{"type": "Ready", "status": "True", "lastTransitionTime": now()},
                                      {"type": "ContainersReady", "status": "True", "lastTransitionTime": now()}]
-            status["containerStatuses"] = [{"name": "perftest", "image": image, "imageID": image, "ready": True, "restartCount": 0,
+            status["containerStatuses"] = [{"name": _container(pod), "image": image, "imageID": image, "ready": True, "restartCount": 0,
                                             "started": True, "state": {"running": {"startedAt": now()}}}]
 
+        self._begin(namespace, name, role, run, fault, secondary, running)
+
+    def _begin(self, namespace, name, role, run, fault, secondary, running):
+        """The container started (network attached): what the program in it does from here."""
         if role == "server":
             self._set_log(namespace, name, server_waiting_log(run))
             if secondary:
@@ -371,6 +387,8 @@ class PerftestPodController:
             "device_missing": bool(env.get("RDMA_DEVICE")) and chosen is None,
             "vf": vf,
             "speed_gbps": chosen[1].speed_gbps if chosen else 100,
+            # a port the profile has down (a degraded rail) fails as the link_down fault does
+            "port_active": chosen[1].state == "ACTIVE" if chosen else True,
             "mtu": 4096 if (chosen and chosen[1].is_infiniband) else 1024,
             "link_type": "IB" if link_layer == "InfiniBand" else "Ethernet",
             "qps": int(args[args.index("-q") + 1]) if "-q" in args else 1,
@@ -419,12 +437,15 @@ class PerftestPodController:
         if fault == "hang":
             self._set_log(namespace, name, cuda_lines(run) if run["use_cuda"] else "")
             return
-        if fault == "link_down" or server is None or (server.get("status") or {}).get("phase") != "Running":
+        if fault == "link_down" or not run["port_active"] or server is None or (server.get("status") or {}).get("phase") != "Running":
             self.finish(namespace, name, 1, link_down_log(run))
             return
         server_env = _env(server)
         server_run = self._describe(server, server_env, self._nad_types(server))
         server_run["own_ip"] = run["server_ip"]
+        if not server_run["port_active"]:
+            self.finish(namespace, name, 1, link_down_log(run))
+            return
         if fault == "wrong_gid":
             self.finish(namespace, name, 1, wrong_gid_log(run, server_run))
             return
@@ -464,7 +485,7 @@ class PerftestPodController:
             status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") not in ("Ready", "ContainersReady")]
             status["conditions"] += [{"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now()},
                                      {"type": "ContainersReady", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now()}]
-            status["containerStatuses"] = [{"name": "perftest", "image": image, "imageID": image, "ready": False, "restartCount": 0,
+            status["containerStatuses"] = [{"name": _container(pod), "image": image, "imageID": image, "ready": False, "restartCount": 0,
                                             "started": False, "state": {"terminated": {
                                                 "exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
                                                 "startedAt": started, "finishedAt": now()}}}]

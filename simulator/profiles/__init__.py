@@ -121,6 +121,7 @@ class NodeProfile:
     architecture: str = "amd64"
     cpu_model: str = ""
     numa_nodes: int = 1
+    nvlink_links_per_gpu: int = 0
     labels: dict = field(default_factory=dict)
     gpus: list = field(default_factory=list)
     nics: list = field(default_factory=list)
@@ -329,7 +330,7 @@ def _parse_pci_device(c, raw, path):
 def _parse_node(c, raw, path, cluster, index):
     c.mapping(raw, path, ("name", "roles"),
               ("hostname", "internal_ip", "kernel", "os_image", "cpu", "memory_gib", "architecture", "cpu_model",
-               "numa_nodes", "labels", "gpus", "nics", "pci_devices"))
+               "numa_nodes", "nvlink_links_per_gpu", "labels", "gpus", "nics", "pci_devices"))
     name = c.string(raw["name"], _join(path, "name"), _DNS1123, "node name (DNS-1123 subdomain)")
     roles = [c.string(r, "%s.roles[%d]" % (path, i), choices=ROLES) for i, r in enumerate(c.seq(raw["roles"], _join(path, "roles")))]
     if not roles:
@@ -351,6 +352,8 @@ def _parse_node(c, raw, path, cluster, index):
         architecture=c.string(raw.get("architecture", "amd64"), _join(path, "architecture"), choices=("amd64", "arm64")),
         cpu_model=c.string(raw.get("cpu_model", ""), _join(path, "cpu_model")),
         numa_nodes=c.integer(raw.get("numa_nodes", 1), _join(path, "numa_nodes"), 1, 64),
+        # NVLink links from each GPU into the NVSwitch fabric (NV18 in `nvidia-smi topo -m` on HGX H100); 0: none
+        nvlink_links_per_gpu=c.integer(raw.get("nvlink_links_per_gpu", 0), _join(path, "nvlink_links_per_gpu"), 0, 18),
         labels={str(k): str(v) for k, v in labels.items()},
         gpus=[_parse_gpu(c, g, "%s.gpus[%d]" % (path, i)) for i, g in enumerate(c.seq(raw.get("gpus"), _join(path, "gpus")))],
         nics=[_parse_nic(c, n, "%s.nics[%d]" % (path, i)) for i, n in enumerate(c.seq(raw.get("nics"), _join(path, "nics")))],

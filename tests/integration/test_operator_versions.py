@@ -6,6 +6,8 @@ cluster's catalog does not hold is refused by preflight."""
 import json
 import time
 
+import yaml
+
 from site_support import example, objects, run_playbook
 
 from test_olm_operator import OLM_V1A1, OPERATORS, get, items, kube, run_olm
@@ -109,6 +111,9 @@ def test_render_lists_the_operand_images_to_mirror(tmp_path):
     assert any("/ipoib-cni:" in i for i in images)
     policy = next(p for p in out.glob("*-nicclusterpolicy-*.yaml")).read_text()
     assert policy.count("- mirror-pull") == 3
+    # the pod template of a job on the rails (issue 17): one GPU and the one rail of this configuration
+    pod = yaml.safe_load((out / "workload-rail-job-pod.yaml").read_text())
+    assert pod["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "1", "rdma/rdma_shared_device_ib": "1"}
 
 
 def test_render_writes_the_olm_objects_and_olm_installs_the_operators_from_them(sim_factory, tmp_path):

@@ -145,7 +145,7 @@ def _check_against_facts(values, ports, interfaces, pci_addresses, errors):
     return selected
 
 
-def _auto_ports(values, ports, errors):
+def _auto_ports(values, ports, errors, warnings=None):
     fabric = values["fabric"]
     candidates = [p for p in ports if not p["is_vf"] and p["vendor_id"] == names.MELLANOX_VENDOR_ID and p["fabric"] == fabric]
     if not candidates:
@@ -180,9 +180,27 @@ def _auto_ports(values, ports, errors):
         for port in sorted(best[key][1], key=lambda p: p["pci_address"]):
             if port not in chosen:
                 chosen.append(port)
+    _warn_far_rails(affinity, chosen, warnings)
     if not chosen and not errors.messages:
         errors.add("gpu_nic_affinity", "names no %s port of gpudirect_rdma_nic_facts" % fabric)
     return chosen
+
+
+def _warn_far_rails(affinity, chosen, warnings):
+    """A chosen NIC with no GPU behind its own PCIe switch (PIX) or switch tree (PXB): GPUDirect RDMA through it
+    crosses the host bridge, which is slower or refused, so the rail it makes is not a GPU's rail."""
+    if warnings is None:
+        return
+    for port in chosen:
+        ranks = [AFFINITY_RANK.get(str(link.get("relation", "")).upper(), 9) for link in affinity
+                 if link.get("node") == port["node"] and names.normalise_pci_address(str(link.get("nic"))) == port["pci_address"]]
+        nearest = min(ranks) if ranks else None
+        if nearest is None or nearest > AFFINITY_RANK["PXB"]:
+            relation = [name for name, rank in AFFINITY_RANK.items() if rank == nearest]
+            warnings.append("%s: NIC %s (%s) on node %s is %s to every GPU, not PIX or PXB: GPUDirect RDMA through it "
+                            "crosses the CPU's host bridge; check that the NIC sits in a GPU's PCIe switch, or leave it out" % (
+                                names.variable("gpu_nic_affinity"), port["netdev"] or port["pci_address"], port["pci_address"],
+                                port["node"], relation[0] if relation else "unrelated"))
 
 
 def _gpu_sort_key(gpu):
@@ -342,7 +360,7 @@ def resolve(values, provided, errors, warnings, require_facts=True):
                 errors.add("nic_facts", "required when gpudirect_rdma_nic_selection is auto (collect NIC facts first)")
             selection["source"] = "pending"
             return selection
-        chosen = _auto_ports(values, facts_ports, errors)
+        chosen = _auto_ports(values, facts_ports, errors, warnings)
         if not chosen:
             return selection
         # Shared device plugins and macvlan/IPoIB masters match by name; host device and VFs by PCI address, which

@@ -14,12 +14,14 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.render import 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import operators
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.waits import render_waits
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import workload
 
 DEVICE_PLUGIN_KEYS = ("rdmaSharedDevicePlugin", "sriovDevicePlugin", "secondaryNetwork")
 
 
 def _empty(errors, warnings):
-    return {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}, "images": [], "waits": {}}
+    return {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}, "images": [], "waits": {},
+            "workload": {}}
 
 
 def validate(variables, require_facts=False):
@@ -57,15 +59,18 @@ def render_all(variables):
     phases = {}
     for entry in manifests:
         phases.setdefault(entry["phase"], []).append(entry["file"])
+    summary = _summary(model, manifests)
     return {
         "errors": [],
         "warnings": warnings,
         "manifests": manifests,
         "phases": phases,
         "teardown_order": teardown_order(manifests),
-        "summary": _summary(model, manifests),
+        "summary": summary,
         "images": images_of(manifests),
         "waits": render_waits(manifests, model),
+        # not applied: the pod a job uses the rails with (render.yml writes it, docs/nccl-tests.md)
+        "workload": workload.rail_job_pod(model, summary),
     }
 
 

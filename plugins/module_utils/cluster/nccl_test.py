@@ -1,0 +1,289 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""All-reduce across nodes with nccl-tests (all_reduce_perf over MPI), as Kubernetes pods, judged against the rails.
+
+The pods follow MPI Operator's layout for an MPIJob (kubeflow/mpi-operator): one worker pod per node holding the
+node's GPUs and every rail (resource and network), running the image's SSH daemon, and one launcher pod that runs
+``mpirun -H <worker IP>:<GPUs>,... all_reduce_perf_mpi`` once every worker runs. The launcher's log is parsed with
+module_utils/nccl_tests.py and judged against the sum of one node's rail rates. Every pod is deleted when run()
+returns, also when anything fails. Pod creation, log reading and deletion are BandwidthTest's (bandwidth_test.py).
+
+The helpers above ``NcclAllReduceTest`` are pure and unit tested without a cluster.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_tests
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import bandwidth_test
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.workload import nccl_environment
+
+COMPONENT = "gpudirect-nccl"
+ROLE_LABEL = "gpudirect.openshift/nccl-role"
+RUN_LABEL = "gpudirect.openshift/nccl-run"
+CONTAINER = "nccl"
+NEAR = ("PIX", "PXB")
+
+
+class SettingsError(ValueError):
+    """Options that cannot work together; the module reports the message as is."""
+
+
+def rail_hcas(affinity, node, rail_devices=None):
+    """RDMA devices of a node's rails in GPU order: for each GPU the NIC nearest to it (PIX, else PXB).
+
+    ``rail_devices`` limits the choice to the configured rails' devices. GPUs with no near NIC are left out.
+    """
+    best = {}
+    for link in affinity or []:
+        if link.get("node") != node or link.get("relation") not in NEAR or not link.get("rdma_device"):
+            continue
+        if rail_devices is not None and link["rdma_device"] not in rail_devices:
+            continue
+        gpu = link.get("gpu")
+        rank = NEAR.index(link["relation"])
+        if gpu not in best or rank < best[gpu][0]:
+            best[gpu] = (rank, link["rdma_device"])
+    ordered = []
+    for gpu in sorted(best, key=lambda g: (0, int(g)) if str(g).isdigit() else (1, str(g))):
+        device = best[gpu][1]
+        if device not in ordered:
+            ordered.append(device)
+    return ordered
+
+
+def settings_from(params):
+    """Validated settings from the module parameters; every problem in one SettingsError."""
+    problems = []
+    rails = params.get("rails") or []
+    for index, rail in enumerate(rails):
+        if not rail.get("network") or not rail.get("resource"):
+            problems.append("rails[%d]: network and resource are both required" % index)
+    nodes = list(params.get("nodes") or [])
+    if nodes and len(nodes) < 2:
+        problems.append("nodes: give at least two nodes (an all-reduce on one node never crosses the rails)")
+    gpus = int(params.get("gpus_per_node") or 0)
+    if gpus < 1:
+        problems.append("gpus_per_node: must be at least 1")
+    threshold = float(params.get("threshold", 0.8))
+    if not 0 < threshold <= 1:
+        problems.append("threshold: must be in (0, 1]")
+    rates = params.get("rail_rates_gbps") or []
+    if rails and rates and len(rates) != len(rails):
+        problems.append("rail_rates_gbps: %d rates for %d rails" % (len(rates), len(rails)))
+    if problems:
+        raise SettingsError("; ".join(problems))
+    return {
+        "namespace": params.get("namespace") or "default",
+        "image": params["image"],
+        "image_pull_policy": params.get("image_pull_policy") or "IfNotPresent",
+        "nodes": nodes,
+        "node_selector": params.get("node_selector") or {},
+        "gpu_resource": params.get("gpu_resource", "nvidia.com/gpu"),
+        "gpus_per_node": gpus,
+        "rails": rails,
+        "rail_rates_gbps": [float(rate) for rate in rates],
+        "fabric": params.get("fabric") or "infiniband",
+        "hcas": list(params.get("hcas") or []),
+        "binary": params.get("binary") or "all_reduce_perf_mpi",
+        "min_bytes": str(params.get("min_bytes") or "8"),
+        "max_bytes": str(params.get("max_bytes") or "8G"),
+        "worker_command": list(params.get("worker_command") or ["/usr/sbin/sshd", "-D", "-e"]),
+        "threshold": threshold,
+        "start_timeout": float(params.get("start_timeout") or 300),
+        "run_timeout": float(params.get("run_timeout") or 600),
+        "cleanup_timeout": float(params.get("cleanup_timeout") or 120),
+        "service_account": params.get("service_account") or "",
+        "pending_grace_period": float(params.get("pending_grace_period") or 60),
+    }
+
+
+def _resources(settings):
+    resources = dict((rail["resource"], "1") for rail in settings["rails"])
+    if settings["gpu_resource"]:
+        resources[settings["gpu_resource"]] = str(settings["gpus_per_node"])
+    return resources
+
+
+def _pod(settings, name, run_id, role, node_selector, command, env, resources):
+    spec = {
+        "restartPolicy": "Never",
+        "activeDeadlineSeconds": int(settings["start_timeout"] + settings["run_timeout"] + 60),
+        "terminationGracePeriodSeconds": 5,
+        "automountServiceAccountToken": False,
+        "containers": [{
+            "name": CONTAINER,
+            "image": settings["image"],
+            "imagePullPolicy": settings["image_pull_policy"],
+            "command": command,
+            "env": [{"name": key, "value": value} for key, value in sorted(env.items())],
+            # IPC_LOCK: NCCL pins its buffers for RDMA
+            "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
+            "resources": {"requests": dict(resources), "limits": dict(resources)},
+        }],
+    }
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    if settings["service_account"]:
+        spec["serviceAccountName"] = settings["service_account"]
+    metadata = {"name": name, "namespace": settings["namespace"],
+                "labels": {bandwidth_test.COMPONENT_LABEL: COMPONENT, MANAGED_BY_LABEL: MANAGED_BY_VALUE, RUN_LABEL: run_id,
+                           ROLE_LABEL: role}}
+    if role == "worker" and settings["rails"]:
+        metadata["annotations"] = {bandwidth_test.NETWORKS_ANNOTATION: ",".join(rail["network"] for rail in settings["rails"])}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def worker_manifest(settings, run_id, index, node, hostname=None):
+    """The worker of one node: the node's GPUs, one of every rail's resource, every rail's network."""
+    name = "nccl-%s-worker-%d" % (run_id, index)
+    return _pod(settings, name, run_id, "worker", {"kubernetes.io/hostname": hostname or node}, settings["worker_command"], {},
+                _resources(settings))
+
+
+def launcher_command(settings, worker_ips):
+    """mpirun over the workers (one slot per GPU), passing the NCCL variables to every rank."""
+    ranks = settings["gpus_per_node"] * len(worker_ips)
+    hosts = ",".join("%s:%d" % (ip, settings["gpus_per_node"]) for ip in worker_ips)
+    env = nccl_environment(settings["hcas"], settings["fabric"])
+    command = ["mpirun", "--allow-run-as-root", "-np", str(ranks), "-H", hosts, "--bind-to", "none"]
+    for key in sorted(env):
+        command += ["-x", key]
+    return command + [settings["binary"], "-b", settings["min_bytes"], "-e", settings["max_bytes"], "-f", "2", "-g", "1"]
+
+
+def launcher_manifest(settings, run_id, worker_ips):
+    name = "nccl-%s-launcher" % run_id
+    return _pod(settings, name, run_id, "launcher", {}, launcher_command(settings, worker_ips),
+                nccl_environment(settings["hcas"], settings["fabric"]), {})
+
+
+def judge(settings, log, hosts_to_nodes, suspects=None):
+    """The result of one run: parsed output, verdict, and the rails that facts point at when it is low."""
+    result = {"log_tail": "\n".join((log or "").splitlines()[-20:]), "suspects": list(suspects or [])}
+    try:
+        parsed = nccl_tests.parse_nccl_tests_output(log or "", collective="all_reduce")
+    except nccl_tests.NcclTestsParseError as exc:
+        result.update(passed=False, code="unparsable_output", reason="all_reduce_perf output: %s" % exc)
+        return result
+    rates = settings["rail_rates_gbps"] or [0.0]
+    verdict = nccl_tests.evaluate_allreduce(parsed, rates if sum(rates) else [1.0], settings["threshold"])
+    verdict["nodes"] = sorted(set(hosts_to_nodes.get(host, host) for host in verdict["hosts"]))
+    result.update(verdict)
+    result["rows"] = [{"size_bytes": row["size_bytes"], "busbw_gbs": row["out_of_place"]["busbw_gbs"],
+                       "algbw_gbs": row["out_of_place"]["algbw_gbs"]} for row in parsed["rows"]]
+    if not verdict["passed"] and suspects:
+        result["reason"] += "; from the facts: " + "; ".join(
+            "rail %s on %s: NIC %s (GPU %s) %s" % (s["rail"], s["node"], s["nic"], s["gpu"], s["problem"]) for s in suspects)
+    return result
+
+
+def suspect_rails(nic_ports, affinity, rails_devices, nodes):
+    """Rails whose port on a tested node is not active or slower than the same rail elsewhere: (node, NIC, GPU)."""
+    gpu_of = {}
+    for link in affinity or []:
+        if link.get("relation") in NEAR:
+            gpu_of.setdefault((link.get("node"), link.get("rdma_device")), link.get("gpu"))
+    speeds = {}
+    for port in nic_ports or []:
+        if port.get("node") in nodes and port.get("rdma_device") in rails_devices:
+            speeds.setdefault(port["rdma_device"], []).append(port.get("rate_gbps") or 0)
+    suspects = []
+    for port in nic_ports or []:
+        device = port.get("rdma_device")
+        if port.get("node") not in nodes or device not in rails_devices or port.get("is_vf"):
+            continue
+        problem = None
+        if port.get("state") not in (None, "ACTIVE"):
+            problem = "link %s" % port.get("state")
+        elif port.get("rate_gbps") and port["rate_gbps"] < max(speeds.get(device) or [0]):
+            problem = "at %s Gb/s, the others at %s" % (port["rate_gbps"], max(speeds[device]))
+        if problem:
+            suspects.append({"rail": rails_devices.index(device), "node": port["node"], "nic": port.get("netdev") or port.get("pci_address"),
+                             "rdma_device": device, "gpu": gpu_of.get((port["node"], device)), "problem": problem})
+    return suspects
+
+
+class NcclAllReduceTest(bandwidth_test.BandwidthTest):
+    """Runs the workers and the launcher against a cluster; every pod is gone when run() returns."""
+
+    def run(self, check_mode=False, nic_ports=None, affinity=None):
+        nodes = self.nodes()
+        if check_mode:
+            return {"changed": False, "planned_nodes": [n for n, _h in nodes], "passed": None}
+        selector = "%s=%s" % (RUN_LABEL, self.run_id)
+        hosts_to_nodes = {}
+        try:
+            for index, (node, hostname) in enumerate(nodes):
+                manifest = worker_manifest(self.settings, self.run_id, index, node, hostname)
+                hosts_to_nodes[manifest["metadata"]["name"]] = node
+                self._create(manifest)
+            workers = self._wait_workers(selector, len(nodes))
+            if isinstance(workers, dict):
+                return workers
+            self._create(launcher_manifest(self.settings, self.run_id, workers))
+            outcome = self._wait_launcher(selector)
+            log = self.read_log("nccl-%s-launcher" % self.run_id)
+            devices = self.settings["hcas"]
+            suspects = suspect_rails(nic_ports, affinity, devices, [n for n, _h in nodes]) if devices else []
+            result = judge(self.settings, log, hosts_to_nodes, suspects)
+            if outcome == "timeout":
+                result.update(passed=False, code="timeout", reason="all_reduce_perf did not finish in %ss" % self.settings["run_timeout"])
+            result["changed"] = True
+            return result
+        finally:
+            self.delete_pods(selector)
+
+    def _wait_workers(self, selector, count):
+        state = {"since": {}}
+        grace = self.settings["pending_grace_period"]
+
+        def predicate(items):
+            now = self.clock()
+            workers = [p for p in items or [] if (p["metadata"].get("labels") or {}).get(ROLE_LABEL) == "worker"]
+            for pod in workers:
+                # Unschedulable or image pull trouble can clear by itself (device plugin registering): a failure
+                # only once it lasts the grace period
+                if bandwidth_test.pending_problem(pod):
+                    state["since"].setdefault(pod["metadata"]["name"], now)
+                else:
+                    state["since"].pop(pod["metadata"]["name"], None)
+            failed = [p for p in workers if bandwidth_test.pod_phase(p) in ("Failed", "Succeeded")
+                      or now - state["since"].get(p["metadata"]["name"], now) >= grace > 0]
+            state["failed"] = failed
+            running = [p for p in workers if bandwidth_test.pod_phase(p) == "Running" and (p.get("status") or {}).get("podIP")]
+            state["ips"] = [p["status"]["podIP"] for p in sorted(running, key=lambda p: p["metadata"]["name"])]
+            return bool(failed) or len(running) == count
+
+        def recheck_at():
+            return min(state["since"].values()) + grace if state["since"] else None
+
+        try:
+            wait_for(self.cluster, self.pods_resource, predicate, namespace=self.settings["namespace"], label_selector=selector,
+                     timeout=self.settings["start_timeout"], recheck_at=recheck_at, clock=self.clock)
+        except WaitTimeout:
+            return {"changed": True, "passed": False, "code": "workers_not_running",
+                    "reason": "the NCCL worker pods were not all running after %ss" % self.settings["start_timeout"]}
+        if state["failed"]:
+            pod = state["failed"][0]
+            return {"changed": True, "passed": False, "code": "worker_failed",
+                    "reason": "NCCL worker %s on %s: %s" % (pod["metadata"]["name"], (pod.get("spec") or {}).get("nodeName"),
+                                                            bandwidth_test.pod_state_text(pod))}
+        return state["ips"]
+
+    def _wait_launcher(self, selector):
+        def predicate(items):
+            return any((p["metadata"].get("labels") or {}).get(ROLE_LABEL) == "launcher"
+                       and bandwidth_test.pod_phase(p) in ("Failed", "Succeeded") for p in items or [])
+
+        try:
+            wait_for(self.cluster, self.pods_resource, predicate, namespace=self.settings["namespace"], label_selector=selector,
+                     timeout=self.settings["start_timeout"] + self.settings["run_timeout"], clock=self.clock)
+        except WaitTimeout:
+            return "timeout"
+        return "done"

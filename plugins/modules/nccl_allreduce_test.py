@@ -1,0 +1,267 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: nccl_allreduce_test
+short_description: Run nccl-tests all_reduce_perf across GPU nodes over every rail and judge its bus bandwidth
+version_added: 0.1.0
+author: gpudirect.openshift maintainers (@gpudirect)
+description:
+  - Starts one worker pod per node (as MPI Operator does for an MPIJob) that requests the node's GPUs
+    (O(gpus_per_node) of O(gpu_resource)), one of every rail's resource and every rail's network, and runs the
+    image's SSH daemon (O(worker_command)); once every worker runs, a launcher pod runs
+    C(mpirun -H <worker IP>:<GPUs>,... all_reduce_perf_mpi -b MIN -e MAX -f 2 -g 1) with the NCCL variables
+    (C(NCCL_IB_HCA) naming the rails' RDMA devices in GPU order, C(NCCL_IB_GID_INDEX) for RoCE) passed to every rank.
+  - The image must hold nccl-tests built with MPI, OpenMPI and an SSH set-up that lets the launcher reach the workers
+    without a password (the way MPI Operator's images are built).
+  - Parses the launcher's log with P(gpudirect.openshift.nccl_tests_parse#filter) and judges the out-of-place bus
+    bandwidth of the largest message against O(threshold) times the sum of one node's rail rates in GB/s
+    (P(gpudirect.openshift.nccl_allreduce_evaluate#filter)). When the run is low, the rails that O(nic_ports) show
+    down or slower than the same rail on other nodes are named with their node, NIC and GPU.
+  - Every pod it created is deleted, and gone, before the module returns.
+options:
+  image:
+    description: Image with nccl-tests (MPI build), OpenMPI and sshd.
+    type: str
+    required: true
+  image_pull_policy:
+    description: Image pull policy of the pods.
+    type: str
+    default: IfNotPresent
+    choices: [Always, IfNotPresent, Never]
+  namespace:
+    description: Namespace of the pods; the rails' networks must have their NetworkAttachmentDefinitions there.
+    type: str
+    default: default
+  nodes:
+    description: Nodes to run on (at least two); default every schedulable node with the GPU resource.
+    type: list
+    elements: str
+    default: []
+  node_selector:
+    description: Labels the chosen nodes must have, when O(nodes) is empty.
+    type: dict
+    default: {}
+  gpu_resource:
+    description: Extended resource of the GPUs; empty requests none.
+    type: str
+    default: nvidia.com/gpu
+  gpus_per_node:
+    description: GPUs, and MPI ranks, per node.
+    type: int
+    default: 8
+  rails:
+    description: The rails, in GPU order, each with C(network) (annotation value) and C(resource) (extended resource).
+    type: list
+    elements: dict
+    default: []
+  rail_rates_gbps:
+    description: Link rate of each rail, Gb/s; the expected bus bandwidth is their sum / 8.
+    type: list
+    elements: float
+    default: []
+  hcas:
+    description: RDMA devices of the rails in GPU order (C(NCCL_IB_HCA)); see the rail_hcas helper and the facts.
+    type: list
+    elements: str
+    default: []
+  fabric:
+    description: Fabric of the rails.
+    type: str
+    default: infiniband
+    choices: [roce, infiniband]
+  nic_ports:
+    description: NIC facts (C(gather_node_hardware) C(nic_ports)), to name a down or slow rail.
+    type: list
+    elements: dict
+    default: []
+  gpu_nic_affinity:
+    description: GPU/NIC relations (C(gather_node_hardware) C(gpu_nic_affinity)), to name the GPU of a suspect rail.
+    type: list
+    elements: dict
+    default: []
+  binary:
+    description: nccl-tests program.
+    type: str
+    default: all_reduce_perf_mpi
+  min_bytes:
+    description: Smallest message (C(-b)), with an optional K, M or G suffix.
+    type: str
+    default: "8"
+  max_bytes:
+    description: Largest message (C(-e)); its bus bandwidth is the one judged.
+    type: str
+    default: 8G
+  worker_command:
+    description: Command of the worker pods.
+    type: list
+    elements: str
+    default: [/usr/sbin/sshd, -D, -e]
+  threshold:
+    description: Fraction of the expected bus bandwidth to reach.
+    type: float
+    default: 0.8
+  service_account:
+    description: Service account of the pods.
+    type: str
+  start_timeout:
+    description: Seconds for the workers to run.
+    type: int
+    default: 300
+  run_timeout:
+    description: Seconds for the launcher to finish.
+    type: int
+    default: 600
+  pending_grace_period:
+    description: Seconds a worker may stay unschedulable or pulling its image before the run fails.
+    type: int
+    default: 60
+  cleanup_timeout:
+    description: Seconds to wait for the pods to be gone.
+    type: int
+    default: 120
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+"""
+
+EXAMPLES = r"""
+- name: All-reduce over the 8 rails of two nodes
+  gpudirect.openshift.nccl_allreduce_test:
+    image: registry.example/nccl-tests-mpi:2.19.6
+    nodes: [rail-ib-0, rail-ib-1]
+    rails:
+      - {network: rail0, resource: rdma/rail0}
+      - {network: rail1, resource: rdma/rail1}
+      - {network: rail2, resource: rdma/rail2}
+      - {network: rail3, resource: rdma/rail3}
+      - {network: rail4, resource: rdma/rail4}
+      - {network: rail5, resource: rdma/rail5}
+      - {network: rail6, resource: rdma/rail6}
+      - {network: rail7, resource: rdma/rail7}
+    rail_rates_gbps: "{{ [400] * 8 }}"
+    hcas: [mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7]
+  register: nccl
+"""
+
+RETURN = r"""
+passed:
+  description: Whether the bus bandwidth reached the threshold with no NCCL errors and no wrong results.
+  returned: always
+  type: bool
+code:
+  description: V(passed), V(busbw_below_threshold), V(nccl_errors), V(wrong_results), V(too_few_nodes), V(unparsable_output),
+    V(timeout), V(workers_not_running) or V(worker_failed).
+  returned: always
+  type: str
+reason:
+  description: One sentence explaining the verdict, naming suspect rails (node, NIC, GPU) when the run is low.
+  returned: always
+  type: str
+measured_busbw_gbs:
+  description: Out-of-place busbw of the largest message, GB/s.
+  returned: when the output parsed
+  type: float
+expected_busbw_gbs:
+  description: Sum of the rail rates / 8, GB/s.
+  returned: when the output parsed
+  type: float
+nodes:
+  description: Nodes the run spanned.
+  returned: when the output parsed
+  type: list
+  elements: str
+suspects:
+  description: Rails that the facts show down or slow on a tested node, with C(rail), C(node), C(nic), C(rdma_device), C(gpu), C(problem).
+  returned: always
+  type: list
+  elements: dict
+report_html:
+  description: Self-contained HTML report (verdict, suspect rails, busbw by message size as an inline SVG chart).
+  returned: when not in check mode
+  type: str
+rows:
+  description: Size, algbw and busbw (out-of-place) of every row.
+  returned: when the output parsed
+  type: list
+  elements: dict
+"""
+
+import signal
+import traceback
+
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_report
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.nccl_test import NcclAllReduceTest, SettingsError, settings_from
+
+
+def argument_spec():
+    spec = dict(AUTH_ARG_SPEC)
+    spec.update(
+        image=dict(type="str", required=True),
+        image_pull_policy=dict(type="str", default="IfNotPresent", choices=["Always", "IfNotPresent", "Never"]),
+        namespace=dict(type="str", default="default"),
+        nodes=dict(type="list", elements="str", default=[]),
+        node_selector=dict(type="dict", default={}),
+        gpu_resource=dict(type="str", default="nvidia.com/gpu"),
+        gpus_per_node=dict(type="int", default=8),
+        rails=dict(type="list", elements="dict", default=[]),
+        rail_rates_gbps=dict(type="list", elements="float", default=[]),
+        hcas=dict(type="list", elements="str", default=[]),
+        fabric=dict(type="str", default="infiniband", choices=["roce", "infiniband"]),
+        nic_ports=dict(type="list", elements="dict", default=[]),
+        gpu_nic_affinity=dict(type="list", elements="dict", default=[]),
+        binary=dict(type="str", default="all_reduce_perf_mpi"),
+        min_bytes=dict(type="str", default="8"),
+        max_bytes=dict(type="str", default="8G"),
+        worker_command=dict(type="list", elements="str", default=["/usr/sbin/sshd", "-D", "-e"]),
+        threshold=dict(type="float", default=0.8),
+        service_account=dict(type="str"),
+        start_timeout=dict(type="int", default=300),
+        run_timeout=dict(type="int", default=600),
+        pending_grace_period=dict(type="int", default=60),
+        cleanup_timeout=dict(type="int", default=120),
+    )
+    return spec
+
+
+def _terminate(signum, frame):
+    # Ansible stops a task that exceeds its timeout with SIGTERM: raise so that the clean-up in `finally` runs.
+    raise SystemExit("stopped by signal %d" % signum)
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        settings = settings_from(module.params)
+    except (SettingsError, ValueError, TypeError) as exc:
+        module.fail_json(msg="Invalid options: %s" % exc)
+    try:
+        cluster = connect(module, check_mode=module.check_mode)
+        result = NcclAllReduceTest(cluster, settings).run(check_mode=module.check_mode, nic_ports=module.params["nic_ports"],
+                                                          affinity=module.params["gpu_nic_affinity"])
+    except (CoreException, ClusterError) as exc:
+        module.fail_from_exception(exc)
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg="The NCCL all-reduce test failed: %s" % api_message(exc), exception=traceback.format_exc())
+    result["changed"] = False  # pods come and go; nothing stays on the cluster
+    if not module.check_mode:
+        result["report_html"] = nccl_report.html(result)
+    if module.check_mode or result.get("passed"):
+        module.exit_json(msg=result.get("reason") or "check mode: nothing run", **result)
+    module.fail_json(msg=result.get("reason"), **result)
+
+
+if __name__ == "__main__":
+    main()
