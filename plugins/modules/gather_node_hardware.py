@@ -80,7 +80,7 @@ options:
   image:
     description: Image with C(python3) (3.10 or newer) that runs the collector.
     type: str
-    default: registry.access.redhat.com/ubi9/python-312
+    default: registry.access.redhat.com/ubi9/python-312:9.6-1762197685@sha256:7b8f2ee184b40eb160e2c90c240a16fd9ec93279cc1553c0b8b872e2274a139b
   image_pull_policy:
     description: Pull policy of the collector container.
     type: str
@@ -151,7 +151,7 @@ EXAMPLES = r"""
 - name: Two named nodes, with a mirrored image
   gpudirect.openshift.gather_node_hardware:
     nodes: [worker-0, worker-1]
-    image: registry.example.com/ubi9/python-312:latest
+    image: registry.example.com/ubi9/python-312:9.6-1762197685
     timeout: 120
 """
 
@@ -215,6 +215,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions imp
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, FactsRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import flatten
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 
 
 def argument_spec():
@@ -243,6 +244,8 @@ def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True,
                               mutually_exclusive=[("nodes", "node_selector")])
     params = module.params
+    if not names.is_image_reference(params["image"]):
+        module.fail_json(msg="image (hardware_facts_image): %r is not an image reference; use %s" % (params["image"], names.IMAGE_REFERENCE_HINT))
     run = None
     try:
         cluster = connect(module, check_mode=module.check_mode)
