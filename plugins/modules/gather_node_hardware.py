@@ -19,7 +19,8 @@ description:
     reached over SSH, so this works on RHCOS and from AWX.
   - The collector script is generated from the collection at run time and delivered in a ConfigMap, so the pod
     only needs an image with C(python3) (O(image)); nothing is built.
-  - Each pod mounts the host's C(/sys) and C(/proc) read-only (hostPath) at C(/host/sys) and C(/host/proc). It is not
+  - Each pod mounts the host's C(/sys) at C(/host/sys) and only the C(/proc) entries the collector reads
+    (C(/proc/modules), C(/proc/sys/kernel/osrelease), C(/proc/driver)) under C(/host/proc), read-only (hostPath). It is not
     privileged, uses no host namespaces, drops every capability and has a read-only root filesystem. hostPath volumes
     need a SecurityContextConstraints that allows them. By default an administrator has prepared O(namespace),
     O(service_account) and a minimal SCC it may use once (C(deploy/rbac/workloads.yml)), and the module creates
@@ -88,9 +89,10 @@ options:
     default: IfNotPresent
   nvidia_smi:
     description:
-      - Ask the NVIDIA container toolkit (installed by the GPU Operator) to inject C(nvidia-smi) into the pod
-        (C(NVIDIA_VISIBLE_DEVICES=all)), for GPU names, UUIDs and driver versions. Without it, or when it is not
-        injected, GPUs are read from sysfs.
+      - Request the node's allocatable C(nvidia.com/gpu) from the NVIDIA device plugin, so that the container toolkit
+        (installed by the GPU Operator) exposes those GPUs and injects C(nvidia-smi), for GPU names, UUIDs and driver
+        versions. Never C(NVIDIA_VISIBLE_DEVICES=all). The GPUs must be free while the pod runs. On a node without the
+        device plugin, or when nvidia-smi is not injected, GPUs are read from sysfs.
     type: bool
     default: false
   tolerations:

@@ -220,41 +220,38 @@ def test_machineconfig_wait_is_not_satisfied_by_the_pools_stale_status(sim_facto
 
 def test_memlock_is_raised_only_on_the_labelled_rdma_nodes(sim_factory, tmp_path):
     """Issue 20 point 7: the CRI-O memlock MachineConfig goes to the custom pool gpudirect-rdma, never to the whole
-    worker pool. With no node labelled for it site.yml stops before any write, naming the variable and the fix; once
-    the administrator labelled a node and created the pool (deploy/machineconfigpool-gpudirect-rdma.yml) only that
-    node runs it, and a second run writes nothing."""
+    worker pool. With no node labelled for it and no pool, site.yml stops before any write, naming the variable and
+    the fix; once the administrator labelled a node and created the pool (deploy/machineconfigpool-gpudirect-rdma.yml)
+    only that node runs it, and a second run writes nothing."""
     sim = sim_factory(profile="mixed-lab")
-    memlock = '{"gpudirect_rdma_machineconfigs": ["irdma_blacklist", "persistent_names", "crio_memlock"]}'
-    refused = run_playbook(sim, "-e", "@" + example("shared_device/infiniband"), "-e", memlock)
+    memlock = '{"gpudirect_rdma_apply_machineconfigs": true, "gpudirect_rdma_machineconfigs": ["crio_memlock"]}'
+    refused = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", memlock)
     assert refused.rc != 0 and refused.writes == 0, refused.output[-3000:]
     assert "gpudirect_rdma_memlock_pool: no node carries node-role.kubernetes.io/gpudirect-rdma" in refused.output
+    assert "gpudirect_rdma_memlock_pool: MachineConfigPool gpudirect-rdma does not exist" in refused.output
     assert "oc label node" in refused.output
 
     kube = Kube(sim, str(tmp_path / "discovery.json"))
     rdma_node = "nvd-srv-32.nvidia.eng.rdu2.dc.redhat.com"
     kube.patch("v1", "Node", rdma_node, {"metadata": {"labels": {"node-role.kubernetes.io/gpudirect-rdma": ""}}})
-    without_pool = run_playbook(sim, "-e", "@" + example("shared_device/infiniband"), "-e", memlock)
-    assert without_pool.rc != 0 and without_pool.writes == 0
-    assert "MachineConfigPool gpudirect-rdma does not exist" in without_pool.output, without_pool.output[-3000:]
     with open(os.path.join(ROOT, "deploy", "machineconfigpool-gpudirect-rdma.yml")) as handle:
         kube.create(yaml.safe_load(handle))
 
-    run = run_playbook(sim, "-e", "@" + example("shared_device/infiniband"), "-e", memlock)
+    run = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", memlock)
     assert run.rc == 0, run.output[-4000:]
-    by_name = dict((m["metadata"]["name"], m) for m in objects(sim, "machineconfiguration.openshift.io/v1", "MachineConfig")
-                   if (m["metadata"].get("labels") or {}).get(MANAGED))
+    managed = [m for m in objects(sim, "machineconfiguration.openshift.io/v1", "MachineConfig") if (m["metadata"].get("labels") or {}).get(MANAGED)]
     memlock_mc = "99-gpudirect-rdma-gpudirect-rdma-memlock"
-    assert by_name[memlock_mc]["metadata"]["labels"]["machineconfiguration.openshift.io/role"] == "gpudirect-rdma"
-    assert "crio" not in json.dumps(by_name["99-worker-gpudirect-rdma"]["spec"]), "memlock in the worker pool's MachineConfig"
-    assert pool_rolled_out(sim, "gpudirect-rdma", [memlock_mc, "99-worker-gpudirect-rdma"])
-    assert pool_rolled_out(sim, "worker", ["99-worker-gpudirect-rdma"], without=[memlock_mc])
+    assert [(m["metadata"]["name"], m["metadata"]["labels"]["machineconfiguration.openshift.io/role"]) for m in managed] == [
+        (memlock_mc, "gpudirect-rdma")]
+    assert pool_rolled_out(sim, "gpudirect-rdma", [memlock_mc])
+    assert pool_rolled_out(sim, "worker", [], without=[memlock_mc])
     rdma_rendered = {p["metadata"]["name"]: p["status"]["configuration"]["name"]
                      for p in objects(sim, "machineconfiguration.openshift.io/v1", "MachineConfigPool")}["gpudirect-rdma"]
     running = {n["metadata"]["name"]: n["metadata"]["annotations"]["machineconfiguration.openshift.io/currentConfig"]
                for n in objects(sim, "v1", "Node")}
     assert [name for name, config in running.items() if config == rdma_rendered] == [rdma_node]
 
-    again = run_playbook(sim, "-e", "@" + example("shared_device/infiniband"), "-e", memlock)
+    again = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", memlock)
     assert again.rc == 0 and again.changed == 0 and again.writes == 0, again.output[-3000:]
 
 
