@@ -84,8 +84,8 @@ def test_nvidia_smi_asks_the_device_plugin_for_the_gpus_instead_of_visible_devic
     assert "NVIDIA_VISIBLE_DEVICES" not in [e["name"] for e in container.get("env", [])]
     assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
     assert container["command"][container["command"].index("--nvidia-smi") + 1] == "auto"
-    run = nf.FactsRun(None, {"namespace": "ns", "name_prefix": "gpudirect-facts", "image": "img", "nvidia_smi": True,
-                                   "nodes": ["gpu-0", "cpu-0"]}, run_id="abcde")
+    params = {"namespace": "ns", "name_prefix": "gpudirect-facts", "image": "img", "nvidia_smi": True, "nodes": ["gpu-0", "cpu-0"]}
+    run = nf.FactsRun(None, params, run_id="abcde")
     nodes = [{"metadata": {"name": "gpu-0", "labels": {}}, "status": {"allocatable": {"nvidia.com/gpu": "4"}}},
              {"metadata": {"name": "cpu-0", "labels": {}}, "status": {"allocatable": {"cpu": "8"}}}]
     _selected, _unknown, _how, pods = run.plan(nodes)
