@@ -142,3 +142,21 @@ def test_rdma_wait_sets_follow_the_plan():
     sriov = render_waits.rdma_wait_sets(render_all(base_variables("sriov_legacy", "roce")), 1)
     assert sriov["machineconfig"] == []
     assert [w["title"] for w in sriov["configuration"]][0] == "SR-IOV node states synced with the policies"
+
+
+def test_the_memlock_pool_is_waited_for_with_every_machineconfig_it_renders():
+    """Issue 20 point 7: the custom pool renders the worker MachineConfig and its own; the run waits for both pools,
+    each with the MachineConfigs it must show in its rendered config's sources."""
+    plan = render_all(base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["irdma_blacklist", "crio_memlock"]))
+    waits = render_waits.rdma_wait_sets(plan, 1)["machineconfig"]
+    assert [(w["title"], w["name"]) for w in waits] == [("MachineConfigPool gpudirect-rdma updated", "gpudirect-rdma"),
+                                                        ("MachineConfigPool worker updated", "worker")]
+    memlock_wait = waits[0]
+    pool = {"metadata": {"generation": 2}, "spec": {"configuration": {"name": "rendered-gpudirect-rdma-1"}},
+            "status": {"observedGeneration": 2, "configuration": {"name": "rendered-gpudirect-rdma-1", "source": [
+                {"name": "00-worker"}, {"name": "99-gpudirect-rdma-gpudirect-rdma-memlock"}]},
+                "conditions": [{"type": "Updated", "status": "True"}], "updatedMachineCount": 1, "machineCount": 1}}
+    # Stale: the worker MachineConfig is not rendered into the custom pool yet.
+    assert jmespath.search(memlock_wait["condition"], pool) is False
+    pool["status"]["configuration"]["source"].append({"name": "99-worker-gpudirect-rdma"})
+    assert jmespath.search(memlock_wait["condition"], pool) is True
