@@ -87,12 +87,28 @@ def scenario():
     return steps
 
 
+def prepare_memlock_pool(sim):
+    """What an administrator does once before crio_memlock (docs/least-privilege.md): label the GPU nodes for the
+    custom pool gpudirect-rdma and create it from deploy/. Done as the cluster's admin, not by the automation."""
+    client = sim.dynamic_client()
+    nodes = client.resources.get(api_version="v1", kind="Node")
+    for worker in sim.profile.workers:
+        if worker.gpus:
+            nodes.patch(name=worker.name, body={"metadata": {"labels": {"node-role.kubernetes.io/gpudirect-rdma": ""}}},
+                        content_type="application/merge-patch+json")
+    with open(os.path.join(ROOT, "deploy", "machineconfigpool-gpudirect-rdma.yml"), encoding="utf-8") as handle:
+        pool = yaml.safe_load(handle)
+    client.resources.get(api_version=pool["apiVersion"], kind=pool["kind"]).create(body=pool)
+
+
 def run_scenario(log=sys.stderr, kubeconfig_token=None, setup=None):
     """Run every step against a fresh simulated cluster; return (request log entries, {(group, plural): namespaced},
     names of the operators' CRDs). ``setup(sim)`` may return a token to run the playbooks with (tests)."""
     from simulator import SimulatedCluster
 
     with SimulatedCluster(profile="mixed-lab") as sim:
+        prepare_memlock_pool(sim)
+        admin_requests = len(sim.requests.entries())  # the administrator's, not the automation's
         kubeconfig = sim.kubeconfig
         token = setup(sim) if setup else kubeconfig_token
         if token:
@@ -111,7 +127,7 @@ def run_scenario(log=sys.stderr, kubeconfig_token=None, setup=None):
                 raise SystemExit("%s failed against the simulator:\n%s%s" % (" ".join(cmd), proc.stdout[-5000:], proc.stderr[-3000:]))
         types = [(t.group, t.kind, t.plural, t.namespaced) for t in sim.store.resource_types()]
         crds = sorted("%s.%s" % (plural, group) for (group, plural) in sim.crds if group in OPERATOR_CRD_GROUPS)
-        return sim.requests.entries(), types, crds
+        return sim.requests.entries()[admin_requests:], types, crds
 
 
 def rendered_names(types, var_files=()):

@@ -19,7 +19,8 @@ description:
     reached over SSH, so this works on RHCOS and from AWX.
   - The collector script is generated from the collection at run time and delivered in a ConfigMap, so the pod
     only needs an image with C(python3) (O(image)); nothing is built.
-  - Each pod mounts the host's C(/sys) and C(/proc) read-only (hostPath) at C(/host/sys) and C(/host/proc). It is not
+  - Each pod mounts the host's C(/sys) at C(/host/sys) and only the C(/proc) entries the collector reads
+    (C(/proc/modules), C(/proc/sys/kernel/osrelease), C(/proc/driver)) under C(/host/proc), read-only (hostPath). It is not
     privileged, uses no host namespaces, drops every capability and has a read-only root filesystem. hostPath volumes
     need a SecurityContextConstraints that allows them. By default an administrator has prepared O(namespace),
     O(service_account) and a minimal SCC it may use once (C(deploy/rbac/workloads.yml)), and the module creates
@@ -80,7 +81,7 @@ options:
   image:
     description: Image with C(python3) (3.10 or newer) that runs the collector.
     type: str
-    default: registry.access.redhat.com/ubi9/python-312
+    default: registry.access.redhat.com/ubi9/python-312:9.6-1762197685@sha256:7b8f2ee184b40eb160e2c90c240a16fd9ec93279cc1553c0b8b872e2274a139b
   image_pull_policy:
     description: Pull policy of the collector container.
     type: str
@@ -88,9 +89,10 @@ options:
     default: IfNotPresent
   nvidia_smi:
     description:
-      - Ask the NVIDIA container toolkit (installed by the GPU Operator) to inject C(nvidia-smi) into the pod
-        (C(NVIDIA_VISIBLE_DEVICES=all)), for GPU names, UUIDs and driver versions. Without it, or when it is not
-        injected, GPUs are read from sysfs.
+      - Request the node's allocatable C(nvidia.com/gpu) from the NVIDIA device plugin, so that the container toolkit
+        (installed by the GPU Operator) exposes those GPUs and injects C(nvidia-smi), for GPU names, UUIDs and driver
+        versions. Never C(NVIDIA_VISIBLE_DEVICES=all). The GPUs must be free while the pod runs. On a node without the
+        device plugin, or when nvidia-smi is not injected, GPUs are read from sysfs.
     type: bool
     default: false
   tolerations:
@@ -151,7 +153,7 @@ EXAMPLES = r"""
 - name: Two named nodes, with a mirrored image
   gpudirect.openshift.gather_node_hardware:
     nodes: [worker-0, worker-1]
-    image: registry.example.com/ubi9/python-312:latest
+    image: registry.example.com/ubi9/python-312:9.6-1762197685
     timeout: 120
 """
 
@@ -215,6 +217,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions imp
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, FactsRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import flatten
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 
 
 def argument_spec():
@@ -243,6 +246,8 @@ def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True,
                               mutually_exclusive=[("nodes", "node_selector")])
     params = module.params
+    if not names.is_image_reference(params["image"]):
+        module.fail_json(msg="image (hardware_facts_image): %r is not an image reference; use %s" % (params["image"], names.IMAGE_REFERENCE_HINT))
     run = None
     try:
         cluster = connect(module, check_mode=module.check_mode)

@@ -319,6 +319,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwi
     summarize,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 
 
 def argument_spec():
@@ -371,6 +372,8 @@ def _terminate(signum, frame):
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     signal.signal(signal.SIGTERM, _terminate)
+    if not names.is_image_reference(module.params["image"]):
+        module.fail_json(msg="image (verify_image): %r is not an image reference; use %s" % (module.params["image"], names.IMAGE_REFERENCE_HINT))
     try:
         settings = settings_from(module.params)
     except (SettingsError, ValueError, TypeError) as exc:

@@ -16,7 +16,7 @@ import json
 import time
 
 from ._base import now, set_condition
-from .seed import node_pool, rendered_config
+from .seed import label_selector_matches, node_pool, rendered_config
 
 GROUP = "machineconfiguration.openshift.io"
 ROLE = GROUP + "/role"
@@ -45,16 +45,18 @@ class MachineConfigController:
 
     def reconcile(self):
         configs = self.rt.list(GROUP, "machineconfigs")
-        for mcp in self.rt.list(GROUP, "machineconfigpools"):
-            self._reconcile_pool(mcp, configs)
+        pools = self.rt.list(GROUP, "machineconfigpools")
+        for mcp in pools:
+            self._reconcile_pool(mcp, configs, pools)
 
-    def _reconcile_pool(self, mcp, all_configs):
+    def _reconcile_pool(self, mcp, all_configs, pools):
         pool = mcp["metadata"]["name"]
-        selector = ((mcp.get("spec") or {}).get("machineConfigSelector") or {}).get("matchLabels") or {ROLE: pool}
+        # machineConfigSelector is a full LabelSelector (render_controller.go LabelSelectorAsSelector): a custom pool
+        # selects the worker role and its own with matchExpressions (docs/custom-pools.md).
+        selector = (mcp.get("spec") or {}).get("machineConfigSelector") or {"matchLabels": {ROLE: pool}}
 
         def selected(config):
-            labels = config["metadata"].get("labels") or {}
-            return all(labels.get(k) == v for k, v in selector.items())
+            return bool(label_selector_matches(selector, config["metadata"].get("labels") or {}))
 
         configs = sorted((c for c in all_configs if selected(c)), key=lambda c: c["metadata"]["name"])
         target = self.rendered(pool, configs)
@@ -76,13 +78,13 @@ class MachineConfigController:
             def set_target(obj):
                 obj.setdefault("spec", {})["configuration"] = {"name": target, "source": sources}
             mcp = self.rt.mutate(GROUP, "machineconfigpools", None, pool, set_target)
-        nodes = [n for n in self.rt.list("", "nodes") if node_pool(n["metadata"].get("labels") or {}) == pool]
+        nodes = [n for n in self.rt.list("", "nodes") if node_pool(n["metadata"].get("labels") or {}, pools) == pool]
         stale = [n for n in nodes if (n["metadata"].get("annotations") or {}).get(CURRENT) != target]
         paused = bool((mcp.get("spec") or {}).get("paused"))
         recheck = None
         if stale and not paused:
             recheck = self._roll(pool, target, stale)
-            nodes = [n for n in self.rt.list("", "nodes") if node_pool(n["metadata"].get("labels") or {}) == pool]
+            nodes = [n for n in self.rt.list("", "nodes") if node_pool(n["metadata"].get("labels") or {}, pools) == pool]
             stale = [n for n in nodes if (n["metadata"].get("annotations") or {}).get(CURRENT) != target]
         self._pool_status(mcp, pool, target, sources, nodes, stale, paused)
         if recheck is not None:

@@ -139,8 +139,46 @@ def _uuid_like(*parts):
     return "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:32])
 
 
-def node_pool(labels):
-    """The MachineConfigPool a node belongs to: master wins for compact control-plane/worker nodes."""
+def label_selector_matches(selector, labels):
+    """A metav1.LabelSelector (matchLabels and matchExpressions In, NotIn, Exists, DoesNotExist) against a label map,
+    as LabelSelectorAsSelector builds it (kubernetes apimachinery pkg/apis/meta/v1/helpers.go). None or {} -> None:
+    the caller decides what an empty selector means."""
+    if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        return None
+    if any(labels.get(k) != str(v) for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), [str(v) for v in expr.get("values") or []]
+        present = key in labels
+        if op == "In" and not (present and labels[key] in values):
+            return False
+        if op == "NotIn" and present and labels[key] in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def node_pool(labels, pools=None):
+    """The MachineConfigPool a node belongs to (its primary pool).
+
+    With the pool objects (``pools``), as machine-config-operator pkg/helpers/helpers.go GetPoolsForNode/ListPools: the
+    pools whose non-empty nodeSelector matches; one custom pool (any name but master and worker) wins over worker,
+    master wins over a custom pool, two custom pools are an error (no pool). Without them, by the role labels:
+    master wins for compact control-plane/worker nodes."""
+    if pools is not None:
+        matching = [p["metadata"]["name"] for p in pools
+                    if label_selector_matches((p.get("spec") or {}).get("nodeSelector"), labels)]
+        custom = [name for name in matching if name not in ("master", "worker")]
+        if len(custom) > 1:
+            return None
+        if "master" in matching:
+            return "master"
+        if custom:
+            return custom[0]
+        return "worker" if "worker" in matching else None
     if "node-role.kubernetes.io/master" in labels or "node-role.kubernetes.io/control-plane" in labels:
         return "master"
     return "worker" if "node-role.kubernetes.io/worker" in labels else None

@@ -547,7 +547,7 @@ class SriovController(OperatorController):
         self.rt.mutate("", "nodes", None, name, edit)
 
     def _pool(self, node):
-        pool = node_pool(node["metadata"].get("labels") or {})
+        pool = node_pool(node["metadata"].get("labels") or {}, self.rt.list(MCO_GROUP, "machineconfigpools"))
         return self.rt.get(MCO_GROUP, "machineconfigpools", None, pool) if pool else None
 
     def _pause_pool(self, node):
@@ -577,10 +577,11 @@ class SriovController(OperatorController):
             return
         pool = mcp["metadata"]["name"]
         me = node["metadata"]["name"]
+        pools = self.rt.list(MCO_GROUP, "machineconfigpools")
         for other in self.rt.list("", "nodes"):
             labels = other["metadata"].get("labels") or {}
             ann = other["metadata"].get("annotations") or {}
-            if other["metadata"]["name"] != me and node_pool(labels) == pool and ann.get(DRAIN_STATE, IDLE) != IDLE:
+            if other["metadata"]["name"] != me and node_pool(labels, pools) == pool and ann.get(DRAIN_STATE, IDLE) != IDLE:
                 return
 
         def unpause(obj):

@@ -376,6 +376,63 @@ def test_machine_config_rolls_the_worker_pool_one_node_at_a_time(sim_factory, tm
     assert kube.node("master-0")["metadata"]["annotations"]["machineconfiguration.openshift.io/currentConfig"] != target
 
 
+def test_a_custom_pool_takes_its_labelled_workers_and_renders_worker_and_its_own_configs(sim_factory, tmp_path):
+    """Conformance with openshift/machine-config-operator: a node whose labels match one custom pool's nodeSelector
+    belongs to that pool, not to worker (pkg/helpers/helpers.go GetPoolsForNode; nodes counted by primary pool,
+    pkg/controller/node/node_controller.go getNodesForPool); the pool renders every MachineConfig its
+    machineConfigSelector matches, matchExpressions included (pkg/controller/render/render_controller.go;
+    docs/custom-pools.md)."""
+    kube = Kube(sim_factory(profile="roce-lab"), str(tmp_path / "d.json"))
+    kube.patch("v1", "Node", "worker-1", {"metadata": {"labels": {"node-role.kubernetes.io/rdma": ""}}})
+    kube.create({"apiVersion": MC, "kind": "MachineConfigPool", "metadata": {"name": "rdma"}, "spec": {
+        "machineConfigSelector": {"matchExpressions": [
+            {"key": "machineconfiguration.openshift.io/role", "operator": "In", "values": ["worker", "rdma"]}]},
+        "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/rdma": ""}}}})
+    wait(lambda: (kube.get(MC, "MachineConfigPool", "rdma").get("status") or {}).get("machineCount") == 1, what="rdma pool")
+    wait(lambda: pool_conditions(kube, "worker")[1]["status"]["machineCount"] == 1, what="worker pool without worker-1")
+    own = dict(CRIO_MEMLOCK, metadata={"name": "99-rdma-memlock", "labels": {"machineconfiguration.openshift.io/role": "rdma"}})
+    kube.create(own)
+    kube.create(dict(CRIO_MEMLOCK, metadata=dict(CRIO_MEMLOCK["metadata"], name="98-worker-extra")))
+
+    def rdma_sources():
+        status = kube.get(MC, "MachineConfigPool", "rdma").get("status") or {}
+        done = {c["type"]: c["status"] for c in status.get("conditions") or []}.get("Updated") == "True"
+        return done and {s["name"] for s in (status.get("configuration") or {}).get("source") or []}
+    sources = wait(lambda: (rdma_sources() or set()) >= {"99-rdma-memlock", "98-worker-extra"} and rdma_sources(), what="rdma rendered")
+    assert "00-rdma" in sources
+    wait(lambda: pool_conditions(kube, "worker")[0]["Updated"] == "True" and "98-worker-extra" in [
+        s["name"] for s in pool_conditions(kube, "worker")[1]["status"]["configuration"]["source"]], what="worker rendered")
+    worker_sources = [s["name"] for s in pool_conditions(kube, "worker")[1]["status"]["configuration"]["source"]]
+    assert "99-rdma-memlock" not in worker_sources
+    rdma_target = kube.get(MC, "MachineConfigPool", "rdma")["status"]["configuration"]["name"]
+    assert kube.node("worker-1")["metadata"]["annotations"]["machineconfiguration.openshift.io/currentConfig"] == rdma_target
+    assert kube.node("worker-0")["metadata"]["annotations"]["machineconfiguration.openshift.io/currentConfig"] != rdma_target
+
+
+def test_label_selector_and_primary_pool_rules():
+    """apimachinery LabelSelectorAsSelector operators, and GetPoolsForNode: master over custom, custom over worker,
+    two custom pools -> none, an empty nodeSelector matches nothing."""
+    from simulator.controllers.seed import label_selector_matches, node_pool
+
+    assert label_selector_matches({"matchExpressions": [{"key": "a", "operator": "In", "values": ["1", "2"]}]}, {"a": "2"})
+    assert not label_selector_matches({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]}, {"a": "1"})
+    assert label_selector_matches({"matchExpressions": [{"key": "a", "operator": "Exists"}]}, {"a": ""})
+    assert not label_selector_matches({"matchLabels": {"a": "1"}, "matchExpressions": [{"key": "b", "operator": "DoesNotExist"}]},
+                                      {"a": "1", "b": ""})
+    assert label_selector_matches({}, {"a": "1"}) is None
+
+    def pool(name, role):
+        return {"metadata": {"name": name}, "spec": {"nodeSelector": {"matchLabels": {"node-role.kubernetes.io/" + role: ""}}}}
+    pools = [pool("master", "master"), pool("worker", "worker"), pool("rdma", "rdma"), pool("infra", "infra"),
+             {"metadata": {"name": "empty"}, "spec": {"nodeSelector": {}}}]
+    role = "node-role.kubernetes.io/"
+    assert node_pool({role + "worker": ""}, pools) == "worker"
+    assert node_pool({role + "worker": "", role + "rdma": ""}, pools) == "rdma"
+    assert node_pool({role + "master": "", role + "rdma": ""}, pools) == "master"
+    assert node_pool({role + "worker": "", role + "rdma": "", role + "infra": ""}, pools) is None
+    assert node_pool({"other": ""}, pools) is None
+
+
 def test_paused_pool_waits(sim_factory, tmp_path):
     kube = Kube(sim_factory(profile="roce-lab"), str(tmp_path / "d.json"))
     kube.patch(MC, "MachineConfigPool", "worker", {"spec": {"paused": True}})

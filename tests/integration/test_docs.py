@@ -159,3 +159,24 @@ def test_antsibull_docs_lint_collection_docs():
     proc = subprocess.run([antsibull_docs, "lint-collection-docs", "--plugin-docs", COLLECTION_PATH], cwd=ROOT, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stdout[-8000:]
+
+
+# A line may name cluster-admin only to say it is not needed or what amounts to it.
+CLUSTER_ADMIN_DISCLAIMERS = ("no cluster-admin", "not need", "instead of", "amount to", "without cluster-admin", "never cluster-admin")
+
+
+def test_no_page_recommends_cluster_admin_or_long_lived_tokens():
+    """Issue 20 point 10: the AWX and least-privilege docs send automation to the generated roles of deploy/rbac with
+    tokens of hours, never to cluster-admin or a token of days (the old awx.md said cluster-admin and --duration=720h)."""
+    pages = [os.path.join(ROOT, "README.md")] + [os.path.join(ROOT, "docs", p) for p in DOC_PAGES]
+    pages += glob.glob(os.path.join(ROOT, "roles", "*", "README.md"))
+    for page in pages:
+        for number, line in enumerate(read(page).splitlines(), 1):
+            where = "%s:%d: %s" % (os.path.relpath(page, ROOT), number, line)
+            if "cluster-admin" in line.lower():
+                assert any(d in line.lower() for d in CLUSTER_ADMIN_DISCLAIMERS), where
+            for amount, unit in re.findall(r"--duration[= ](\d+)([smhd])", line):
+                hours = int(amount) * {"s": 1.0 / 3600, "m": 1.0 / 60, "h": 1, "d": 24}[unit]
+                assert hours <= 24, where
+    awx = read(os.path.join(ROOT, "docs", "awx.md"))
+    assert "deploy/rbac/clusterrole.yml" in awx and "oc create token gpudirect-automation" in awx

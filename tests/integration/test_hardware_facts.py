@@ -211,3 +211,14 @@ def test_per_run_rbac_creates_and_removes_its_grant(sim_factory, tmp_path):
     created = {r["plural"] for r in sim.request_log if r["verb"] == "create" and r["code"] == 201}
     assert {"namespaces", "serviceaccounts", "rolebindings", "pods"} <= created
     assert scc_grants(sim, created_by_collection=False) == [] and leftovers(sim) == []
+
+
+def test_a_malformed_facts_image_is_refused_before_any_write(sim_factory, tmp_path):
+    """Issue 20 point 6: image inputs take name[:tag][@sha256:...] and nothing else; the module says so before it
+    creates anything."""
+    sim = sim_factory(profile="roce-lab")
+    mark = sim.mark()
+    proc, _report_dir = run_facts(sim, tmp_path, {"hardware_facts_image": 'registry.example.com/img:1 "; id'})
+    assert proc.returncode != 0
+    assert "hardware_facts_image" in proc.stdout and "is not an image reference" in proc.stdout, proc.stdout[-2000:]
+    assert sim.count(writes_only=True, since=mark) == 0

@@ -1,6 +1,7 @@
 """site.yml end to end on the simulator: the six configurations, re-runs, check mode, method switches."""
 
 import json
+import os
 
 import pytest
 import yaml
@@ -8,8 +9,8 @@ import yaml
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 
 from simulator.controllers.seed import node_pool
-from simulator.controllers.testing import wait
-from site_support import CONFIGURATIONS, allocatable, example, objects, run_playbook
+from simulator.controllers.testing import Kube, wait
+from site_support import CONFIGURATIONS, ROOT, allocatable, example, objects, run_playbook
 
 MANAGED = "app.kubernetes.io/managed-by"
 # What a facts run writes and deletes again: its pods and ConfigMap (the namespace, service account and SCC come
@@ -154,7 +155,8 @@ def pool_rolled_out(sim, pool, machineconfigs, without=()):
     status = mcp.get("status") or {}
     sources = {s["name"] for s in (status.get("configuration") or {}).get("source") or []}
     rendered = (status.get("configuration") or {}).get("name")
-    nodes = [n for n in objects(sim, "v1", "Node") if node_pool(n["metadata"].get("labels") or {}) == pool]
+    pools = objects(sim, "machineconfiguration.openshift.io/v1", "MachineConfigPool")
+    nodes = [n for n in objects(sim, "v1", "Node") if node_pool(n["metadata"].get("labels") or {}, pools) == pool]
     current = {(n["metadata"].get("annotations") or {}).get("machineconfiguration.openshift.io/currentConfig") for n in nodes}
     return (set(machineconfigs) <= sources and not sources & set(without) and current == {rendered}
             and status.get("updatedMachineCount") == len(nodes))
@@ -214,6 +216,43 @@ def test_machineconfig_wait_is_not_satisfied_by_the_pools_stale_status(sim_facto
     assert "MachineConfigPool" in down.output and "worker" in down.output, down.output[-4000:]
     sim.faults.update({"operator_faults": {"mco_render_hold": []}})
     wait(lambda: pool_rolled_out(sim, "worker", [], without=machineconfigs), what="the pool rendered without them")
+
+
+def test_memlock_is_raised_only_on_the_labelled_rdma_nodes(sim_factory, tmp_path):
+    """Issue 20 point 7: the CRI-O memlock MachineConfig goes to the custom pool gpudirect-rdma, never to the whole
+    worker pool. With no node labelled for it and no pool, site.yml stops before any write, naming the variable and
+    the fix; once the administrator labelled a node and created the pool (deploy/machineconfigpool-gpudirect-rdma.yml)
+    only that node runs it, and a second run writes nothing."""
+    sim = sim_factory(profile="mixed-lab")
+    memlock = '{"gpudirect_rdma_apply_machineconfigs": true, "gpudirect_rdma_machineconfigs": ["crio_memlock"]}'
+    refused = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", memlock)
+    assert refused.rc != 0 and refused.writes == 0, refused.output[-3000:]
+    assert "gpudirect_rdma_memlock_pool: no node carries node-role.kubernetes.io/gpudirect-rdma" in refused.output
+    assert "gpudirect_rdma_memlock_pool: MachineConfigPool gpudirect-rdma does not exist" in refused.output
+    assert "oc label node" in refused.output
+
+    kube = Kube(sim, str(tmp_path / "discovery.json"))
+    rdma_node = "nvd-srv-32.nvidia.eng.rdu2.dc.redhat.com"
+    kube.patch("v1", "Node", rdma_node, {"metadata": {"labels": {"node-role.kubernetes.io/gpudirect-rdma": ""}}})
+    with open(os.path.join(ROOT, "deploy", "machineconfigpool-gpudirect-rdma.yml")) as handle:
+        kube.create(yaml.safe_load(handle))
+
+    run = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", memlock)
+    assert run.rc == 0, run.output[-4000:]
+    managed = [m for m in objects(sim, "machineconfiguration.openshift.io/v1", "MachineConfig") if (m["metadata"].get("labels") or {}).get(MANAGED)]
+    memlock_mc = "99-gpudirect-rdma-gpudirect-rdma-memlock"
+    assert [(m["metadata"]["name"], m["metadata"]["labels"]["machineconfiguration.openshift.io/role"]) for m in managed] == [
+        (memlock_mc, "gpudirect-rdma")]
+    assert pool_rolled_out(sim, "gpudirect-rdma", [memlock_mc])
+    assert pool_rolled_out(sim, "worker", [], without=[memlock_mc])
+    rdma_rendered = {p["metadata"]["name"]: p["status"]["configuration"]["name"]
+                     for p in objects(sim, "machineconfiguration.openshift.io/v1", "MachineConfigPool")}["gpudirect-rdma"]
+    running = {n["metadata"]["name"]: n["metadata"]["annotations"]["machineconfiguration.openshift.io/currentConfig"]
+               for n in objects(sim, "v1", "Node")}
+    assert [name for name, config in running.items() if config == rdma_rendered] == [rdma_node]
+
+    again = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", memlock)
+    assert again.rc == 0 and again.changed == 0 and again.writes == 0, again.output[-3000:]
 
 
 SRIOV_NS = "openshift-sriov-network-operator"

@@ -14,7 +14,9 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "playbooks", "vars", "examples", "5-sriov-legacy-roce.yml")
 # The host preparation MachineConfig on top, so that the opt-in MachineConfig teardown has something to remove.
-WITH_MACHINECONFIG = '{"gpudirect_rdma_apply_machineconfigs": true, "gpudirect_rdma_machineconfigs": ["irdma_blacklist", "crio_memlock"]}'
+# crio_memlock on the worker pool itself (no custom pool on this cluster): one MachineConfig, as before issue 20 point 7.
+WITH_MACHINECONFIG = ('{"gpudirect_rdma_apply_machineconfigs": true, "gpudirect_rdma_machineconfigs": ["irdma_blacklist", "crio_memlock"], '
+                      '"gpudirect_rdma_memlock_pool": "worker"}')
 MANAGED = "app.kubernetes.io/managed-by=gpudirect.openshift"
 OPERATOR_NAMESPACES = ["openshift-nfd", "openshift-sriov-network-operator", "nvidia-network-operator", "nvidia-gpu-operator"]
 # Every kind the collection creates, with the (group, plural) the request log names.

@@ -49,12 +49,18 @@ SCRIPT_KEY = "gpudirect-facts.py"
 SCRIPT_DIR = "/opt/gpudirect"
 HOST_SYS = "/host/sys"
 HOST_PROC = "/host/proc"
+# The only /proc entries the collector reads (hardware/sysfs.py read_proc_modules, read_kernel_release,
+# read_nvidia_proc_version), not the host's whole /proc. /proc/driver is a directory because driver/nvidia exists only
+# once the GPU driver is loaded, and a hostPath of type File that is missing keeps the pod from starting.
+PROC_MOUNTS = (("host-proc-modules", "modules", "File"), ("host-proc-osrelease", "sys/kernel/osrelease", "File"),
+               ("host-proc-driver", "driver", "Directory"))
+GPU_RESOURCE = "nvidia.com/gpu"
 CONTAINER = "collector"
 NIC_VENDOR_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
 GPU_VENDOR_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 WORKER_LABEL = "node-role.kubernetes.io/worker"
 
-DEFAULT_IMAGE = "registry.access.redhat.com/ubi9/python-312"
+DEFAULT_IMAGE = "registry.access.redhat.com/ubi9/python-312:9.6-1762197685@sha256:7b8f2ee184b40eb160e2c90c240a16fd9ec93279cc1553c0b8b872e2274a139b"
 DEFAULT_TOLERATIONS = [{"operator": "Exists"}]
 
 SCRIPT_MODULES = (("devices", devices), ("sysfs", sysfs), ("nvidia_smi", nvidia_smi), ("topology", topology),
@@ -129,9 +135,11 @@ def pod_manifest(name, namespace, node, run_id, configmap, image, service_accoun
                  nvidia_smi=False, deadline_seconds=None, image_pull_policy="IfNotPresent"):
     """Pod that runs the collector once on ``node``.
 
-    Privileges: read-only hostPath mounts of /sys and /proc (the SCC must allow hostPath volumes, e.g.
-    hostmount-anyuid); no privileged mode, no host namespaces, every capability dropped, read-only root.
-    With nvidia_smi the NVIDIA container toolkit is asked (NVIDIA_VISIBLE_DEVICES) to inject nvidia-smi."""
+    Privileges: read-only hostPath mounts of /sys and of the /proc entries the collector reads (PROC_MOUNTS; the SCC
+    must allow hostPath volumes); no privileged mode, no host namespaces, every capability dropped, read-only root.
+    ``nvidia_smi`` is the number of GPUs to request (0: none): the pod asks the NVIDIA device plugin for them, whose
+    Allocate answer names the devices for the container toolkit to expose with nvidia-smi; no NVIDIA_VISIBLE_DEVICES=all,
+    which bypasses the device plugin's accounting (NVIDIA/k8s-device-plugin internal/plugin/server.go Allocate)."""
     container = {
         "name": CONTAINER,
         "image": image,
@@ -144,16 +152,14 @@ def pod_manifest(name, namespace, node, run_id, configmap, image, service_accoun
             "readOnlyRootFilesystem": True,
             "capabilities": {"drop": ["ALL"]},
         },
-        "volumeMounts": [
-            {"name": "host-sys", "mountPath": HOST_SYS, "readOnly": True},
-            {"name": "host-proc", "mountPath": HOST_PROC, "readOnly": True},
-            {"name": "collector", "mountPath": SCRIPT_DIR, "readOnly": True},
-        ],
+        "volumeMounts": [{"name": "host-sys", "mountPath": HOST_SYS, "readOnly": True}] + [
+            {"name": volume, "mountPath": HOST_PROC + "/" + entry, "readOnly": True} for volume, entry, _type in PROC_MOUNTS] + [
+            {"name": "collector", "mountPath": SCRIPT_DIR, "readOnly": True}],
         "terminationMessagePolicy": "FallbackToLogsOnError",
     }
     if nvidia_smi:
-        container["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
-                            {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"}]
+        container["resources"]["limits"][GPU_RESOURCE] = str(int(nvidia_smi))
+        container["env"] = [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"}]
     spec = {
         "nodeName": node,
         "restartPolicy": "Never",
@@ -162,11 +168,9 @@ def pod_manifest(name, namespace, node, run_id, configmap, image, service_accoun
         "terminationGracePeriodSeconds": 1,
         "tolerations": list(tolerations if tolerations is not None else DEFAULT_TOLERATIONS),
         "containers": [container],
-        "volumes": [
-            {"name": "host-sys", "hostPath": {"path": "/sys", "type": "Directory"}},
-            {"name": "host-proc", "hostPath": {"path": "/proc", "type": "Directory"}},
-            {"name": "collector", "configMap": {"name": configmap, "defaultMode": 0o444}},
-        ],
+        "volumes": [{"name": "host-sys", "hostPath": {"path": "/sys", "type": "Directory"}}] + [
+            {"name": volume, "hostPath": {"path": "/proc/" + entry, "type": kind}} for volume, entry, kind in PROC_MOUNTS] + [
+            {"name": "collector", "configMap": {"name": configmap, "defaultMode": 0o444}}],
     }
     if service_account:
         spec["serviceAccountName"] = service_account
@@ -174,6 +178,15 @@ def pod_manifest(name, namespace, node, run_id, configmap, image, service_accoun
         spec["activeDeadlineSeconds"] = int(deadline_seconds)
     metadata = {"name": name, "namespace": namespace, "labels": _labels(run_id), "annotations": {NODE_ANNOTATION: node}}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def allocatable_gpus(node):
+    """GPUs the node's device plugin offers (status.allocatable nvidia.com/gpu); 0 without the plugin."""
+    value = (((node.get("status") or {}).get("allocatable")) or {}).get(GPU_RESOURCE)
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
 
 
 def scc_role_binding(namespace, service_account, scc):
@@ -334,8 +347,9 @@ class FactsRun:
     def plan(self, node_objects):
         params = self.params
         selected, unknown, how = select_nodes(node_objects, params.get("nodes"), params.get("node_selector"))
+        gpus = dict((n["metadata"]["name"], allocatable_gpus(n)) for n in node_objects) if params.get("nvidia_smi") else {}
         pods = [pod_manifest(pod_name(params["name_prefix"], self.run_id, node), self.namespace, node, self.run_id, self.configmap,
-                             params["image"], params.get("service_account"), params.get("tolerations"), params.get("nvidia_smi"),
+                             params["image"], params.get("service_account"), params.get("tolerations"), gpus.get(node, 0),
                              params.get("timeout"), params.get("image_pull_policy") or "IfNotPresent")
                 for node in selected]
         return selected, unknown, how, pods

@@ -26,7 +26,10 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.render import 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.rdma import MATRIX
 
 MACHINECONFIG_ITEMS = ("irdma_blacklist", "persistent_names", "crio_memlock")
-DEFAULT_MACHINECONFIGS = ["irdma_blacklist", "crio_memlock"]
+# crio_memlock is opt-in: it lifts the locked-memory limit of every container of a pool (issue 20 point 7).
+DEFAULT_MACHINECONFIGS = ["irdma_blacklist"]
+# The pool that gets the CRI-O memlock drop-in: a custom pool of the RDMA nodes only (deploy/machineconfigpool-gpudirect-rdma.yml).
+DEFAULT_MEMLOCK_POOL = "gpudirect-rdma"
 IMAGE_COMPONENTS = ("rdma_shared_device_plugin", "sriov_device_plugin", "ipoib_cni")
 # OpenShift's default cluster and service networks; a secondary range inside them breaks routing.
 DEFAULT_CLUSTER_NETWORK_CIDRS = ["10.128.0.0/14", "172.30.0.0/16"]
@@ -139,6 +142,7 @@ FIELDS = {
     "machineconfig_role": Field("str", lambda values: values.get("machineconfig_pool")),
     "machineconfig_name": Field("str", lambda values: "99-%s-gpudirect-rdma" % values.get("machineconfig_role")),
     "machineconfig_allow_control_plane": Field("bool", False),
+    "memlock_pool": Field("str", DEFAULT_MEMLOCK_POOL),
     "ignition_version": Field("str", "3.2.0"),
 }
 
@@ -280,8 +284,9 @@ DOCS = {
     "sriov_disable_plugins": ("Operators", "`[]`", None, "`[mellanox]` for BlueField-3 in DPU mode"),
     "apply_machineconfigs": ("MachineConfigs (reboot: opt-in)", "`false`", None, "The opt-in. Without it any requested MachineConfig is an error"),
     "machineconfigs": (
-        "MachineConfigs (reboot: opt-in)", "`[irdma_blacklist, crio_memlock]` when opted in", None,
-        "Items: `irdma_blacklist` (kernel argument `module_blacklist=irdma`), `persistent_names` (udev rules), `crio_memlock` (CRI-O `memlock=-1:-1`)"),
+        "MachineConfigs (reboot: opt-in)", "`[irdma_blacklist]` when opted in", None,
+        "Items: `irdma_blacklist` (kernel argument `module_blacklist=irdma`), `persistent_names` (udev rules), `crio_memlock` (CRI-O "
+        "`memlock=-1:-1`, for the nodes of `gpudirect_rdma_memlock_pool` only)"),
     "udev_rules": ("MachineConfigs (reboot: opt-in)", "`[]`", None, "Extra `{address, name, link_layer or type}` entries for `persistent_names`"),
     "udev_rules_from_facts": (
         "MachineConfigs (reboot: opt-in)", "`false`", None,
@@ -296,6 +301,13 @@ DOCS = {
         "MachineConfigs (reboot: opt-in)", "the pool name", None,
         "`machineconfiguration.openshift.io/role` label and `node-role.kubernetes.io/<role>` selectors"),
     "machineconfig_name": ("MachineConfigs (reboot: opt-in)", "`99-<role>-gpudirect-rdma`", None, "Name of the MachineConfig"),
+    "memlock_pool": (
+        "MachineConfigs (reboot: opt-in)", "`gpudirect-rdma`", None,
+        "Custom MachineConfigPool (and role) that gets `crio_memlock` in its own MachineConfig `99-<pool>-gpudirect-rdma-memlock`: only the RDMA "
+        "nodes, labelled `node-role.kubernetes.io/<pool>`, lift the locked-memory limit of their containers. The administrator labels the nodes "
+        "and creates the pool (`deploy/machineconfigpool-gpudirect-rdma.yml`); preflight refuses, before any write, a pool that does not exist "
+        "or selects no node. The pool name of `gpudirect_rdma_machineconfig_role` (e.g. `worker`) puts memlock into the main MachineConfig of "
+        "that whole pool"),
     "ignition_version": ("MachineConfigs (reboot: opt-in)", "`3.2.0`", None, "Must be 3.x"),
 }
 
@@ -675,6 +687,8 @@ def _check_names(values, errors):
     for field in ("nfd_instance_name", "gpu_cluster_policy_name", "machineconfig_name", "machineconfig_pool", "sriov_policy_name"):
         if values.get(field) is not None and not names.is_dns1123_subdomain(values[field]):
             errors.add(field, "%r is not a valid object name (DNS-1123 subdomain)" % values[field])
+    if values.get("memlock_pool") is not None and not (names.is_dns1123_label(values["memlock_pool"]) and names.is_label_value(values["memlock_pool"])):
+        errors.add("memlock_pool", "%r is not a valid MachineConfigPool and role name (DNS-1123 label)" % values["memlock_pool"])
     if values.get("machineconfig_role") is not None and not names.is_label_value(values["machineconfig_role"]):
         errors.add("machineconfig_role", "%r is not a valid label value" % values["machineconfig_role"])
     resources = values["resource_names"] or ([values["resource_name"]] if values.get("resource_name") else [])
@@ -764,8 +778,15 @@ def _check_gpu(values, provided, errors):
 
 _REPOSITORY = re.compile(r"^[a-zA-Z0-9.\-/:]+$")
 _IMAGE = re.compile(r"^[a-zA-Z0-9\-_.]+$")
-# An image tag, or a digest (names.IMAGE_DIGEST), which the operators pin with '@'.
+# An image tag, or a digest (names.IMAGE_DIGEST), which the operators pin with '@'. The DOCA driver takes only these
+# two: the Network Operator appends the node pool's OS and architecture to any version not starting with 'sha256'
+# (pkg/state/state_ofed.go getMofedDriverImageName), so 'tag@sha256:...' would name an image that does not exist.
 _VERSION = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}|sha256:[a-f0-9]{64})$")
+_DRIVER_VERSION_HINT = "image tag or digest (sha256:<64 hex digits>; not tag@sha256:, the operator appends the node's OS to a tag)"
+# The other images also take 'tag@sha256:...' (the tag kept for reading): the Network Operator joins a non-digest
+# version with ':' (pkg/render/render.go imagePath), giving image:tag@sha256:...; the GPU Operator adds no OS suffix to
+# a driver version that contains 'sha256:' (controllers/object_controls.go resolveDriverTag, v24.9 to v25.3).
+_PINNED_VERSION = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}(@sha256:[a-f0-9]{64})?|sha256:[a-f0-9]{64})\Z")
 
 
 def _check_images(values, provided, errors):
@@ -775,14 +796,14 @@ def _check_images(values, provided, errors):
         if not _IMAGE.match(values["doca_driver_image"] or ""):
             errors.add("doca_driver_image", "%r is not a valid image name" % values["doca_driver_image"])
         if not _VERSION.match(values["doca_driver_version"] or ""):
-            errors.add("doca_driver_version", "%r is not a valid image tag or digest (sha256:<64 hex digits>)" % values["doca_driver_version"])
+            errors.add("doca_driver_version", "%r is not a valid %s" % (values["doca_driver_version"], _DRIVER_VERSION_HINT))
     else:
         for field in ("doca_driver_repository", "doca_driver_image", "doca_driver_version"):
             if field in provided:
                 errors.add(field, "unused with gpudirect_rdma_nic_driver: inbox (no driver container)")
     for field, pattern, what in (("gpu_driver_repository", _REPOSITORY, "image repository"),
                                  ("gpu_driver_image", _IMAGE, "image name"),
-                                 ("gpu_driver_version", _VERSION, "image tag or digest (sha256:<64 hex digits>)")):
+                                 ("gpu_driver_version", _PINNED_VERSION, "image tag, tag@sha256:<64 hex digits> or sha256:<64 hex digits>")):
         if values.get(field) and not pattern.match(values[field]):
             errors.add(field, "%r is not a valid %s" % (values[field], what))
     for secret in values["image_pull_secrets"]:
@@ -795,12 +816,12 @@ def _check_images(values, provided, errors):
         if not isinstance(override, dict) or set(override) - {"repository", "image", "version"}:
             errors.add("image_overrides", "%s must be a mapping with repository, image and version" % component)
             continue
-        checks = (("repository", _REPOSITORY), ("image", _IMAGE), ("version", _VERSION))
+        checks = (("repository", _REPOSITORY), ("image", _IMAGE), ("version", _PINNED_VERSION))
         for key, pattern in checks:
             if key in override and not pattern.match(str(override[key])):
                 errors.add("image_overrides", "%s.%s %r is not valid" % (component, key, override[key]))
-    if values.get("nfd_operand_image") is not None and not re.match(r"^[a-zA-Z0-9][a-zA-Z0-9.\-_/:@]+$", values["nfd_operand_image"]):
-        errors.add("nfd_operand_image", "%r is not a valid image reference" % values["nfd_operand_image"])
+    if values.get("nfd_operand_image") is not None and not names.is_image_reference(values["nfd_operand_image"]):
+        errors.add("nfd_operand_image", "%r is not a valid image reference (%s)" % (values["nfd_operand_image"], names.IMAGE_REFERENCE_HINT))
 
 
 # MachineConfigPools of control-plane nodes (machine-config-operator: master, and arbiter on two-node clusters).
@@ -822,7 +843,8 @@ def _check_machineconfigs(values, provided, errors):
     elif not wanted:
         errors.add("machineconfigs", "gpudirect_rdma_apply_machineconfigs is true but nothing is listed (%s)" % ", ".join(MACHINECONFIG_ITEMS))
     if values["apply_machineconfigs"] and wanted and not values["machineconfig_allow_control_plane"]:
-        for field in ("machineconfig_pool", "machineconfig_role"):
+        fields = ("machineconfig_pool", "machineconfig_role") + (("memlock_pool",) if "crio_memlock" in wanted else ())
+        for field in fields:
             if values[field] in CONTROL_PLANE_POOLS:
                 errors.add(field, "%r is the control-plane pool: its MachineConfigs reboot the control-plane nodes and apply to "
                                   "every control-plane container; use the pool of your GPU nodes, or set "

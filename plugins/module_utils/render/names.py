@@ -29,6 +29,20 @@ MCO_ROLE_LABEL = "machineconfiguration.openshift.io/role"
 # Both operators take a digest in an image's `version` and join it with '@' instead of ':' (network-operator
 # pkg/render/render.go imagePath, gpu-operator api/nvidia/v1 imagePath): "sha256:<64 hex digits>".
 IMAGE_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")
+# A whole image reference: name[:tag][@sha256:<64 hex>] (distribution/reference grammar, lowercase-insensitive here). A
+# reference with both keeps the tag for reading; CRI-O pulls it by the digest (cri-o/cri-o#3060).
+IMAGE_REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(:[0-9]+)?(/[A-Za-z0-9][A-Za-z0-9._\-]*)*"
+                             r"(:[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127})?(@sha256:[a-f0-9]{64})?\Z")
+IMAGE_REFERENCE_HINT = "name[:tag][@sha256:<64 hex digits>], e.g. registry.example.com/ns/image:1.0@sha256:..."
+
+
+def is_image_reference(value):
+    return isinstance(value, str) and bool(IMAGE_REFERENCE.match(value))
+
+
+def is_pinned_image(reference):
+    """True when an image reference carries a digest (name@sha256:... or name:tag@sha256:...)."""
+    return isinstance(reference, str) and bool(re.search(r"@sha256:[a-f0-9]{64}\Z", reference))
 
 
 def image_reference(repository, image, version):

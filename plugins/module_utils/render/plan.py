@@ -191,6 +191,20 @@ def _plugin_parts(manifest):
     return parts
 
 
+def _machineconfig_pools(model, manifests):
+    """{pool: [MachineConfig names]} of the rendered MachineConfigs, by their role label."""
+    rendered = [e["manifest"] for e in manifests if e["manifest"]["kind"] == "MachineConfig"]
+    pools = {}
+    for manifest in rendered:
+        role = manifest["metadata"]["labels"][names.MCO_ROLE_LABEL]
+        pool = model["machineconfig_pool"] if role == model["machineconfig_role"] else role
+        pools.setdefault(pool, []).append(manifest["metadata"]["name"])
+    memlock_pool = model["memlock_pool"] if machineconfigs.memlock_separate(model) else None
+    if memlock_pool and model["machineconfig_role"] == "worker":
+        pools[memlock_pool] = sorted(set(pools.get(memlock_pool, []) + pools.get(model["machineconfig_pool"], [])))
+    return pools
+
+
 def _summary(model, manifests):
     config = rdma.configuration(model)
     kinds = [e["manifest"]["kind"] for e in manifests]
@@ -202,8 +216,9 @@ def _summary(model, manifests):
         "annotation": n["metadata"]["name"],
     } for n in network_objects]
     reboots = []
-    if "MachineConfig" in kinds:
-        reboots.append("MachineConfig %s: one rolling reboot of pool %s" % (model["machineconfig_name"], model["machineconfig_pool"]))
+    pools = _machineconfig_pools(model, manifests)
+    for pool, machineconfig_names in sorted(pools.items()):
+        reboots.append("MachineConfig %s: one rolling reboot of pool %s" % (", ".join(machineconfig_names), pool))
     if config.vf_policy:
         reboots.append("SriovNetworkNodePolicy: nodes drain and usually reboot once while VFs and firmware are configured")
     if model.get("sriov_pool_rdma_mode") and config.vf_policy:
@@ -234,6 +249,10 @@ def _summary(model, manifests):
         "gpu_rdma_mode": model["gpu_rdma_mode"],
         "nic_driver": model["nic_driver"],
         "machineconfig_pool": model["machineconfig_pool"],
+        # {pool: [MachineConfig names it renders]}: the memlock pool is a custom pool of the worker role, so it renders
+        # the main pool's MachineConfig too (machine-config-operator docs/custom-pools.md).
+        "machineconfig_pools": pools,
+        "memlock_pool": model["memlock_pool"] if machineconfigs.memlock_separate(model) else None,
         "reboots": reboots,
         "object_count": len(manifests),
     }

@@ -190,7 +190,8 @@ def rdma_wait_sets(plan, min_ready_nodes=1):
     machineconfigs = [m["metadata"]["name"] for m in manifests if m["kind"] == "MachineConfig"]
     sets = {"machineconfig": [], "configuration": []}
     if machineconfigs:
-        sets["machineconfig"].append(machineconfig_pool_wait(summary["machineconfig_pool"], machineconfigs))
+        pools = summary.get("machineconfig_pools") or {summary["machineconfig_pool"]: machineconfigs}
+        sets["machineconfig"].extend(machineconfig_pool_wait(pool, pools[pool]) for pool in sorted(pools))
     waits = plan.get("waits") or {}
     if waits.get("sriov_node_states"):
         sets["configuration"].append(waits["sriov_node_states"])

@@ -56,17 +56,44 @@ def test_pod_manifest_is_pinned_read_only_and_unprivileged():
     assert ctx["privileged"] is False and ctx["allowPrivilegeEscalation"] is False and ctx["readOnlyRootFilesystem"] is True
     assert ctx["capabilities"] == {"drop": ["ALL"]}
     mounts = dict((m["mountPath"], m) for m in container["volumeMounts"])
-    assert set(mounts) == {"/host/sys", "/host/proc", "/opt/gpudirect"} and all(m["readOnly"] for m in mounts.values())
+    assert all(m["readOnly"] for m in mounts.values())
     volumes = dict((v["name"], v) for v in spec["volumes"])
-    assert volumes["host-sys"]["hostPath"]["path"] == "/sys" and volumes["host-proc"]["hostPath"]["path"] == "/proc"
+    assert volumes["host-sys"]["hostPath"]["path"] == "/sys"
     assert volumes["collector"]["configMap"]["name"] == "cm"
     assert container["command"][:4] == ["python3", "-I", "-B", "/opt/gpudirect/gpudirect-facts.py"]
     assert container["command"][container["command"].index("--nvidia-smi") + 1] == "skip" and "env" not in container
     labels = pod["metadata"]["labels"]
     assert labels[nf.COMPONENT_LABEL] == "gpudirect-facts" and labels[nf.RUN_LABEL] == "abcde"
-    with_smi = nf.pod_manifest("p", "ns", "n", "abcde", "cm", "img", nvidia_smi=True, tolerations=[])
-    assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in with_smi["spec"]["containers"][0]["env"]
+    with_smi = nf.pod_manifest("p", "ns", "n", "abcde", "cm", "img", nvidia_smi=2, tolerations=[])
     assert with_smi["spec"]["tolerations"] == [] and "serviceAccountName" not in with_smi["spec"]
+
+
+def test_facts_pod_mounts_only_the_proc_files_it_reads():
+    """Issue 20 point 10: not the host's whole /proc, only the entries hardware/sysfs.py reads."""
+    pod = nf.pod_manifest("p", "ns", "worker-0", "abcde", "cm", "img:1")
+    host_paths = sorted(v["hostPath"]["path"] for v in pod["spec"]["volumes"] if "hostPath" in v)
+    assert host_paths == ["/proc/driver", "/proc/modules", "/proc/sys/kernel/osrelease", "/sys"]
+    mounts = sorted(m["mountPath"] for m in pod["spec"]["containers"][0]["volumeMounts"])
+    assert mounts == ["/host/proc/driver", "/host/proc/modules", "/host/proc/sys/kernel/osrelease", "/host/sys", "/opt/gpudirect"]
+
+
+def test_nvidia_smi_asks_the_device_plugin_for_the_gpus_instead_of_visible_devices_all():
+    """Issue 20 point 10: NVIDIA_VISIBLE_DEVICES=all is gone; the node's allocatable GPUs are requested instead."""
+    pod = nf.pod_manifest("p", "ns", "n", "abcde", "cm", "img", nvidia_smi=8)
+    container = pod["spec"]["containers"][0]
+    assert "NVIDIA_VISIBLE_DEVICES" not in [e["name"] for e in container.get("env", [])]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
+    assert container["command"][container["command"].index("--nvidia-smi") + 1] == "auto"
+    params = {"namespace": "ns", "name_prefix": "gpudirect-facts", "image": "img", "nvidia_smi": True, "nodes": ["gpu-0", "cpu-0"]}
+    run = nf.FactsRun(None, params, run_id="abcde")
+    nodes = [{"metadata": {"name": "gpu-0", "labels": {}}, "status": {"allocatable": {"nvidia.com/gpu": "4"}}},
+             {"metadata": {"name": "cpu-0", "labels": {}}, "status": {"allocatable": {"cpu": "8"}}}]
+    _selected, _unknown, _how, pods = run.plan(nodes)
+    by_node = dict((p["spec"]["nodeName"], p["spec"]["containers"][0]) for p in pods)
+    assert by_node["gpu-0"]["resources"]["limits"]["nvidia.com/gpu"] == "4"
+    # No device plugin on the node: no GPU request and no nvidia-smi (sysfs is read instead).
+    assert "nvidia.com/gpu" not in by_node["cpu-0"]["resources"]["limits"]
+    assert by_node["cpu-0"]["command"][by_node["cpu-0"]["command"].index("--nvidia-smi") + 1] == "skip"
 
 
 def test_configmap_and_role_binding():

@@ -228,7 +228,7 @@ def test_defaults_follow_method_and_fabric():
     built, errors, _warnings = model.build(base_variables("shared_device", "roce", gpu_rdma_mode="peermem", apply_machineconfigs=True))
     assert errors == []
     assert built["gpu_kernel_module_type"] == "auto"
-    assert built["machineconfigs"] == ["irdma_blacklist", "crio_memlock"]
+    assert built["machineconfigs"] == ["irdma_blacklist"]  # crio_memlock is opt-in (issue 20 point 7)
     assert built["machineconfig_name"] == "99-worker-gpudirect-rdma"
 
 
@@ -264,7 +264,7 @@ def test_ipv6_range_and_gateway():
 
 @pytest.mark.parametrize("pool", ["master", "arbiter"])
 def test_machineconfigs_for_the_control_plane_pool_are_refused_unless_allowed(pool):
-    variables = base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["crio_memlock"],
+    variables = base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["irdma_blacklist"],
                                machineconfig_pool=pool)
     errors = render_all(variables)["errors"]
     assert any(e.startswith("gpudirect_rdma_machineconfig_pool: %r is the control-plane pool" % pool) for e in errors), errors
@@ -272,6 +272,14 @@ def test_machineconfigs_for_the_control_plane_pool_are_refused_unless_allowed(po
     result = render_all(allowed)
     assert result["errors"] == []
     assert any(m["manifest"]["metadata"]["name"] == "99-%s-gpudirect-rdma" % pool for m in result["manifests"])
+
+
+def test_the_memlock_pool_is_refused_on_the_control_plane():
+    variables = base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["crio_memlock"], memlock_pool="master")
+    errors = render_all(variables)["errors"]
+    assert any(e.startswith("gpudirect_rdma_memlock_pool: 'master' is the control-plane pool") for e in errors), errors
+    bad = render_all(base_variables("shared_device", "roce", memlock_pool="Not_A_Pool"))["errors"]
+    assert bad == ["gpudirect_rdma_memlock_pool: 'Not_A_Pool' is not a valid MachineConfigPool and role name (DNS-1123 label)"]
 
 
 def test_a_huge_value_is_cut_in_the_message():

@@ -8,6 +8,7 @@ __metaclass__ = type
 
 import base64
 import copy
+import re
 import json
 
 import pytest
@@ -191,7 +192,8 @@ def test_component_images_follow_the_network_operator_release(version, repositor
     result = render(base_variables("shared_device", "roce", network_operator_version=version))
     spec = by_kind(result, "NicClusterPolicy")[0]["spec"]
     assert spec["rdmaSharedDevicePlugin"]["repository"] == repository
-    assert spec["rdmaSharedDevicePlugin"]["version"] == rdma_plugin
+    tag, digest = spec["rdmaSharedDevicePlugin"]["version"].split("@")
+    assert tag == rdma_plugin and re.match(r"^sha256:[a-f0-9]{64}$", digest)  # pinned, the tag kept (issue 20 point 6)
     assert spec["ofedDriver"]["version"] == doca and spec["ofedDriver"]["repository"] == "nvcr.io/nvidia/mellanox"
     pinned = render(base_variables("shared_device", "roce", network_operator_version=version, doca_driver_version="24.10-0.7.0.0-0"))
     assert by_kind(pinned, "NicClusterPolicy")[0]["spec"]["ofedDriver"]["version"] == "24.10-0.7.0.0-0"
@@ -297,7 +299,7 @@ def decode(file_entry):
 def test_one_machineconfig_carries_everything():
     result = render(base_variables("shared_device", "infiniband", apply_machineconfigs=True, nic_facts=NIC_FACTS,
                                    machineconfigs=["irdma_blacklist", "persistent_names", "crio_memlock"], machineconfig_pool="gpu",
-                                   udev_rules_from_facts=True))
+                                   memlock_pool="gpu", udev_rules_from_facts=True))
     (mc,) = by_kind(result, "MachineConfig")
     assert result["manifests"][0]["manifest"] is mc  # applied first: one reboot before drivers load
     assert mc["metadata"] == {"name": "99-gpu-gpudirect-rdma", "labels": dict(MANAGED, **{"machineconfiguration.openshift.io/role": "gpu"})}
@@ -313,6 +315,28 @@ def test_one_machineconfig_carries_everything():
         'SUBSYSTEM=="net", ACTION=="add", ATTR{type}=="32", ATTR{address}=="?*b8:3f:d2:03:00:3b:51:28", NAME="ibs2f0"',
         'SUBSYSTEM=="net", ACTION=="add", ATTR{type}=="32", ATTR{address}=="?*b8:3f:d2:03:00:f0:36:d0", NAME="ibs2f0"',
     ])
+
+
+def test_memlock_goes_to_its_own_machineconfig_for_the_rdma_pool_by_default():
+    """Issue 20 point 7: the CRI-O memlock drop-in lifts the limit of every container of a pool, so by default it is a
+    MachineConfig of the custom pool gpudirect-rdma (the RDMA nodes), not of the whole worker pool."""
+    result = render(base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["irdma_blacklist", "crio_memlock"]))
+    main, memlock = by_kind(result, "MachineConfig")
+    assert main["metadata"]["labels"]["machineconfiguration.openshift.io/role"] == "worker"
+    assert machineconfigs.CRIO_DROPIN_PATH not in [f["path"] for f in (main["spec"]["config"].get("storage") or {}).get("files", [])]
+    assert memlock["metadata"]["name"] == "99-gpudirect-rdma-gpudirect-rdma-memlock"
+    assert memlock["metadata"]["labels"]["machineconfiguration.openshift.io/role"] == "gpudirect-rdma"
+    assert [f["path"] for f in memlock["spec"]["config"]["storage"]["files"]] == [machineconfigs.CRIO_DROPIN_PATH]
+    summary = result["summary"]
+    assert summary["memlock_pool"] == "gpudirect-rdma"
+    # The custom pool selects the worker role too, so it renders both; the worker pool only its own.
+    assert summary["machineconfig_pools"] == {"worker": ["99-worker-gpudirect-rdma"],
+                                              "gpudirect-rdma": ["99-gpudirect-rdma-gpudirect-rdma-memlock", "99-worker-gpudirect-rdma"]}
+    only = render(base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["crio_memlock"]))
+    assert [m["metadata"]["name"] for m in by_kind(only, "MachineConfig")] == ["99-gpudirect-rdma-gpudirect-rdma-memlock"]
+    whole_pool = render(base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["crio_memlock"], memlock_pool="worker"))
+    (mc,) = by_kind(whole_pool, "MachineConfig")
+    assert mc["metadata"]["name"] == "99-worker-gpudirect-rdma" and whole_pool["summary"]["memlock_pool"] is None
 
 
 @pytest.mark.parametrize("entry,expected", [

@@ -210,3 +210,21 @@ def test_the_plan_target_is_every_manifest_and_every_wait_the_steps_run():
     assert target["waits"][0] == render_waits.nfd_labels_wait(2, 2)
     assert target["waits"][-1] == render_waits.allocatable_wait("rdma/rdma_shared_device_eth", 2)
     assert target["prune_kinds"] == render_waits.names.managed_kinds("rdma")
+
+
+def test_the_memlock_pool_is_waited_for_with_every_machineconfig_it_renders():
+    """Issue 20 point 7: the custom pool renders the worker MachineConfig and its own; the run waits for both pools,
+    each with the MachineConfigs it must show in its rendered config's sources."""
+    plan = render_all(base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["irdma_blacklist", "crio_memlock"]))
+    waits = render_waits.rdma_wait_sets(plan, 1)["machineconfig"]
+    assert [(w["title"], w["name"]) for w in waits] == [("MachineConfigPool gpudirect-rdma updated", "gpudirect-rdma"),
+                                                        ("MachineConfigPool worker updated", "worker")]
+    memlock_wait = waits[0]
+    pool = {"metadata": {"generation": 2}, "spec": {"configuration": {"name": "rendered-gpudirect-rdma-1"}},
+            "status": {"observedGeneration": 2, "configuration": {"name": "rendered-gpudirect-rdma-1", "source": [
+                {"name": "00-worker"}, {"name": "99-gpudirect-rdma-gpudirect-rdma-memlock"}]},
+                "conditions": [{"type": "Updated", "status": "True"}], "updatedMachineCount": 1, "machineCount": 1}}
+    # Stale: the worker MachineConfig is not rendered into the custom pool yet.
+    assert jmespath.search(memlock_wait["condition"], pool) is False
+    pool["status"]["configuration"]["source"].append({"name": "99-worker-gpudirect-rdma"})
+    assert jmespath.search(memlock_wait["condition"], pool) is True
