@@ -40,9 +40,26 @@ options:
         elements: str
         default: []
       condition:
-        description: JMESPath expression that holds when the objects are ready.
+        description: JMESPath expression that holds when the objects are ready; each entry has this or O(waits[].count).
         type: str
-        required: true
+      count:
+        description:
+          - Instead of O(waits[].condition), count the listed objects for which C(each) holds; one event evaluates one object,
+            so the work per event does not grow with the number of objects. Without O(waits[].name) only.
+        type: dict
+        suboptions:
+          each:
+            description: JMESPath expression over one object that holds when the object counts.
+            type: str
+            required: true
+          at_least:
+            description: The wait holds when at least this many objects count.
+            type: int
+            default: 1
+          all:
+            description: The wait holds only when every listed object counts (and at least one is listed).
+            type: bool
+            default: false
       failure_condition:
         description: JMESPath expression that holds when the objects report a failure.
         type: str

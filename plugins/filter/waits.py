@@ -32,14 +32,16 @@ def _timed(entry, timeout, failure_grace_period):
     return entry
 
 
-def rdma_waits(plan, min_ready_nodes=1, failure_grace_period=60, timeout=1800, machineconfig_timeout=5400):
+def rdma_waits(plan, min_ready_nodes=1, failure_grace_period=60, timeout=1800, machineconfig_timeout=5400, all_selected_nodes=False):
     if not isinstance(plan, dict):
         raise AnsibleFilterError('rdma_waits: expects the rendered plan (gpudirect_manifests result), a mapping')
     min_ready_nodes = _count('min_ready_nodes', min_ready_nodes, 1)
     grace = _count('failure_grace_period', failure_grace_period, 0)
     timeout = _count('timeout', timeout, 1)
     machineconfig_timeout = _count('machineconfig_timeout', machineconfig_timeout, 1)
-    sets = waits.rdma_wait_sets(plan, min_ready_nodes)
+    if not isinstance(all_selected_nodes, bool):
+        raise AnsibleFilterError('all_selected_nodes must be true or false, got %r' % (all_selected_nodes,))
+    sets = waits.rdma_wait_sets(plan, min_ready_nodes, all_selected_nodes)
     return {'machineconfig': [_timed(w, machineconfig_timeout, grace) for w in sets['machineconfig']],
             'configuration': [_timed(w, timeout, grace) for w in sets['configuration']]}
 

@@ -66,6 +66,19 @@ def render_text(compiled, doc):
     return value if isinstance(value, str) else str(value)
 
 
+# Progress texts a wait keeps: the first and the latest ones (a 1000-node wait changes its text on every event).
+HISTORY_LIMIT = 20
+
+
+def note_progress(history, text):
+    """Append ``text`` to ``history`` unless it repeats the last entry; keep the first and the latest entries."""
+    if text is None or (history and history[-1] == text):
+        return
+    history.append(text)
+    if len(history) > HISTORY_LIMIT:
+        del history[1]
+
+
 class Condition:
     """The predicate for cluster.waiter.wait_for: success, fail fast, progress reporting.
 
@@ -85,9 +98,7 @@ class Condition:
         self.history = []
 
     def _note_progress(self, doc):
-        text = render_text(self.progress, doc)
-        if text is not None and (not self.history or self.history[-1] != text):
-            self.history.append(text)
+        note_progress(self.history, render_text(self.progress, doc))
 
     def __call__(self, state):
         doc = document(state, self.single)
@@ -110,3 +121,74 @@ class Condition:
         if self.failing_since is None:
             return None
         return self.failing_since + self.grace
+
+
+def object_key(obj):
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
+
+class CountCondition:
+    """A wait over many objects that counts those for which ``each`` (JMESPath over one object) holds.
+
+    It is also the waiter's view (reset/apply/state): each event evaluates ``each`` on the one object it carries
+    and moves one counter, so the work per event does not grow with the number of watched objects, where a
+    list condition re-reads every object. The wait holds when at least ``at_least`` objects count and, with
+    ``require_all``, when every selected object counts (and at least one is selected).
+    ``evaluations`` counts the evaluations of ``each`` (what tests measure)."""
+
+    single = False
+
+    def __init__(self, each, at_least=1, require_all=False, label="objects"):
+        self.each = each
+        self.at_least = int(at_least)
+        self.require_all = bool(require_all)
+        self.label = label
+        self.counted = {}  # (namespace, name) -> whether ``each`` holds
+        self.matching = 0
+        self.evaluations = 0
+        self.history = []
+
+    def reset(self, items):
+        self.counted = {}
+        self.matching = 0
+        for item in items:
+            self.apply("ADDED", item)
+
+    def apply(self, event_type, obj):
+        key = object_key(obj)
+        if self.counted.pop(key, False):
+            self.matching -= 1
+        if event_type == "DELETED":
+            return
+        self.evaluations += 1
+        holds = truthy(self.each.search(obj))
+        self.counted[key] = holds
+        if holds:
+            self.matching += 1
+
+    def state(self):
+        return {"counted": self.matching, "selected": len(self.counted)}
+
+    def holds(self):
+        if self.matching < max(self.at_least, 1 if self.require_all else 0):
+            return False
+        return not self.require_all or self.matching == len(self.counted)
+
+    def __call__(self, _state=None):
+        note_progress(self.history, "%s: %d of %d selected" % (self.label, self.matching, len(self.counted)))
+        return self.holds()
+
+    def not_counted(self, limit):
+        """Up to ``limit`` names of selected objects that do not count yet (a sample for messages)."""
+        names = []
+        for (namespace, name), holds in self.counted.items():
+            if not holds:
+                names.append("%s/%s" % (namespace, name) if namespace else name)
+                if len(names) >= limit:
+                    break
+        return sorted(names)
+
+    @staticmethod
+    def recheck_at():
+        return None

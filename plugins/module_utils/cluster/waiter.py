@@ -77,18 +77,20 @@ class _View:
 
 
 def wait_for(cluster, resource, predicate, name=None, namespace=None, label_selector=None, timeout=300.0,
-             recheck_at=None, on_change=None, clock=time.monotonic, backoff=None):
+             recheck_at=None, on_change=None, clock=time.monotonic, backoff=None, view=None):
     """Block until ``predicate(state)`` is true; return a WaitResult.
 
     With ``name`` the state is that object as a dict, or None while it does not exist; without it,
     the list of matching objects. ``predicate`` may raise to abort the wait (a failure it detected).
     ``recheck_at()`` may return a monotonic time at which the predicate must be evaluated again
     even if no event arrives (grace periods); ``on_change(state)`` sees every state the wait saw.
+    ``view`` (reset(items), apply(event_type, obj), state()) replaces the default view that keeps every object:
+    a counting view (conditions.CountCondition) keeps the per-event work independent of the number of objects.
     Raises WaitTimeout when ``timeout`` seconds pass first.
     """
     start = clock()
     deadline = start + float(timeout)
-    view = _View(single=bool(name))
+    view = view or _View(single=bool(name))
     field_selector = "metadata.name=%s" % name if name else None
     counters = {"events": 0, "relists": 0}
     failures = [0]

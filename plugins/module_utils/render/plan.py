@@ -229,6 +229,8 @@ def _summary(model, manifests):
         "gpu_rdma_mode": model["gpu_rdma_mode"],
         "nic_driver": model["nic_driver"],
         "machineconfig_pool": model["machineconfig_pool"],
+        # The nodes the SR-IOV policies select: the allocatable waits watch only these.
+        "node_selector": dict((key, names.label_text(value)) for key, value in model["node_selector"].items()),
         "reboots": reboots,
         "object_count": len(manifests),
     }

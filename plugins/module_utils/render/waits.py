@@ -168,20 +168,20 @@ def network_attachments_wait(networks):
     }
 
 
-def allocatable_wait(resource, min_nodes):
-    """The wait that at least ``min_nodes`` nodes advertise ``resource``."""
-    quoted = '"%s"' % resource
-    nodes = "items[?to_number(status.allocatable.%s || '0') > `0`]" % quoted
+def allocatable_wait(resource, min_nodes, node_selector=None, all_nodes=False):
+    """The wait that at least ``min_nodes`` nodes (with ``all_nodes``: every node ``node_selector`` picks, and at
+    least ``min_nodes``) advertise ``resource``. Only the selected nodes are watched and each event counts one node."""
     return {
         "title": "%s allocatable" % resource,
         "api_version": "v1",
         "kind": "Node",
-        "condition": "length(%s) >= %s" % (nodes, _literal(int(min_nodes))),
-        "progress": "join(', ', %s.join('=', [metadata.name, status.allocatable.%s]))" % (nodes, quoted),
+        "label_selectors": ["%s=%s" % (key, value) for key, value in sorted((node_selector or {}).items())],
+        "count": {"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % resource, "at_least": int(min_nodes),
+                  "all": bool(all_nodes)},
     }
 
 
-def rdma_wait_sets(plan, min_ready_nodes=1):
+def rdma_wait_sets(plan, min_ready_nodes=1, all_nodes=False):
     """{"machineconfig": [...], "configuration": [...]}: what the rdma role waits for after the MachineConfig, and
     after the SR-IOV objects and networks, in that order (resource_wait entries without timeouts)."""
     summary = plan.get("summary") or {}
@@ -198,7 +198,8 @@ def rdma_wait_sets(plan, min_ready_nodes=1):
     sets["configuration"].extend(network_cr_wait(kind) for kind in NETWORK_OPERATOR_KINDS if kind in kinds)
     if networks:
         sets["configuration"].append(network_attachments_wait(networks))
-    sets["configuration"].extend(allocatable_wait(resource, min_ready_nodes) for resource in summary.get("resources") or [])
+    sets["configuration"].extend(allocatable_wait(resource, min_ready_nodes, summary.get("node_selector"), all_nodes)
+                                 for resource in summary.get("resources") or [])
     return sets
 
 

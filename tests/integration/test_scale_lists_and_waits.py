@@ -1,0 +1,135 @@
+"""Lists and node waits at scale, against the simulated API server (issue 21).
+
+Nodes are written straight into the simulator's store: these tests are about the API (paging, watches with
+selectors), not about the simulated operators."""
+
+import threading
+import time
+
+import pytest
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import client as cc
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import compile_condition
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+
+RESOURCE = "rdma/rdma_shared_device_eth"
+
+
+def _nodes(sim, count, labels, prefix="worker"):
+    node_type = sim.store.find_type("", "v1", "nodes")
+    for i in range(count):
+        sim.store.create(node_type, {"apiVersion": "v1", "kind": "Node",
+                                     "metadata": {"name": "%s-%04d" % (prefix, i), "labels": dict(labels)},
+                                     "status": {"allocatable": {RESOURCE: "0"}}})
+
+
+def _advertise(sim, name, value="63"):
+    node_type = sim.store.find_type("", "v1", "nodes")
+    sim.store.patch_status(node_type, None, name, {"allocatable": {RESOURCE: value}})
+
+
+def test_lists_over_500_objects_are_read_in_pages_and_see_every_item(sim_factory):
+    sim = sim_factory(profile=None, controllers=False)
+    _nodes(sim, 1200, {"gpu": "yes"})
+    cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
+    since = len(sim.requests)
+    items, list_rv = cluster.list(cluster.resource("v1", "Node"))
+    assert sorted(n["metadata"]["name"] for n in items) == ["worker-%04d" % i for i in range(1200)]
+    lists = [e for e in sim.requests.entries(since) if e["verb"] == "list" and e["plural"] == "nodes"]
+    assert [e["query"].get("limit") for e in lists] == ["500", "500", "500"]
+    assert [bool(e["query"].get("continue")) for e in lists] == [False, True, True]
+    assert list_rv == sim.store.current_resource_version
+
+
+def test_a_list_whose_continue_token_expired_starts_over(sim_factory):
+    sim = sim_factory(profile=None, controllers=False, history_limit=50)
+    _nodes(sim, 30, {})
+    cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
+    nodes = cluster.resource("v1", "Node")
+    calls = []
+
+    def request(method, path, **params):
+        calls.append(dict(params))
+        if len(calls) == 2:  # between the first and the second page: more writes than the history keeps
+            _nodes(sim, 60, {}, prefix="late")
+        return cluster._request(method, path, **params)  # pylint: disable=protected-access
+
+    items, _rv = cc.paged_list(request, nodes.path(), {}, page_size=20)
+    # The second page answered 410 Expired; the list started over and saw one consistent snapshot.
+    assert "_continue" not in calls[2]
+    assert len(items) == 90 and len({n["metadata"]["name"] for n in items}) == 90
+
+
+def _run_wait(cluster, spec, condition, timeout, outcome):
+    try:
+        outcome["result"] = wait_for(cluster, cluster.resource("v1", "Node"), condition,
+                                     label_selector=",".join(spec["label_selectors"]), timeout=timeout, view=condition)
+    except WaitTimeout as exc:
+        outcome["timeout"] = exc
+
+
+def _listed(sim, since):
+    return any(e["verb"] == "list" and e["plural"] == "nodes" for e in sim.requests.entries(since))
+
+
+@pytest.mark.parametrize("count", [100, 1000])
+def test_a_counted_node_wait_evaluates_one_node_per_event(sim_factory, count):
+    sim = sim_factory(profile=None, controllers=False)
+    _nodes(sim, count, {"rdma": "yes"})
+    _nodes(sim, 50, {}, prefix="other")  # not selected: never listed nor watched
+    cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
+    spec = {"title": "allocatable", "label_selectors": ["rdma=yes"],
+            "count": {"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % RESOURCE, "at_least": 3}}
+    condition = compile_condition(spec)
+    outcome = {}
+    since = len(sim.requests)
+    waiter = threading.Thread(target=_run_wait, args=(cluster, spec, condition, 60, outcome))
+    waiter.start()
+    deadline = time.monotonic() + 30
+    while not _listed(sim, since) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for i in range(5):
+        _advertise(sim, "other-%04d" % i)  # outside the selector: no event reaches the wait
+    _advertise(sim, "worker-0001")
+    _advertise(sim, "worker-0002")
+    _advertise(sim, "worker-0002", "0")  # back to 0: the counter goes down again
+    _advertise(sim, "worker-0003")
+    _advertise(sim, "worker-0004")
+    _advertise(sim, "worker-0005")
+    waiter.join(60)
+    result = outcome["result"]
+    # One evaluation per listed node, then one per event, whatever the number of nodes.
+    assert condition.evaluations == count + result.events
+    assert 1 <= result.events <= 6
+    assert result.state == {"counted": 3, "selected": count}
+    assert len(condition.history) <= 20
+
+
+def test_a_counted_wait_does_not_end_early(sim_factory):
+    """At least 3: two ready nodes and one that was ready and went back to 0 do not end the wait; with all, one
+    selected node short of the whole selection does not either."""
+    sim = sim_factory(profile=None, controllers=False)
+    _nodes(sim, 20, {"rdma": "yes"})
+    for name in ("worker-0000", "worker-0001", "worker-0002"):
+        _advertise(sim, name)
+    _advertise(sim, "worker-0002", "0")
+    cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
+    spec = {"title": "allocatable", "label_selectors": ["rdma=yes"],
+            "count": {"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % RESOURCE, "at_least": 3}}
+    outcome = {}
+    _run_wait(cluster, spec, compile_condition(spec), 1, outcome)
+    assert outcome["timeout"].state == {"counted": 2, "selected": 20}
+    for i in range(3, 20):
+        _advertise(sim, "worker-%04d" % i)
+    every = dict(spec, count=dict(spec["count"], all=True))
+    outcome = {}
+    condition = compile_condition(every)
+    _run_wait(cluster, every, condition, 1, outcome)
+    assert outcome["timeout"].state == {"counted": 19, "selected": 20}
+    assert condition.not_counted(20) == ["worker-0002"]
+    _advertise(sim, "worker-0002")
+    outcome = {}
+    _run_wait(cluster, every, compile_condition(every), 10, outcome)
+    assert outcome["result"].state == {"counted": 20, "selected": 20}
