@@ -133,3 +133,23 @@ def test_a_counted_wait_does_not_end_early(sim_factory):
     outcome = {}
     _run_wait(cluster, every, compile_condition(every), 10, outcome)
     assert outcome["result"].state == {"counted": 20, "selected": 20}
+
+
+def test_diagnostics_keep_the_abnormal_nodes_and_a_sample_of_the_rest(sim_factory):
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.diagnostics import DiagnosticsCollector
+
+    sim = sim_factory(profile=None, controllers=False)
+    node_type = sim.store.find_type("", "v1", "nodes")
+    for i in range(1000):
+        ready = "False" if i in (7, 777) else "True"
+        sim.store.create(node_type, {"metadata": {"name": "worker-%04d" % i},
+                                     "status": {"conditions": [{"type": "Ready", "status": ready}]}})
+    cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig), rediscover_once=True)
+    collector = DiagnosticsCollector(cluster, ["default"])
+    groups = collector.collect()
+    nodes = groups[("Node", "nodes", None)]
+    assert len(nodes) == 22 and {"worker-0007", "worker-0777"} <= {n["metadata"]["name"] for n in nodes}
+    assert collector.capped == [{"kind": "Node", "namespace": None, "listed": 1000, "abnormal": 2, "written": 22}]
+    node_lists = [e for e in sim.requests.entries() if e["verb"] == "list" and e["plural"] == "nodes"]
+    assert [e["query"].get("limit") for e in node_lists] == ["500", "500"]
+    assert "Node: 1000 listed, 2 abnormal, 22 written" in collector.summary()

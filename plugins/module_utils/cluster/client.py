@@ -218,13 +218,14 @@ PAGE_SIZE = 500
 LIST_RESTARTS = 3
 
 
-def paged_list(request, path, params, page_size=PAGE_SIZE, max_items=None):
+def paged_list(request, path, params, page_size=PAGE_SIZE, on_page=None):
     """(items, list resourceVersion) of a collection read with limit + continue.
 
     ``request(method, path, **params)`` returns the decoded body. All pages are one snapshot (the server reads
     them at the first page's resourceVersion); when that snapshot has expired (410 on a continued page), the
-    list starts over, so the result is never a mix of two revisions. ``max_items`` stops after that many items
-    (a capped sample); the caller learns how many remain from ``remainingItemCount`` when it needs to."""
+    list starts over, so the result is never a mix of two revisions. ``on_page(items, first)`` receives each page
+    instead of the result (``first`` again after a restart, so that the caller starts over): a caller that keeps
+    a part of a large list never holds all of it."""
     restarts = 0
     while True:
         items, token, list_rv = [], None, None
@@ -237,10 +238,13 @@ def paged_list(request, path, params, page_size=PAGE_SIZE, max_items=None):
                 meta = body.get("metadata") or {}
                 if list_rv is None:
                     list_rv = meta.get("resourceVersion")
-                items.extend(body.get("items") or [])
+                if on_page is not None:
+                    on_page(body.get("items") or [], token is None)
+                else:
+                    items.extend(body.get("items") or [])
                 token = meta.get("continue")
-                if not token or (max_items is not None and len(items) >= max_items):
-                    return (items if max_items is None else items[:max_items]), list_rv
+                if not token:
+                    return items, list_rv
         except Exception as exc:  # pylint: disable=broad-except
             restarts += 1
             if not (token and api_status(exc) == 410) or restarts > LIST_RESTARTS:
