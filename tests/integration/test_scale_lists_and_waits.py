@@ -153,3 +153,20 @@ def test_diagnostics_keep_the_abnormal_nodes_and_a_sample_of_the_rest(sim_factor
     node_lists = [e for e in sim.requests.entries() if e["verb"] == "list" and e["plural"] == "nodes"]
     assert [e["query"].get("limit") for e in node_lists] == ["500", "500"]
     assert "Node: 1000 listed, 2 abnormal, 22 written" in collector.summary()
+
+
+def test_plan_status_cluster_counts_every_node_and_names_a_sample(sim_factory):
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import gather
+
+    sim = sim_factory(profile=None, controllers=False)
+    node_type = sim.store.find_type("", "v1", "nodes")
+    for i in range(600):
+        sim.store.create(node_type, {"metadata": {"name": "worker-%04d" % i, "labels": {
+            "node-role.kubernetes.io/worker": "", "feature.node.kubernetes.io/pci-10de.present": "true"}},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}], "capacity": {"nvidia.com/gpu": "8"}}})
+    cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig), rediscover_once=True)
+    info = gather(cluster, kubernetes_version=False, sriov_states=False, sample=20)
+    summary = info["summary"]
+    assert (summary["node_count"], summary["ready_nodes"], summary["worker_nodes"], summary["gpu_node_count"]) == (600, 600, 600, 600)
+    assert summary["total_gpus"] == 4800 and len(summary["gpu_nodes"]) == 20 and len(info["nodes"]) == 20
+    assert info["sriov_reports"] == []
