@@ -46,6 +46,7 @@ options:
         description:
           - Instead of O(waits[].condition), count the listed objects for which C(each) holds; one event evaluates one object,
             so the work per event does not grow with the number of objects. Without O(waits[].name) only.
+          - A minimum that holds on the first page of a long list ends the wait without reading the other pages.
         type: dict
         suboptions:
           each:

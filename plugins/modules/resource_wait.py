@@ -169,7 +169,10 @@ progress:
   elements: str
   sample: ["0/2 nodes updated", "1/2 nodes updated", "2/2 nodes updated"]
 count:
-  description: With O(count), how many listed objects count, how many are listed, and up to 20 names that do not count.
+  description:
+    - With O(count), how many listed objects count, how many were read, and up to 20 names that do not count.
+    - A minimum (without O(count.all)) that holds on the first page of a long list ends the wait there, so C(selected)
+      then counts the objects of the pages read.
   returned: with O(count)
   type: dict
   sample: {"counted": 998, "selected": 1000, "not_counted_sample": ["worker-0007", "worker-0420"]}

@@ -107,6 +107,26 @@ def test_a_counted_node_wait_evaluates_one_node_per_event(sim_factory, count):
     assert len(condition.history) <= 20
 
 
+def test_a_minimum_that_holds_on_the_first_page_reads_no_other_page(sim_factory):
+    sim = sim_factory(profile=None, controllers=False)
+    _nodes(sim, 1000, {"rdma": "yes"})
+    for i in range(0, 1000, 100):
+        _advertise(sim, "worker-%04d" % i)
+    cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
+    spec = {"title": "allocatable", "label_selectors": ["rdma=yes"],
+            "count": {"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % RESOURCE, "at_least": 3}}
+    since = len(sim.requests)
+    outcome = {}
+    _run_wait(cluster, spec, compile_condition(spec), 10, outcome)
+    assert outcome["result"].state == {"counted": 5, "selected": 500}
+    node_requests = [(e["verb"], e["query"].get("limit")) for e in sim.requests.entries(since) if e["plural"] == "nodes"]
+    assert node_requests == [("list", "500")]
+    every = dict(spec, count=dict(spec["count"], all=True))  # every selected node: all pages, then the watch
+    outcome = {}
+    _run_wait(cluster, every, compile_condition(every), 1, outcome)
+    assert outcome["timeout"].state == {"counted": 10, "selected": 1000}
+
+
 def test_a_counted_wait_does_not_end_early(sim_factory):
     """At least 3: two ready nodes and one that was ready and went back to 0 do not end the wait; with all, one
     selected node short of the whole selection does not either."""

@@ -225,7 +225,7 @@ def paged_list(request, path, params, page_size=PAGE_SIZE, on_page=None):
     them at the first page's resourceVersion); when that snapshot has expired (410 on a continued page), the
     list starts over, so the result is never a mix of two revisions. ``on_page(items, first)`` receives each page
     instead of the result (``first`` again after a restart, so that the caller starts over): a caller that keeps
-    a part of a large list never holds all of it."""
+    a part of a large list never holds all of it; when it returns true, the pages after it are not read."""
     restarts = 0
     while True:
         items, token, list_rv = [], None, None
@@ -239,7 +239,8 @@ def paged_list(request, path, params, page_size=PAGE_SIZE, on_page=None):
                 if list_rv is None:
                     list_rv = meta.get("resourceVersion")
                 if on_page is not None:
-                    on_page(body.get("items") or [], token is None)
+                    if on_page(body.get("items") or [], token is None):
+                        return items, list_rv  # the caller has what it needs: the rest is not read
                 else:
                     items.extend(body.get("items") or [])
                 token = meta.get("continue")
@@ -451,6 +452,22 @@ class ClusterClient:
             item.setdefault("apiVersion", resource.group_version)
             item.setdefault("kind", resource.kind)
         return items, list_rv
+
+    def list_pages(self, resource, on_page, namespace=None, label_selector=None, field_selector=None):
+        """The list resourceVersion; the items go to ``on_page(items, first)`` page by page (see paged_list),
+        with apiVersion/kind filled in. When ``on_page`` returns true the rest is not read."""
+        params = {}
+        if label_selector:
+            params["label_selector"] = label_selector
+        if field_selector:
+            params["field_selector"] = field_selector
+
+        def page(items, first):
+            for item in items:
+                item.setdefault("apiVersion", resource.group_version)
+                item.setdefault("kind", resource.kind)
+            return on_page(items, first)
+        return paged_list(self._request, resource.path(namespace=namespace), params, self.page_size, on_page=page)[1]
 
     # -- writes --------------------------------------------------------------------------------
 

@@ -175,6 +175,11 @@ class CountCondition:
             return False
         return not self.require_all or self.matching == len(self.counted)
 
+    def settled(self):
+        """True when the objects seen so far already make the wait hold whatever the others are (a minimum
+        without ``require_all``): the waiter then need not read the rest of the list."""
+        return not self.require_all and self.matching >= self.at_least
+
     def __call__(self, _state=None):
         note_progress(self.history, "%s: %d of %d selected" % (self.label, self.matching, len(self.counted)))
         return self.holds()

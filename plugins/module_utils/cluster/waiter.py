@@ -97,9 +97,20 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
     backoff = backoff or cluster.retry
 
     def relist():
+        counters["relists"] += 1
+        if hasattr(view, "settled"):
+            # A counting view reads the list page by page and stops as soon as the count settles the wait
+            # (at least N objects count on a consistent page): the other pages of a large list are not read.
+            def page(items, first):
+                if first:
+                    view.reset([])
+                for item in items:
+                    view.apply("ADDED", item)
+                return view.settled()
+            return cluster.list_pages(resource, page, namespace=namespace, label_selector=label_selector,
+                                      field_selector=field_selector)
         items, list_rv = cluster.list(resource, namespace=namespace, label_selector=label_selector, field_selector=field_selector)
         view.reset(items)
-        counters["relists"] += 1
         return list_rv
 
     def satisfied():
