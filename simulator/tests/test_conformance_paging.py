@@ -69,9 +69,9 @@ def test_expired_continue_token_is_410_with_a_token_for_the_remainder(sim_factor
     resp = http.get(CM_PATH + "?limit=1&continue=" + first["metadata"]["continue"])
     status = resp.json()
     assert resp.status_code == 410 and status["reason"] == "Expired" and status["code"] == 410
-    assert status["message"].startswith("The provided continue parameter is too old to display a consistent list "
-                                         "result. You can start a new list without the continue parameter, or use "
-                                         "the continue token in this response")
+    expected = ("The provided continue parameter is too old to display a consistent list result. You can start a new "
+                "list without the continue parameter, or use the continue token in this response")
+    assert status["message"].startswith(expected)
     inconsistent = status["metadata"]["continue"]
     assert _token(inconsistent)["rv"] == -1 and _token(inconsistent)["start"] == "a\x00"
     rest = http.get(CM_PATH + "?limit=100&continue=" + inconsistent).json()
