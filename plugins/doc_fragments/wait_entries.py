@@ -44,21 +44,23 @@ options:
         type: str
       count:
         description:
-          - Instead of O(waits[].condition), count the listed objects for which C(each) holds; one event evaluates one object,
-            so the work per event does not grow with the number of objects. Without O(waits[].name) only.
+          - Instead of O(waits[].condition), counters over the listed objects; the wait holds when every counter holds.
+            One event evaluates the counters on one object, so the work per event does not grow with the number of
+            objects. Without O(waits[].name) only.
           - A minimum that holds on the first page of a long list ends the wait without reading the other pages.
-        type: dict
+        type: list
+        elements: dict
         suboptions:
           each:
             description: JMESPath expression over one object that holds when the object counts.
             type: str
             required: true
           at_least:
-            description: The wait holds when at least this many objects count.
+            description: The counter holds when at least this many objects count.
             type: int
             default: 1
           all:
-            description: The wait holds only when every listed object counts (and at least one is listed).
+            description: The counter holds only when every listed object counts (and at least one is listed).
             type: bool
             default: false
       failure_condition:

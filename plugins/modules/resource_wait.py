@@ -51,21 +51,24 @@ options:
     type: str
   count:
     description:
-      - Instead of O(condition), count the listed objects for which C(each) holds. Each watch event evaluates C(each) on
-        the one object it carries and moves one counter, so the work per event does not grow with the number of
-        objects (a list condition re-reads all of them). Without O(name), O(failure_condition) and O(progress).
-    type: dict
+      - Instead of O(condition), counters over the listed objects; the wait is over when every counter holds. Each
+        watch event evaluates the counters on the one object it carries, so the work per event does not grow with
+        the number of objects (a list condition re-reads all of them). Without O(name), O(failure_condition) and
+        O(progress).
+      - A minimum that holds on the first page of a long list ends the wait without reading the other pages.
+    type: list
+    elements: dict
     suboptions:
       each:
         description: JMESPath expression over one object that holds when the object counts.
         type: str
         required: true
       at_least:
-        description: The wait is over when at least this many objects count.
+        description: The counter holds when at least this many objects count.
         type: int
         default: 1
       all:
-        description: The wait is over only when every listed object counts (and at least one is listed).
+        description: The counter holds only when every listed object counts (and at least one is listed).
         type: bool
         default: false
   failure_condition:
@@ -141,8 +144,8 @@ EXAMPLES = r"""
     label_selectors:
       - node-role.kubernetes.io/worker
     count:
-      each: "metadata.labels.\"feature.node.kubernetes.io/pci-10de.present\" == 'true'"
-      all: true
+      - each: "metadata.labels.\"feature.node.kubernetes.io/pci-10de.present\" == 'true'"
+        all: true
 """
 
 RETURN = r"""
@@ -170,12 +173,13 @@ progress:
   sample: ["0/2 nodes updated", "1/2 nodes updated", "2/2 nodes updated"]
 count:
   description:
-    - With O(count), how many listed objects count, how many were read, and up to 20 names that do not count.
-    - A minimum (without O(count.all)) that holds on the first page of a long list ends the wait there, so C(selected)
+    - With O(count), how many listed objects each counter counts, how many were read, and up to 20 names that some
+      counter does not count.
+    - Minimums (no O(count[].all)) that hold on the first page of a long list end the wait there, so C(selected)
       then counts the objects of the pages read.
   returned: with O(count)
   type: dict
-  sample: {"counted": 998, "selected": 1000, "not_counted_sample": ["worker-0007", "worker-0420"]}
+  sample: {"counted": [998], "selected": 1000, "not_counted_sample": ["worker-0007", "worker-0420"]}
 """
 
 import traceback

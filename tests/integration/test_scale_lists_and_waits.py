@@ -81,7 +81,7 @@ def test_a_counted_node_wait_evaluates_one_node_per_event(sim_factory, count):
     _nodes(sim, 50, {}, prefix="other")  # not selected: never listed nor watched
     cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
     spec = {"title": "allocatable", "label_selectors": ["rdma=yes"],
-            "count": {"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % RESOURCE, "at_least": 3}}
+            "count": [{"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % RESOURCE, "at_least": 3}]}
     condition = compile_condition(spec)
     outcome = {}
     since = len(sim.requests)
@@ -103,7 +103,7 @@ def test_a_counted_node_wait_evaluates_one_node_per_event(sim_factory, count):
     # One evaluation per listed node, then one per event, whatever the number of nodes.
     assert condition.evaluations == count + result.events
     assert 1 <= result.events <= 6
-    assert result.state == {"counted": 3, "selected": count}
+    assert result.state == {"counted": [3], "selected": count}
     assert len(condition.history) <= 20
 
 
@@ -114,17 +114,17 @@ def test_a_minimum_that_holds_on_the_first_page_reads_no_other_page(sim_factory)
         _advertise(sim, "worker-%04d" % i)
     cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
     spec = {"title": "allocatable", "label_selectors": ["rdma=yes"],
-            "count": {"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % RESOURCE, "at_least": 3}}
+            "count": [{"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % RESOURCE, "at_least": 3}]}
     since = len(sim.requests)
     outcome = {}
     _run_wait(cluster, spec, compile_condition(spec), 10, outcome)
-    assert outcome["result"].state == {"counted": 5, "selected": 500}
+    assert outcome["result"].state == {"counted": [5], "selected": 500}
     node_requests = [(e["verb"], e["query"].get("limit")) for e in sim.requests.entries(since) if e["plural"] == "nodes"]
     assert node_requests == [("list", "500")]
-    every = dict(spec, count=dict(spec["count"], all=True))  # every selected node: all pages, then the watch
+    every = dict(spec, count=[dict(spec["count"][0], all=True)])  # every selected node: all pages, then the watch
     outcome = {}
     _run_wait(cluster, every, compile_condition(every), 1, outcome)
-    assert outcome["timeout"].state == {"counted": 10, "selected": 1000}
+    assert outcome["timeout"].state == {"counted": [10], "selected": 1000}
 
 
 def test_a_counted_wait_does_not_end_early(sim_factory):
@@ -137,22 +137,22 @@ def test_a_counted_wait_does_not_end_early(sim_factory):
     _advertise(sim, "worker-0002", "0")
     cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
     spec = {"title": "allocatable", "label_selectors": ["rdma=yes"],
-            "count": {"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % RESOURCE, "at_least": 3}}
+            "count": [{"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % RESOURCE, "at_least": 3}]}
     outcome = {}
     _run_wait(cluster, spec, compile_condition(spec), 1, outcome)
-    assert outcome["timeout"].state == {"counted": 2, "selected": 20}
+    assert outcome["timeout"].state == {"counted": [2], "selected": 20}
     for i in range(3, 20):
         _advertise(sim, "worker-%04d" % i)
-    every = dict(spec, count=dict(spec["count"], all=True))
+    every = dict(spec, count=[dict(spec["count"][0], all=True)])
     outcome = {}
     condition = compile_condition(every)
     _run_wait(cluster, every, condition, 1, outcome)
-    assert outcome["timeout"].state == {"counted": 19, "selected": 20}
+    assert outcome["timeout"].state == {"counted": [19], "selected": 20}
     assert condition.not_counted(20) == ["worker-0002"]
     _advertise(sim, "worker-0002")
     outcome = {}
     _run_wait(cluster, every, compile_condition(every), 10, outcome)
-    assert outcome["result"].state == {"counted": 20, "selected": 20}
+    assert outcome["result"].state == {"counted": [20], "selected": 20}
 
 
 def test_diagnostics_keep_the_abnormal_nodes_and_a_sample_of_the_rest(sim_factory):

@@ -129,66 +129,69 @@ def object_key(obj):
 
 
 class CountCondition:
-    """A wait over many objects that counts those for which ``each`` (JMESPath over one object) holds.
+    """A wait over many objects that counts them with one or more counters, each a JMESPath expression over one
+    object (``counters``: [(compiled expression, at_least, require_all)]).
 
-    It is also the waiter's view (reset/apply/state): each event evaluates ``each`` on the one object it carries
-    and moves one counter, so the work per event does not grow with the number of watched objects, where a
-    list condition re-reads every object. The wait holds when at least ``at_least`` objects count and, with
-    ``require_all``, when every selected object counts (and at least one is selected).
-    ``evaluations`` counts the evaluations of ``each`` (what tests measure)."""
+    It is also the waiter's view (reset/apply/state): each event evaluates the counters on the one object it
+    carries and moves their numbers, so the work per event does not grow with the number of watched objects, where
+    a list condition re-reads every object. A counter holds when at least ``at_least`` objects count and, with
+    ``require_all``, when every selected object counts (and at least one is selected); the wait holds when every
+    counter holds. ``evaluations`` counts the expression evaluations (what tests measure)."""
 
     single = False
 
-    def __init__(self, each, at_least=1, require_all=False, label="objects"):
-        self.each = each
-        self.at_least = int(at_least)
-        self.require_all = bool(require_all)
+    def __init__(self, counters, label="objects"):
+        self.counters = [(each, int(at_least), bool(require_all)) for each, at_least, require_all in counters]
         self.label = label
-        self.counted = {}  # (namespace, name) -> whether ``each`` holds
-        self.matching = 0
+        self.counted = {}  # (namespace, name) -> tuple of booleans, one per counter
+        self.matching = [0] * len(self.counters)
         self.evaluations = 0
         self.history = []
 
     def reset(self, items):
         self.counted = {}
-        self.matching = 0
+        self.matching = [0] * len(self.counters)
         for item in items:
             self.apply("ADDED", item)
 
     def apply(self, event_type, obj):
         key = object_key(obj)
-        if self.counted.pop(key, False):
-            self.matching -= 1
+        before = self.counted.pop(key, None)
+        if before:
+            self.matching = [m - int(b) for m, b in zip(self.matching, before)]
         if event_type == "DELETED":
             return
-        self.evaluations += 1
-        holds = truthy(self.each.search(obj))
-        self.counted[key] = holds
-        if holds:
-            self.matching += 1
+        self.evaluations += len(self.counters)
+        now = tuple(truthy(each.search(obj)) for each, _at_least, _all in self.counters)
+        self.counted[key] = now
+        self.matching = [m + int(b) for m, b in zip(self.matching, now)]
 
     def state(self):
-        return {"counted": self.matching, "selected": len(self.counted)}
+        return {"counted": list(self.matching), "selected": len(self.counted)}
 
     def holds(self):
-        if self.matching < max(self.at_least, 1 if self.require_all else 0):
-            return False
-        return not self.require_all or self.matching == len(self.counted)
+        for (_each, at_least, require_all), matching in zip(self.counters, self.matching):
+            if matching < max(at_least, 1 if require_all else 0):
+                return False
+            if require_all and matching != len(self.counted):
+                return False
+        return True
 
     def settled(self):
-        """True when the objects seen so far already make the wait hold whatever the others are (a minimum
-        without ``require_all``): the waiter then need not read the rest of the list."""
-        return not self.require_all and self.matching >= self.at_least
+        """True when the objects seen so far already make the wait hold whatever the others are (minimums only,
+        no ``require_all``): the waiter then need not read the rest of the list."""
+        return all(not require_all and matching >= at_least
+                   for (_each, at_least, require_all), matching in zip(self.counters, self.matching))
 
     def __call__(self, _state=None):
-        note_progress(self.history, "%s: %d of %d selected" % (self.label, self.matching, len(self.counted)))
+        note_progress(self.history, "%s: %s of %d selected" % (self.label, ", ".join(str(m) for m in self.matching), len(self.counted)))
         return self.holds()
 
     def not_counted(self, limit):
-        """Up to ``limit`` names of selected objects that do not count yet (a sample for messages)."""
+        """Up to ``limit`` names of selected objects that some counter does not count yet (a sample for messages)."""
         names = []
         for (namespace, name), holds in self.counted.items():
-            if not holds:
+            if not all(holds):
                 names.append("%s/%s" % (namespace, name) if namespace else name)
                 if len(names) >= limit:
                     break

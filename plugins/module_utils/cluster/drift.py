@@ -143,7 +143,8 @@ def _wait_difference(snapshot, wait, option):
         condition.reset(state)
         if condition.holds():
             return None
-        return "%s: not ready (%d of %d selected count%s)" % (title, condition.matching, len(condition.counted), _sample(condition))
+        return "%s: not ready (%s of %d selected count%s)" % (
+            title, ", ".join(str(m) for m in condition.matching), len(condition.counted), _sample(condition))
     doc = document(state, single)
     if truthy(condition.success.search(doc)):
         return None
@@ -157,7 +158,7 @@ def _wait_difference(snapshot, wait, option):
 
 def _sample(condition):
     names = condition.not_counted(SAMPLE_NAMES)
-    return "; not yet: %s%s" % (", ".join(names), " ..." if len(condition.counted) - condition.matching > len(names) else "") if names else ""
+    return "; not yet: %s%s" % (", ".join(names), " ..." if len(names) >= SAMPLE_NAMES else "") if names else ""
 
 
 def compare(snapshot, operators=(), manifests=(), waits=(), prune_kinds=(), prune_label_selector=None, versions=None,

@@ -34,7 +34,7 @@ WAIT_OPTIONS = dict(
     namespace=dict(type="str"),
     label_selectors=dict(type="list", elements="str", default=[]),
     condition=dict(type="str"),
-    count=dict(type="dict", options=dict(
+    count=dict(type="list", elements="dict", options=dict(
         each=dict(type="str", required=True),
         at_least=dict(type="int", default=1),
         all=dict(type="bool", default=False),
@@ -75,9 +75,9 @@ def compile_condition(spec, option="", clock=time.monotonic):
     """The Condition (a CountCondition for a ``count`` entry) of a wait entry; ConditionError names ``option`` +
     the expression's option when one does not compile (for example ``waits[2].condition``)."""
     if spec.get("count"):
-        count = spec["count"]
-        return CountCondition(compile_expression(option + "count.each", count["each"]), at_least=count.get("at_least", 1),
-                              require_all=count.get("all"), label=wait_title(spec))
+        return CountCondition([(compile_expression("%scount[%d].each" % (option, index), counter["each"]),
+                                counter.get("at_least", 1), counter.get("all"))
+                               for index, counter in enumerate(spec["count"])], label=wait_title(spec))
     return Condition(
         success=compile_expression(option + "condition", spec["condition"]),
         failure=compile_expression(option + "failure_condition", spec.get("failure_condition")),
@@ -102,9 +102,9 @@ def wait_problems(waits, option="waits"):
                 compile_expression("%s.%s" % (where, key), spec.get(key))
             except ConditionError as exc:
                 problems.append(str(exc))
-        if spec.get("count"):
+        for number, counter in enumerate(spec.get("count") or []):
             try:
-                compile_expression("%s.count.each" % where, spec["count"].get("each"))
+                compile_expression("%s.count[%d].each" % (where, number), counter.get("each"))
             except ConditionError as exc:
                 problems.append(str(exc))
     return problems
@@ -117,8 +117,8 @@ def _entry_problems(spec, where):
         unused = [key for key in ("name", "failure_condition", "failure_message", "progress") if spec.get(key)]
         if unused:
             return ["%s.count counts many objects, one event at a time; drop %s" % (where, ", ".join(unused))]
-        if (spec["count"].get("at_least") or 0) < 0:
-            return ["%s.count.at_least must be 0 or more" % where]
+        if any((counter.get("at_least") or 0) < 0 for counter in spec["count"]):
+            return ["%s.count: at_least must be 0 or more" % where]
     return []
 
 
@@ -174,8 +174,8 @@ def run_wait(cluster, spec, clock=time.monotonic):
 
 
 def _count_text(count):
-    threshold = "every selected object" if count.get("all") else "at least %d objects" % count.get("at_least", 1)
-    return "%s for %s" % (count["each"], threshold)
+    return " and ".join("%s for %s" % (c["each"], "every selected object" if c.get("all") else "at least %d objects" % c.get("at_least", 1))
+                        for c in count)
 
 
 def _count_result(condition):

@@ -176,8 +176,8 @@ def allocatable_wait(resource, min_nodes, node_selector=None, all_nodes=False):
         "api_version": "v1",
         "kind": "Node",
         "label_selectors": ["%s=%s" % (key, value) for key, value in sorted((node_selector or {}).items())],
-        "count": {"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % resource, "at_least": int(min_nodes),
-                  "all": bool(all_nodes)},
+        "count": [{"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % resource, "at_least": int(min_nodes),
+                   "all": bool(all_nodes)}],
     }
 
 

@@ -11,44 +11,45 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.condit
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import compile_condition, wait_problems
 
 LABELLED = {"each": "metadata.labels.gpu == 'yes'", "at_least": 2}
+NIC = {"each": "metadata.labels.nic == 'yes'", "at_least": 1}
 
 
-def node(name, gpu):
-    return {"metadata": {"name": name, "labels": {"gpu": gpu}}}
+def node(name, gpu, nic="yes"):
+    return {"metadata": {"name": name, "labels": {"gpu": gpu, "nic": nic}}}
 
 
 def test_an_entry_needs_exactly_one_of_condition_and_count():
     base = {"api_version": "v1", "kind": "Node"}
-    assert wait_problems([dict(base, condition="items", count=LABELLED)]) == [
+    assert wait_problems([dict(base, condition="items", count=[LABELLED])]) == [
         "waits[0] needs exactly one of condition (over the listed objects) and count (per object)"]
     assert wait_problems([dict(base)])[0].startswith("waits[0] needs exactly one")
-    assert wait_problems([dict(base, count=LABELLED, progress="x")]) == [
+    assert wait_problems([dict(base, count=[LABELLED], progress="x")]) == [
         "waits[0].count counts many objects, one event at a time; drop progress"]
-    assert "waits[0].count.each is not a valid JMESPath expression" in wait_problems([dict(base, count={"each": "=="})])[0]
-    assert wait_problems([dict(base, count=LABELLED)]) == []
+    assert "waits[0].count[1].each is not a valid JMESPath expression" in wait_problems([dict(base, count=[NIC, {"each": "=="}])])[0]
+    assert wait_problems([dict(base, count=[LABELLED, NIC])]) == []
 
 
 def test_counts_follow_additions_changes_and_deletions():
-    condition = compile_condition({"kind": "Node", "count": LABELLED})
-    condition.reset([node("a", "yes"), node("b", "no")])
-    assert condition.state() == {"counted": 1, "selected": 2} and not condition()
-    condition.apply("MODIFIED", node("b", "yes"))
-    assert condition()
+    condition = compile_condition({"kind": "Node", "count": [LABELLED, NIC]})
+    condition.reset([node("a", "yes"), node("b", "no", "no")])
+    assert condition.state() == {"counted": [1, 1], "selected": 2} and not condition()
+    condition.apply("MODIFIED", node("b", "yes", "no"))
+    assert condition() and condition.settled()
     condition.apply("MODIFIED", node("b", "no"))  # back: a stale count would still hold here
-    assert condition.state() == {"counted": 1, "selected": 2} and not condition()
+    assert condition.state() == {"counted": [1, 2], "selected": 2} and not condition()
     condition.apply("DELETED", node("a", "yes"))
-    assert condition.state() == {"counted": 0, "selected": 1}
-    assert condition.evaluations == 4
+    assert condition.state() == {"counted": [0, 1], "selected": 1}
+    assert condition.evaluations == 8  # two counters, four objects or events
 
 
 def test_all_selected_needs_every_selected_object_and_at_least_one():
-    condition = compile_condition({"kind": "Node", "count": dict(LABELLED, at_least=0, all=True)})
+    condition = compile_condition({"kind": "Node", "count": [dict(LABELLED, at_least=0, all=True)]})
     condition.reset([])
     assert not condition()
     condition.reset([node("a", "yes"), node("b", "no")])
-    assert not condition() and condition.not_counted(20) == ["b"]
+    assert not condition() and condition.not_counted(20) == ["b"] and not condition.settled()
     condition.apply("MODIFIED", node("b", "yes"))
-    assert condition()
+    assert condition() and not condition.settled()  # every selected object: only the whole list can tell
 
 
 def test_progress_history_keeps_the_first_and_the_latest_texts():

@@ -118,14 +118,14 @@ def test_the_pool_wait_fails_on_degraded_with_the_pools_message():
 def test_allocatable_wait_counts_nodes_that_advertise_the_resource():
     wait = render_waits.allocatable_wait("rdma/rdma_shared_device_eth", 2, {"feature.node.kubernetes.io/pci-15b3.present": "true"})
     assert wait["label_selectors"] == ["feature.node.kubernetes.io/pci-15b3.present=true"]
-    assert wait["count"]["at_least"] == 2 and wait["count"]["all"] is False
+    assert wait["count"][0]["at_least"] == 2 and wait["count"][0]["all"] is False
     nodes = [{"metadata": {"name": "a"}, "status": {"allocatable": {"rdma/rdma_shared_device_eth": "63"}}},
              {"metadata": {"name": "b"}, "status": {"allocatable": {"rdma/rdma_shared_device_eth": "0"}}},
              {"metadata": {"name": "c"}, "status": {"allocatable": {}}}]
-    assert [jmespath.search(wait["count"]["each"], n) for n in nodes] == [True, False, False]
+    assert [jmespath.search(wait["count"][0]["each"], n) for n in nodes] == [True, False, False]
     nodes[1]["status"]["allocatable"]["rdma/rdma_shared_device_eth"] = "63"
-    assert jmespath.search(wait["count"]["each"], nodes[1]) is True
-    assert render_waits.allocatable_wait("rdma/x", 1, {}, all_nodes=True)["count"]["all"] is True
+    assert jmespath.search(wait["count"][0]["each"], nodes[1]) is True
+    assert render_waits.allocatable_wait("rdma/x", 1, {}, all_nodes=True)["count"][0]["all"] is True
 
 
 def test_rdma_wait_sets_follow_the_plan():
