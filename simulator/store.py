@@ -254,6 +254,13 @@ class Store:
             obj = self._bucket(rtype).get(self._key(rtype, namespace, name, instance))
             return None if obj is None else self._out(rtype, obj)
 
+    def inspect(self, rtype, namespace, name, fn):
+        """fn(stored object) under the lock, without a copy, or None when absent: for controllers that only read a
+        few fields of large objects (a node) on every reconcile. fn must neither change the object nor keep it."""
+        with self._lock:
+            obj = self._bucket(rtype).get(self._key(rtype, namespace, name))
+            return None if obj is None else fn(obj)
+
     def list(self, rtype, namespace=None, label_selector=None, field_selector=None):
         items, rv, _cont, _remaining = self.list_page(rtype, namespace, label_selector, field_selector)
         return items, rv
