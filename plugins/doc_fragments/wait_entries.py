@@ -47,7 +47,8 @@ options:
           - Instead of O(waits[].condition), counters over the listed objects; the wait holds when every counter holds.
             One event evaluates the counters on one object, so the work per event does not grow with the number of
             objects. Without O(waits[].name) only.
-          - A minimum that holds on the first page of a long list ends the wait without reading the other pages.
+          - Minimums only (no C(all)) start with a watch without resourceVersion, whose first events are the current
+            objects, so one request serves any number of them; with C(all) the list is read first, in pages.
         type: list
         elements: dict
         suboptions:

@@ -55,7 +55,8 @@ options:
         watch event evaluates the counters on the one object it carries, so the work per event does not grow with
         the number of objects (a list condition re-reads all of them). Without O(name), O(failure_condition) and
         O(progress).
-      - A minimum that holds on the first page of a long list ends the wait without reading the other pages.
+      - Minimums only (no C(all)) start with a watch without resourceVersion, whose first events are the current
+        objects, so one request serves any number of them; with C(all) the list is read first, in pages.
     type: list
     elements: dict
     suboptions:
@@ -175,8 +176,8 @@ count:
   description:
     - With O(count), how many listed objects each counter counts, how many were read, and up to 20 names that some
       counter does not count.
-    - Minimums (no O(count[].all)) that hold on the first page of a long list end the wait there, so C(selected)
-      then counts the objects of the pages read.
+    - Minimums (no O(count[].all)) may hold before every object was seen, so C(selected) then counts the objects
+      seen so far.
   returned: with O(count)
   type: dict
   sample: {"counted": [998], "selected": 1000, "not_counted_sample": ["worker-0007", "worker-0420"]}

@@ -70,8 +70,8 @@ def _run_wait(cluster, spec, condition, timeout, outcome):
         outcome["timeout"] = exc
 
 
-def _listed(sim, since):
-    return any(e["verb"] == "list" and e["plural"] == "nodes" for e in sim.requests.entries(since))
+def _watching(sim, since):
+    return any(e["verb"] == "watch" and e["plural"] == "nodes" for e in sim.requests.entries(since))
 
 
 @pytest.mark.parametrize("count", [100, 1000])
@@ -88,7 +88,7 @@ def test_a_counted_node_wait_evaluates_one_node_per_event(sim_factory, count):
     waiter = threading.Thread(target=_run_wait, args=(cluster, spec, condition, 60, outcome))
     waiter.start()
     deadline = time.monotonic() + 30
-    while not _listed(sim, since) and time.monotonic() < deadline:
+    while not _watching(sim, since) and time.monotonic() < deadline:
         time.sleep(0.02)
     for i in range(5):
         _advertise(sim, "other-%04d" % i)  # outside the selector: no event reaches the wait
@@ -100,14 +100,16 @@ def test_a_counted_node_wait_evaluates_one_node_per_event(sim_factory, count):
     _advertise(sim, "worker-0005")
     waiter.join(60)
     result = outcome["result"]
-    # One evaluation per listed node, then one per event, whatever the number of nodes.
-    assert condition.evaluations == count + result.events
-    assert 1 <= result.events <= 6
+    # A minimum starts with a watch: the nodes come as ADDED events, then their changes; one evaluation per event,
+    # whatever the number of nodes, and no list request.
+    assert condition.evaluations == result.events
+    assert count <= result.events <= count + 6
     assert result.state == {"counted": [3], "selected": count}
     assert len(condition.history) <= 20
+    assert [e["verb"] for e in sim.requests.entries(since) if e["plural"] == "nodes"] == ["watch"]
 
 
-def test_a_minimum_that_holds_on_the_first_page_reads_no_other_page(sim_factory):
+def test_a_minimum_that_holds_takes_one_request_and_every_selected_node_reads_all_pages(sim_factory):
     sim = sim_factory(profile=None, controllers=False)
     _nodes(sim, 1000, {"rdma": "yes"})
     for i in range(0, 1000, 100):
@@ -118,13 +120,16 @@ def test_a_minimum_that_holds_on_the_first_page_reads_no_other_page(sim_factory)
     since = len(sim.requests)
     outcome = {}
     _run_wait(cluster, spec, compile_condition(spec), 10, outcome)
-    assert outcome["result"].state == {"counted": [5], "selected": 500}
-    node_requests = [(e["verb"], e["query"].get("limit")) for e in sim.requests.entries(since) if e["plural"] == "nodes"]
-    assert node_requests == [("list", "500")]
+    assert outcome["result"].state["counted"] == [3]
+    node_requests = [e["verb"] for e in sim.requests.entries(since) if e["plural"] == "nodes"]
+    assert node_requests == ["watch"]
     every = dict(spec, count=[dict(spec["count"][0], all=True)])  # every selected node: all pages, then the watch
+    since = len(sim.requests)
     outcome = {}
     _run_wait(cluster, every, compile_condition(every), 1, outcome)
     assert outcome["timeout"].state == {"counted": [10], "selected": 1000}
+    node_requests = [(e["verb"], e["query"].get("limit")) for e in sim.requests.entries(since) if e["plural"] == "nodes"]
+    assert node_requests[:2] == [("list", "500"), ("list", "500")] and node_requests[2][0] == "watch"
 
 
 def test_a_counted_wait_does_not_end_early(sim_factory):

@@ -183,6 +183,10 @@ class CountCondition:
         return all(not require_all and matching >= at_least
                    for (_each, at_least, require_all), matching in zip(self.counters, self.matching))
 
+    def monotone(self):
+        """Minimums only: a count reached on part of the objects already holds (no counter needs them all)."""
+        return not any(require_all for _each, _at_least, require_all in self.counters)
+
     def __call__(self, _state=None):
         note_progress(self.history, "%s: %s of %d selected" % (self.label, ", ".join(str(m) for m in self.matching), len(self.counted)))
         return self.holds()

@@ -130,9 +130,19 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
     def done():
         return WaitResult(view.state(), clock() - start, counters["events"], counters["relists"])
 
-    resource_version = relist()
-    if satisfied():
-        return done()
+    # Minimums over many objects start with a watch without resourceVersion: the server sends the current objects
+    # as ADDED events, then the changes (kube-apiserver "Get State and Start at Most Recent"), in one request
+    # whatever their number. A count reached during those events holds for real objects, so only a minimum may
+    # start this way: "every selected object" needs the whole state first (a paged list). A stream that ends
+    # before the wait is over is followed by a list, since the initial events cannot be resumed.
+    unversioned = bool(getattr(view, "monotone", lambda: False)())
+    if unversioned:
+        view.reset([])
+        resource_version = None
+    else:
+        resource_version = relist()
+        if satisfied():
+            return done()
 
     while True:
         now = clock()
@@ -146,6 +156,7 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
                 field_selector=field_selector, server_timeout=math.ceil(deadline - now), read_timeout=wake - now + 0.05)
         except Exception as exc:  # pylint: disable=broad-except
             if api_status(exc) == 410:
+                unversioned = False
                 resource_version = relist()
                 if satisfied():
                     return done()
@@ -180,6 +191,7 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
                     # (e.g. a grace period started): reopen the watch with a shorter read timeout.
                     break
         except _Gone:
+            unversioned = False
             resource_version = relist()
         except ClusterError:
             raise
@@ -197,6 +209,11 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
             close_stream(stream)
         if satisfied():
             return done()
+        if unversioned:
+            unversioned = False
+            resource_version = relist()
+            if satisfied():
+                return done()
 
 
 def _is_read_timeout(exc):
