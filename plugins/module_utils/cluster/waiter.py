@@ -9,6 +9,8 @@ step should start as soon as the object is ready, so these waits list once and t
 watch: the predicate is evaluated on every event, the stream is resumed from the last
 resourceVersion when it drops or the server ends it, and a 410 Gone (history expired) makes the
 waiter list again. No sleep loops: the only pauses are backoff after a failed connection.
+Lists are read in pages; a counting view (a wait over many objects) is updated per event instead of
+re-evaluating the list, and one that needs only minimums starts from the watch's own initial events.
 """
 
 from __future__ import absolute_import, division, print_function
