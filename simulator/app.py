@@ -592,9 +592,19 @@ class ApiServer:
 
     def list(self, request, rtype, info):
         q = request.query
-        items, rv = self.store.list(rtype, info.namespace, q.get("labelSelector"), q.get("fieldSelector"))
-        body = {"kind": rtype.kind + "List", "apiVersion": rtype.api_version,
-                "metadata": {"resourceVersion": rv}, "items": items}
+        try:
+            limit = int(q.get("limit") or 0)
+        except ValueError:
+            raise ApiError(400, "BadRequest", 'limit: Invalid value: "%s": must be an integer' % q.get("limit")) from None
+        items, rv, next_token, remaining = self.store.list_page(
+            rtype, info.namespace, q.get("labelSelector"), q.get("fieldSelector"), limit=limit,
+            continue_token=q.get("continue", ""), resource_version=q.get("resourceVersion", ""))
+        meta = {"resourceVersion": rv}
+        if next_token:  # ListMeta: continue, then remainingItemCount (apimachinery pkg/apis/meta/v1/types.go)
+            meta["continue"] = next_token
+            if remaining is not None:
+                meta["remainingItemCount"] = remaining
+        body = {"kind": rtype.kind + "List", "apiVersion": rtype.api_version, "metadata": meta, "items": items}
         return _json(body)
 
     async def create(self, request, rtype, info, dry_run):

@@ -10,12 +10,13 @@ class ApiError(Exception):
         self.causes = causes or []
         self.details = dict(details or {})
         self.headers = dict(headers or {})
+        self.list_meta = {}  # metadata of the Status (an expired list's continue token)
 
     def to_status(self):
         body = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": dict(self.list_meta),
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,

@@ -36,11 +36,14 @@ Thread-safety: one re-entrant lock guards everything; callbacks run while it is 
 subscribers in resourceVersion order even when the HTTP loop and test threads write concurrently.
 """
 
+import base64
 import collections
 import copy
 import dataclasses
 import datetime
+import json
 import logging
+import posixpath
 import random
 import threading
 import uuid
@@ -98,6 +101,45 @@ _KEEP = object()
 _SEP = "\x00"  # between name and instance in the bucket keys of instance_field types (never part of a name)
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the apiserver's generateName suffix alphabet
 _RAND = random.Random()
+
+
+# The apiserver's messages for an expired list (k8s.io/apiserver pkg/storage/etcd3/errors.go).
+_CONTINUE_EXPIRED = "The provided continue parameter is too old to display a consistent list result. " \
+    "You can start a new list without the continue parameter."
+_INCONSISTENT_CONTINUE = _CONTINUE_EXPIRED[:-1] + ", or use the continue token in this response to retrieve the " \
+    "remainder of the results. Continuing with the provided token results in an inconsistent list - objects that " \
+    "were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
+
+
+def _encode_continue(start_key, revision):
+    """k8s.io/apiserver pkg/storage/continue.go EncodeContinue: base64url (no padding) of {"v", "rv", "start"}."""
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start_key}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_continue(token):
+    """(start key, revision) of a continue token; the 400s of pkg/storage/continue.go DecodeContinue."""
+    def invalid(why):
+        return ApiError(400, "BadRequest", "invalid continue token: continue key is not valid" + why)
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise invalid(": %s" % exc) from None
+    if not isinstance(data, dict) or data.get("v") != "meta.k8s.io/v1":
+        raise invalid(": server does not recognize this encoded version") from None
+    if not isinstance(data.get("rv"), int) or data["rv"] == 0:
+        raise invalid(": incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+    start = data.get("start")
+    if not isinstance(start, str) or not start:
+        raise invalid(": encoded start key empty (version meta.k8s.io/v1)")
+    # path traversal guard of DecodeContinue: the cleaned path must equal the given one
+    key = start if start.startswith("/") else "/" + start
+    cleaned = posixpath.normpath(key)
+    if cleaned.startswith("//"):
+        cleaned = "/" + cleaned.lstrip("/")
+    if cleaned != key:
+        raise invalid(": %s" % start)
+    return cleaned[1:], data["rv"]
 
 
 class Store:
@@ -212,17 +254,102 @@ class Store:
             obj = self._bucket(rtype).get(self._key(rtype, namespace, name, instance))
             return None if obj is None else self._out(rtype, obj)
 
-    def list(self, rtype, namespace=None, label_selector=None, field_selector=None):
-        sel = Selector(label_selector, field_selector, rtype.group, rtype.plural)
+    def inspect(self, rtype, namespace, name, fn):
+        """fn(stored object) under the lock, without a copy, or None when absent: for controllers that only read a
+        few fields of large objects (a node) on every reconcile. fn must neither change the object nor keep it."""
         with self._lock:
-            items = []
-            for (ns, _name), obj in sorted(self._bucket(rtype).items()):
-                if rtype.namespaced and namespace and ns != namespace:
+            obj = self._bucket(rtype).get(self._key(rtype, namespace, name))
+            return None if obj is None else fn(obj)
+
+    def list(self, rtype, namespace=None, label_selector=None, field_selector=None):
+        items, rv, _cont, _remaining = self.list_page(rtype, namespace, label_selector, field_selector)
+        return items, rv
+
+    @staticmethod
+    def _storage_key(rtype, namespace, bucket_key):
+        """The object's key under the list's prefix, as etcd orders them: "namespace/name" across namespaces,
+        "name" within one (k8s.io/apiserver pkg/registry/generic/registry/store.go NamespaceKeyFunc)."""
+        ns, name = bucket_key
+        return name if (not rtype.namespaced or namespace) else ns + "/" + name
+
+    def _snapshot(self, rtype, revision):
+        """The type's bucket as it was at `revision`: current objects with the later history undone.
+
+        etcd serves a continued list at the first page's revision (clientv3.WithRev); a revision older than the
+        retained history is compacted and answers 410 (k8s.io/apiserver pkg/storage/etcd3/store.go GetList)."""
+        if revision < self._history_floor:
+            raise ApiError(410, "Expired", _CONTINUE_EXPIRED)
+        bucket = dict(self._bucket(rtype))
+        for ev in reversed(self._history):
+            if ev.rv <= revision:
+                break
+            if ev.key != rtype.key:
+                continue
+            key = self._key(rtype, ev.namespace, ev.obj["metadata"]["name"], obj=ev.obj)
+            if ev.type == "ADDED":
+                bucket.pop(key, None)
+            else:
+                bucket[key] = ev.old if ev.old is not None else ev.obj
+        return bucket
+
+    def list_page(self, rtype, namespace=None, label_selector=None, field_selector=None, limit=0, continue_token="",
+                  resource_version=""):
+        """(items, list resourceVersion, continue token or "", remainingItemCount or None), as the apiserver's
+        etcd3 storage pages a list (k8s.io/apiserver pkg/storage/etcd3/store.go GetList, pkg/storage/continue.go):
+        - limit > 0 returns at most `limit` items in key order and, when keys remain after the last one, a continue
+          token {"v": "meta.k8s.io/v1", "rv": <list revision>, "start": <last key + NUL>} (base64url, no padding);
+        - a continued page is read at the token's revision (a consistent snapshot) or, for rv -1, at the latest;
+          a compacted revision answers 410 Expired with a token that resumes at the latest revision
+          (pkg/storage/etcd3/errors.go handleCompactedErrorForPaging);
+        - remainingItemCount is set only without label and field selectors (etcd counts every key in the range);
+        - resourceVersion together with continue is a 400; a bad token is a 400 "invalid continue token: ..."."""
+        sel = Selector(label_selector, field_selector, rtype.group, rtype.plural)
+        limit = int(limit or 0)
+        with self._lock:
+            revision = self._rv
+            start = ""
+            if continue_token:
+                start, token_rv = _decode_continue(continue_token)
+                if resource_version not in ("", "0", None):
+                    raise ApiError(400, "BadRequest", "specifying resource version is not allowed when using continue")
+                if token_rv > 0:
+                    revision = token_rv
+            elif limit > 0 and resource_version not in ("", "0", None):
+                try:
+                    revision = int(resource_version)  # the legacy exact-revision read of a paged list
+                except ValueError:
+                    raise ApiError(400, "BadRequest", "invalid resource version: %s" % resource_version) from None
+            try:
+                bucket = self._bucket(rtype) if revision >= self._rv else self._snapshot(rtype, revision)
+            except ApiError as err:
+                if not continue_token:
+                    raise ApiError(410, "Expired", "The resourceVersion for the provided list is too old.") from None
+                err.list_meta = {"continue": _encode_continue(start, -1)}
+                err.message = _INCONSISTENT_CONTINUE
+                raise
+            keyed = []
+            for key, obj in bucket.items():
+                if rtype.namespaced and namespace and key[0] != namespace:
                     continue
+                skey = self._storage_key(rtype, namespace, key)
+                if start and skey < start:
+                    continue
+                keyed.append((skey, obj))
+            keyed.sort(key=lambda pair: pair[0])
+            items, last = [], None
+            has_more = False
+            for skey, obj in keyed:
+                if limit > 0 and len(items) >= limit:
+                    has_more = True
+                    break
+                last = skey
                 if sel and not sel.matches(obj):
                     continue
                 items.append(self._out(rtype, obj))
-            return items, str(self._rv)
+            if not has_more:
+                return items, str(revision), "", None
+            remaining = None if sel else len(keyed) - limit
+            return items, str(revision), _encode_continue(last + "\x00", revision), remaining
 
     def count_in_namespace(self, namespace):
         with self._lock:
@@ -464,7 +591,7 @@ class Store:
         bucket.pop(key, None)
         gone = copy.deepcopy(obj)
         gone["metadata"]["resourceVersion"] = self._next_rv()
-        self._emit("DELETED", rtype, gone)
+        self._emit("DELETED", rtype, gone, obj)
         if not orphan:
             self._collect_dependents(obj["metadata"]["uid"])
         ns = key[0]
@@ -544,7 +671,7 @@ class Store:
         gone = copy.deepcopy(ns_obj)
         gone["metadata"]["resourceVersion"] = self._next_rv()
         gone.setdefault("spec", {})["finalizers"] = []
-        self._emit("DELETED", ns_type, gone)
+        self._emit("DELETED", ns_type, gone, ns_obj)
 
     # ---------------------------------------------------------------- events
     def events_since(self, resource_version, rtype, namespace=None):

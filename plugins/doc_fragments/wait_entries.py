@@ -40,9 +40,30 @@ options:
         elements: str
         default: []
       condition:
-        description: JMESPath expression that holds when the objects are ready.
+        description: JMESPath expression that holds when the objects are ready; each entry has this or O(waits[].count).
         type: str
-        required: true
+      count:
+        description:
+          - Instead of O(waits[].condition), counters over the listed objects; the wait holds when every counter holds.
+            One event evaluates the counters on one object, so the work per event does not grow with the number of
+            objects. Without O(waits[].name) only.
+          - Minimums only (no C(all)) start with a watch without resourceVersion, whose first events are the current
+            objects, so one request serves any number of them; with C(all) the list is read first, in pages.
+        type: list
+        elements: dict
+        suboptions:
+          each:
+            description: JMESPath expression over one object that holds when the object counts.
+            type: str
+            required: true
+          at_least:
+            description: The counter holds when at least this many objects count.
+            type: int
+            default: 1
+          all:
+            description: The counter holds only when every listed object counts (and at least one is listed).
+            type: bool
+            default: false
       failure_condition:
         description: JMESPath expression that holds when the objects report a failure.
         type: str

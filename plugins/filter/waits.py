@@ -34,14 +34,16 @@ def _timed(entry, timeout, failure_grace_period):
     return entry
 
 
-def rdma_waits(plan, min_ready_nodes=1, failure_grace_period=60, timeout=1800, machineconfig_timeout=5400):
+def rdma_waits(plan, min_ready_nodes=1, failure_grace_period=60, timeout=1800, machineconfig_timeout=5400, all_selected_nodes=False):
     if not isinstance(plan, dict):
         raise AnsibleFilterError('rdma_waits: expects the rendered plan (gpudirect_manifests result), a mapping')
     min_ready_nodes = _count('min_ready_nodes', min_ready_nodes, 1)
     grace = _count('failure_grace_period', failure_grace_period, 0)
     timeout = _count('timeout', timeout, 1)
     machineconfig_timeout = _count('machineconfig_timeout', machineconfig_timeout, 1)
-    sets = waits.rdma_wait_sets(plan, min_ready_nodes)
+    if not isinstance(all_selected_nodes, bool):
+        raise AnsibleFilterError('all_selected_nodes must be true or false, got %r' % (all_selected_nodes,))
+    sets = waits.rdma_wait_sets(plan, min_ready_nodes, all_selected_nodes)
     return {'machineconfig': [_timed(w, machineconfig_timeout, grace) for w in sets['machineconfig']],
             'configuration': [_timed(w, timeout, grace) for w in sets['configuration']]}
 
@@ -55,10 +57,18 @@ def machineconfig_pool_wait(pool, machineconfigs, present=True, failure_grace_pe
     return _timed(entry, _count('timeout', timeout, 1), _count('failure_grace_period', failure_grace_period, 0))
 
 
-def operator_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, failure_grace_period=60, timeout=900):
+def _flag(name, value):
+    if not isinstance(value, bool):
+        raise AnsibleFilterError('%s must be true or false, got %r' % (name, value))
+    return value
+
+
+def operator_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, failure_grace_period=60, timeout=900, node_selector='',
+                   all_selected_nodes=False):
     if not isinstance(phase, str):
         raise AnsibleFilterError('operator_waits: expects the phase of an operator catalogue entry')
-    entries = waits.operator_phase_waits(phase, _count('min_gpu_nodes', min_gpu_nodes, 0), _count('min_nic_nodes', min_nic_nodes, 0))
+    entries = waits.operator_phase_waits(phase, _count('min_gpu_nodes', min_gpu_nodes, 0), _count('min_nic_nodes', min_nic_nodes, 0),
+                                         str(node_selector or ''), _flag('all_selected_nodes', all_selected_nodes))
     timeout = _count('timeout', timeout, 1)
     grace = _count('failure_grace_period', failure_grace_period, 0)
     return [_timed(entry, timeout, grace) for entry in entries]
@@ -79,11 +89,13 @@ def teardown_wait(which, names, namespace='', failure_grace_period=60, timeout=1
     return _timed(entry, _count('timeout', timeout, 1), _count('failure_grace_period', failure_grace_period, 0))
 
 
-def plan_target(plan, min_gpu_nodes=1, min_nic_nodes=1, min_ready_nodes=1):
+def plan_target(plan, min_gpu_nodes=1, min_nic_nodes=1, min_ready_nodes=1, nfd_node_selector='', nfd_all_selected_nodes=False,
+                rdma_all_selected_nodes=False):
     if not isinstance(plan, dict):
         raise AnsibleFilterError('plan_target: expects the rendered plan (gpudirect_manifests result), a mapping')
     return waits.plan_target(plan, _count('min_gpu_nodes', min_gpu_nodes, 0), _count('min_nic_nodes', min_nic_nodes, 0),
-                             _count('min_ready_nodes', min_ready_nodes, 1))
+                             _count('min_ready_nodes', min_ready_nodes, 1), str(nfd_node_selector or ''),
+                             _flag('nfd_all_selected_nodes', nfd_all_selected_nodes), _flag('rdma_all_selected_nodes', rdma_all_selected_nodes))
 
 
 class FilterModule(object):

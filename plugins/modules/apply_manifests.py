@@ -184,9 +184,13 @@ waits:
       description: Watch events evaluated.
       type: int
     progress:
-      description: Each distinct value of the O(waits[].progress) expression, in order.
+      description: Each distinct value of the O(waits[].progress) expression (of the count with O(waits[].count)); the first and the latest, at most 20.
       type: list
       elements: str
+    count:
+      description: With O(waits[].count), how many listed objects count, how many are listed, and up to 20 names that do not count.
+      type: dict
+      returned: with O(waits[].count)
   sample: [{"title": "NicClusterPolicy ready", "elapsed": 12.4, "events": 3, "progress": []}]
 wait:
   description: The wait that failed - its title, the objects as last seen, and its progress texts.

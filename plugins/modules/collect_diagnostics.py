@@ -114,6 +114,14 @@ unavailable:
   type: list
   elements: dict
   sample: [{"kind": "NicClusterPolicy", "namespace": null, "reason": "not served (operator or CRD not installed)"}]
+capped:
+  description:
+    - The lists of kinds with an object per node (Node, SriovNetworkNodeState, Pod, Event) that were too long to write whole
+      - how many objects were listed, how many were abnormal, and how many were written (every abnormal one up to 200, then 20 others).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"kind": "Node", "namespace": null, "listed": 1003, "abnormal": 2, "written": 22}]
 findings:
   description: The lines of the summary's Findings section (failed CSVs, pending InstallPlans, error states, NotReady nodes, warning events).
   returned: always
@@ -201,7 +209,7 @@ def main():
     except (IOError, OSError) as exc:
         module.fail_json(msg="Could not write diagnostics to %s: %s" % (params["dest"], scrub_text(str(exc), collector.secrets)))
     module.exit_json(changed=not module.check_mode, dest=params["dest"], files=files, collected=collector.collected, unavailable=collector.unavailable,
-                     findings=collector.findings, requests=collector.requests_sent,
+                     capped=collector.capped, findings=collector.findings, requests=collector.requests_sent,
                      # not "unreachable": Ansible takes a true result key of that name as the host being unreachable,
                      # which skips the rest of a rescue section (the play's own failure message included)
                      api_unreachable=collector.unreachable)

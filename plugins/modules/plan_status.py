@@ -129,6 +129,12 @@ options:
     description: Only report nodes matching all of these label selectors in RV(cluster).
     type: list
     elements: str
+  node_sample:
+    description:
+      - At most this many nodes in RV(cluster) (C(nodes)) and names per list of its C(summary); the summary counts
+        every node. Keeps the result small on large clusters (M(gpudirect.openshift.cluster_info) returns them all).
+    type: int
+    default: 20
 extends_documentation_fragment:
   - gpudirect.openshift.cluster_connection
   - gpudirect.openshift.wait_entries
@@ -206,7 +212,13 @@ requests:
   type: int
   sample: 20
 cluster:
-  description: What M(gpudirect.openshift.cluster_info) returns (C(openshift), C(nodes), C(summary), C(sriov_node_states_served)), with C(kubernetes) null.
+  description:
+    - What M(gpudirect.openshift.cluster_info) returns (C(openshift), C(nodes), C(summary), C(sriov_node_states_served)), with
+      C(kubernetes) null, capped by O(node_sample) - C(nodes) holds the first nodes by name and the C(summary) lists
+      (C(gpu_nodes), C(nic_nodes), C(gpu_nic_nodes)) the first names, while C(node_count), C(ready_nodes), C(worker_nodes),
+      C(gpu_node_count), C(nic_node_count), C(gpu_nic_node_count) and the GPU totals count every node.
+    - C(sriov_reports) holds each distinct set of interfaces the SR-IOV config daemons report, with the first node that
+      reports it and how many do (C(node), C(nodes), C(interfaces)).
   returned: always
   type: dict
 catalog_sources:
@@ -310,6 +322,7 @@ def argument_spec():
         compare=dict(type="bool", default=True),
         nodes=dict(type="list", elements="str"),
         label_selectors=dict(type="list", elements="str"),
+        node_sample=dict(type="int", default=20),
     )
     return spec
 
@@ -355,7 +368,7 @@ def main():
         for api_version, kind, namespace, selector in kinds:
             snapshot.prefetch(api_version, kind, namespace, selector)
         info = gather(snapshot, node_names=params["nodes"], label_selectors=params["label_selectors"], kubernetes_version=False,
-                      sriov_states=any(k[1] == SRIOV_NODE_STATE[1] for k in kinds))
+                      sriov_states=any(k[1] == SRIOV_NODE_STATE[1] for k in kinds), sample=max(params["node_sample"], 0))
         differences = None
         versions = []
         leftovers = None

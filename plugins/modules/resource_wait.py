@@ -47,8 +47,31 @@ options:
     description:
       - JMESPath expression that is true (not false, null or empty) when the wait is over.
       - For example V(status.state == 'ready') or V(length(items[?metadata.labels."nvidia.com/gpu.present" == 'true']) >= `2`).
+      - Exactly one of O(condition) and O(count) is required.
     type: str
-    required: true
+  count:
+    description:
+      - Instead of O(condition), counters over the listed objects; the wait is over when every counter holds. Each
+        watch event evaluates the counters on the one object it carries, so the work per event does not grow with
+        the number of objects (a list condition re-reads all of them). Without O(name), O(failure_condition) and
+        O(progress).
+      - Minimums only (no C(all)) start with a watch without resourceVersion, whose first events are the current
+        objects, so one request serves any number of them; with C(all) the list is read first, in pages.
+    type: list
+    elements: dict
+    suboptions:
+      each:
+        description: JMESPath expression over one object that holds when the object counts.
+        type: str
+        required: true
+      at_least:
+        description: The counter holds when at least this many objects count.
+        type: int
+        default: 1
+      all:
+        description: The counter holds only when every listed object counts (and at least one is listed).
+        type: bool
+        default: false
   failure_condition:
     description: JMESPath expression that is true when the objects report a failure.
     type: str
@@ -114,11 +137,21 @@ EXAMPLES = r"""
       - node-role.kubernetes.io/worker
     condition: "length(items[?metadata.labels.\"feature.node.kubernetes.io/pci-10de.present\" == 'true']) >= `2`"
     progress: "join(', ', items[?metadata.labels.\"feature.node.kubernetes.io/pci-10de.present\" == 'true'].metadata.name)"
+
+- name: The same on a large cluster, counting one node per event; every selected worker must be labelled
+  gpudirect.openshift.resource_wait:
+    api_version: v1
+    kind: Node
+    label_selectors:
+      - node-role.kubernetes.io/worker
+    count:
+      - each: "metadata.labels.\"feature.node.kubernetes.io/pci-10de.present\" == 'true'"
+        all: true
 """
 
 RETURN = r"""
 resources:
-  description: The objects as last seen (one element with O(name), possibly none).
+  description: The objects as last seen (one element with O(name), possibly none; none with O(count)).
   returned: always
   type: list
   elements: dict
@@ -132,11 +165,22 @@ events:
   returned: always
   type: int
 progress:
-  description: Each distinct value of the O(progress) expression, in order.
+  description:
+    - Each distinct value of the O(progress) expression (with O(count), of the count), in order; the first one and
+      the latest ones, at most 20.
   returned: always
   type: list
   elements: str
   sample: ["0/2 nodes updated", "1/2 nodes updated", "2/2 nodes updated"]
+count:
+  description:
+    - With O(count), how many listed objects each counter counts, how many were read, and up to 20 names that some
+      counter does not count.
+    - Minimums (no O(count[].all)) may hold before every object was seen, so C(selected) then counts the objects
+      seen so far.
+  returned: with O(count)
+  type: dict
+  sample: {"counted": [998], "selected": 1000, "not_counted_sample": ["worker-0007", "worker-0420"]}
 """
 
 import traceback

@@ -267,11 +267,16 @@ def profile_node(runtime, name):
 
 def update_node(rt, name, set_labels=None, remove_labels=(), remove_label_prefix=None, keep_labels=(),
                 set_resources=None, remove_resources=()):
-    """Change a node's labels and status.capacity/allocatable in one write, only when something differs."""
-    node = rt.get("", "nodes", None, name)
-    if node is None:
+    """Change a node's labels and status.capacity/allocatable in one write, only when something differs.
+    Returns None when the node does not exist, else whether it was written. The node is read without a copy:
+    reconciles call this for every node, and most calls change nothing."""
+    node_type = rt.require("", "nodes")
+    found = rt.store.inspect(node_type, None, name, lambda node: (
+        dict(node["metadata"].get("labels") or {}), dict((node.get("status") or {}).get("capacity") or {}),
+        dict((node.get("status") or {}).get("allocatable") or {})))
+    if found is None:
         return None
-    labels = dict(node["metadata"].get("labels") or {})
+    labels, cap, alloc = found
     new_labels = dict(labels)
     if remove_label_prefix:
         for key in list(new_labels):
@@ -280,8 +285,6 @@ def update_node(rt, name, set_labels=None, remove_labels=(), remove_label_prefix
     for key in remove_labels:
         new_labels.pop(key, None)
     new_labels.update({k: str(v) for k, v in (set_labels or {}).items()})
-    status = node.get("status") or {}
-    cap, alloc = dict(status.get("capacity") or {}), dict(status.get("allocatable") or {})
     new_cap, new_alloc = dict(cap), dict(alloc)
     for key in remove_resources:
         new_cap.pop(key, None)
@@ -290,14 +293,15 @@ def update_node(rt, name, set_labels=None, remove_labels=(), remove_label_prefix
         new_cap[key] = str(value)
         new_alloc[key] = str(value)
     if new_labels == labels and new_cap == cap and new_alloc == alloc:
-        return node
+        return False
 
     def edit(obj):
         obj["metadata"]["labels"] = new_labels
         obj.setdefault("status", {})["capacity"] = new_cap
         obj["status"]["allocatable"] = new_alloc
 
-    return rt.mutate("", "nodes", None, name, edit)
+    rt.mutate("", "nodes", None, name, edit)
+    return True
 
 
 class OperatorController:

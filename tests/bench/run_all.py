@@ -1,6 +1,7 @@
 """Every benchmark of the collection, as tables (what `make bench` runs). Prints numbers and target verdicts; never fails on them.
 
   1. site.yml against the naive baseline for each example configuration (tests/bench/bench_site.py);
+     site.yml at 2, 100 and 1000 GPU workers: requests, wall time, peak memory (tests/bench/bench_scale.py);
   2. facts collection time (bench_facts.py), cluster_info at 3 and 1000 GPU nodes (bench_cluster_info.py),
      site.yml with real-world timings: time to RDMA-ready against the critical path, reboots, fail fast (bench_realistic.py),
      wait latency after readiness (bench_olm_wait.py), simulator GET throughput (python -m simulator.bench);
@@ -21,6 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_scale  # noqa: E402  pylint: disable=wrong-import-position
 import bench_site  # noqa: E402  pylint: disable=wrong-import-position
 
 ROOT = bench_site.ROOT
@@ -115,6 +117,32 @@ def site_tables(results):
     return main, ratios, targets
 
 
+def run_scale(sizes):
+    results = []
+    for nodes in sizes:
+        print(">> site.yml at %d GPU workers: check (fresh cluster), converge, no-op re-run" % nodes, flush=True)
+        res = bench_scale.bench_size(nodes)
+        for name in ("check", "converge", "rerun"):
+            r = res[name]
+            print("   %-8s %4d requests %7.1f s  peak %s MB" % (name, r["requests"], r["wall_s"], r["peak_mb"]), flush=True)
+        results.append(res)
+    return results
+
+
+def scale_table(results):
+    """The scale table and its target lines (facts and verify have their own benchmarks: '-' here)."""
+    def cell(run):
+        return "%d requests, %.1f s, %s MB" % (run["requests"], run["wall_s"], run["peak_mb"])
+
+    rows = [[res["nodes"], cell(res["converge"]), cell(res["rerun"]), cell(res["check"]), "-", "-"] for res in results]
+    body = table(["GPU workers", "converge", "no-op re-run", "check (fresh cluster)", "facts", "verify"], rows)
+    worst = dict((name, max(res[name]["requests"] for res in results)) for name in ("converge", "check"))
+    targets = ["%s at every size <= %d requests: %s (most %d)" % (
+        "fresh converge" if name == "converge" else "check run", bench_scale.TARGETS[name],
+        verdict(worst[name] <= bench_scale.TARGETS[name]), worst[name]) for name in ("converge", "check")]
+    return body, targets
+
+
 def run_script(args, timeout=900):
     start = time.perf_counter()
     proc = subprocess.run([sys.executable] + args, cwd=ROOT, capture_output=True, text=True, check=False, timeout=timeout)
@@ -167,6 +195,7 @@ def main(argv=None):
     parser.add_argument("--configs", default="1,2,3,4,5,6", help="example configurations, comma separated (default all six)")
     parser.add_argument("--naive-delay", type=int, default=10, help="seconds between the naive playbook's k8s_info polls (default 10)")
     parser.add_argument("--skip-site", action="store_true", help="only the smaller benchmarks")
+    parser.add_argument("--scale-nodes", default="2,100,1000", help="GPU workers of the scale table, comma separated ('' skips it)")
     parser.add_argument("--write", action="store_true", help="also write %s" % os.path.relpath(DOC, ROOT))
     args = parser.parse_args(argv)
     configs = [int(c) for c in args.configs.split(",") if c.strip()]
@@ -182,6 +211,11 @@ def main(argv=None):
         targets += site_targets
         sections.append(("site.yml against the naive playbook (simulated `mixed-lab`, naive k8s_info delay %d s)" % args.naive_delay,
                          main_table + "\n\n" + ratio_table))
+    sizes = [int(n) for n in args.scale_nodes.split(",") if n.strip()]
+    if sizes:
+        body, scale_targets = scale_table(run_scale(sizes))
+        targets += scale_targets
+        sections.append(("site.yml at scale (synthetic profiles, configuration 1; peak memory of the largest ansible process)", body))
     for title, text, line in other_benches():
         print(">> %s\n%s" % (title, text), flush=True)
         sections.append((title, "```\n%s\n```" % text))

@@ -213,6 +213,46 @@ class RetryPolicy:
 DEFAULT_RETRY = RetryPolicy()
 
 
+# Objects per list request: client-go's pager default (k8s.io/client-go tools/pager/pager.go defaultPageSize).
+PAGE_SIZE = 500
+# Restarts of a list whose continue token expired (410) before the listing gives up.
+LIST_RESTARTS = 3
+
+
+def paged_list(request, path, params, page_size=PAGE_SIZE, on_page=None):
+    """(items, list resourceVersion) of a collection read with limit + continue.
+
+    ``request(method, path, **params)`` returns the decoded body. All pages are one snapshot (the server reads
+    them at the first page's resourceVersion); when that snapshot has expired (410 on a continued page), the
+    list starts over, so the result is never a mix of two revisions. ``on_page(items, first)`` receives each page
+    instead of the result (``first`` again after a restart, so that the caller starts over): a caller that keeps
+    a part of a large list never holds all of it; when it returns true, the pages after it are not read."""
+    restarts = 0
+    while True:
+        items, token, list_rv = [], None, None
+        try:
+            while True:
+                query = dict(params, limit=page_size)
+                if token:
+                    query["_continue"] = token
+                body = request("get", path, **query)
+                meta = body.get("metadata") or {}
+                if list_rv is None:
+                    list_rv = meta.get("resourceVersion")
+                if on_page is not None:
+                    if on_page(body.get("items") or [], token is None):
+                        return items, list_rv  # the caller has what it needs: the rest is not read
+                else:
+                    items.extend(body.get("items") or [])
+                token = meta.get("continue")
+                if not token:
+                    return items, list_rv
+        except Exception as exc:  # pylint: disable=broad-except
+            restarts += 1
+            if not (token and api_status(exc) == 410) or restarts > LIST_RESTARTS:
+                raise
+
+
 def _decode(response):
     data = response.data
     if isinstance(data, bytes):
@@ -249,6 +289,7 @@ class ClusterClient:
         # the run; other clients for not_served_ttl seconds, so that a kind installed meanwhile is found.
         self.not_served_ttl = None if rediscover_once else not_served_ttl
         self.clock = clock
+        self.page_size = PAGE_SIZE
         self._asked = {}  # group version path -> clock() of our last GET of it
 
     def api_host(self):
@@ -399,19 +440,35 @@ class ClusterClient:
                 return None
             raise
 
-    def list(self, resource, namespace=None, label_selector=None, field_selector=None):
-        """(items, list resourceVersion); items get apiVersion/kind filled in, as servers may omit them."""
+    def list(self, resource, namespace=None, label_selector=None, field_selector=None, page_size=None):
+        """(items, list resourceVersion), read in pages of ``page_size`` (limit + continue, as client-go's pager
+        does); items get apiVersion/kind filled in, as servers may omit them."""
         params = {}
         if label_selector:
             params["label_selector"] = label_selector
         if field_selector:
             params["field_selector"] = field_selector
-        body = self._request("get", resource.path(namespace=namespace), **params)
-        items = body.get("items") or []
+        items, list_rv = paged_list(self._request, resource.path(namespace=namespace), params, page_size or self.page_size)
         for item in items:
             item.setdefault("apiVersion", resource.group_version)
             item.setdefault("kind", resource.kind)
-        return items, (body.get("metadata") or {}).get("resourceVersion")
+        return items, list_rv
+
+    def list_pages(self, resource, on_page, namespace=None, label_selector=None, field_selector=None):
+        """The list resourceVersion; the items go to ``on_page(items, first)`` page by page (see paged_list),
+        with apiVersion/kind filled in. When ``on_page`` returns true the rest is not read."""
+        params = {}
+        if label_selector:
+            params["label_selector"] = label_selector
+        if field_selector:
+            params["field_selector"] = field_selector
+
+        def page(items, first):
+            for item in items:
+                item.setdefault("apiVersion", resource.group_version)
+                item.setdefault("kind", resource.kind)
+            return on_page(items, first)
+        return paged_list(self._request, resource.path(namespace=namespace), params, self.page_size, on_page=page)[1]
 
     # -- writes --------------------------------------------------------------------------------
 

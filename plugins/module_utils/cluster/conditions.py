@@ -66,6 +66,19 @@ def render_text(compiled, doc):
     return value if isinstance(value, str) else str(value)
 
 
+# Progress texts a wait keeps: the first and the latest ones (a 1000-node wait changes its text on every event).
+HISTORY_LIMIT = 20
+
+
+def note_progress(history, text):
+    """Append ``text`` to ``history`` unless it repeats the last entry; keep the first and the latest entries."""
+    if text is None or (history and history[-1] == text):
+        return
+    history.append(text)
+    if len(history) > HISTORY_LIMIT:
+        del history[1]
+
+
 class Condition:
     """The predicate for cluster.waiter.wait_for: success, fail fast, progress reporting.
 
@@ -85,9 +98,7 @@ class Condition:
         self.history = []
 
     def _note_progress(self, doc):
-        text = render_text(self.progress, doc)
-        if text is not None and (not self.history or self.history[-1] != text):
-            self.history.append(text)
+        note_progress(self.history, render_text(self.progress, doc))
 
     def __call__(self, state):
         doc = document(state, self.single)
@@ -110,3 +121,86 @@ class Condition:
         if self.failing_since is None:
             return None
         return self.failing_since + self.grace
+
+
+def object_key(obj):
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
+
+class CountCondition:
+    """A wait over many objects that counts them with one or more counters, each a JMESPath expression over one
+    object (``counters``: [(compiled expression, at_least, require_all)]).
+
+    It is also the waiter's view (reset/apply/state): each event evaluates the counters on the one object it
+    carries and moves their numbers, so the work per event does not grow with the number of watched objects, where
+    a list condition re-reads every object. A counter holds when at least ``at_least`` objects count and, with
+    ``require_all``, when every selected object counts (and at least one is selected); the wait holds when every
+    counter holds. ``evaluations`` counts the expression evaluations (what tests measure)."""
+
+    single = False
+
+    def __init__(self, counters, label="objects"):
+        self.counters = [(each, int(at_least), bool(require_all)) for each, at_least, require_all in counters]
+        self.label = label
+        self.counted = {}  # (namespace, name) -> tuple of booleans, one per counter
+        self.matching = [0] * len(self.counters)
+        self.evaluations = 0
+        self.history = []
+
+    def reset(self, items):
+        self.counted = {}
+        self.matching = [0] * len(self.counters)
+        for item in items:
+            self.apply("ADDED", item)
+
+    def apply(self, event_type, obj):
+        key = object_key(obj)
+        before = self.counted.pop(key, None)
+        if before:
+            self.matching = [m - int(b) for m, b in zip(self.matching, before)]
+        if event_type == "DELETED":
+            return
+        self.evaluations += len(self.counters)
+        now = tuple(truthy(each.search(obj)) for each, _at_least, _all in self.counters)
+        self.counted[key] = now
+        self.matching = [m + int(b) for m, b in zip(self.matching, now)]
+
+    def state(self):
+        return {"counted": list(self.matching), "selected": len(self.counted)}
+
+    def holds(self):
+        for (_each, at_least, require_all), matching in zip(self.counters, self.matching):
+            if matching < max(at_least, 1 if require_all else 0):
+                return False
+            if require_all and matching != len(self.counted):
+                return False
+        return True
+
+    def settled(self):
+        """True when the objects seen so far already make the wait hold whatever the others are (minimums only,
+        no ``require_all``): the waiter then need not read the rest of the list."""
+        return all(not require_all and matching >= at_least
+                   for (_each, at_least, require_all), matching in zip(self.counters, self.matching))
+
+    def monotone(self):
+        """Minimums only: a count reached on part of the objects already holds (no counter needs them all)."""
+        return not any(require_all for _each, _at_least, require_all in self.counters)
+
+    def __call__(self, _state=None):
+        note_progress(self.history, "%s: %s of %d selected" % (self.label, ", ".join(str(m) for m in self.matching), len(self.counted)))
+        return self.holds()
+
+    def not_counted(self, limit):
+        """Up to ``limit`` names of selected objects that some counter does not count yet (a sample for messages)."""
+        names = []
+        for (namespace, name), holds in self.counted.items():
+            if not all(holds):
+                names.append("%s/%s" % (namespace, name) if namespace else name)
+                if len(names) >= limit:
+                    break
+        return sorted(names)
+
+    @staticmethod
+    def recheck_at():
+        return None

@@ -19,7 +19,7 @@ import os
 import re
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import api_message, api_status
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import api_message, api_status, paged_list
 
 REDACTED = "<redacted>"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -78,6 +78,11 @@ PLAN = (
     ("v1", "Pod", "pods", "operators", None),
 )
 CLUSTER_DIR = "cluster-scoped"
+# Kinds with one object per node (or more): the files keep every abnormal one, up to ABNORMAL_CAP, and the first
+# NORMAL_SAMPLE of the others, so that a 1000-node cluster gives a readable bundle; the summary says what was left out.
+CAPPED_KINDS = ("Node", "SriovNetworkNodeState", "Pod", "Event")
+ABNORMAL_CAP = 200
+NORMAL_SAMPLE = 20
 # One quick request before the plan: against an API server that does not answer, each list would wait out the whole
 # retry policy (about 200 s for the plan), and the summary would then read as if nothing were abnormal.
 PROBE_PATH = "/version"
@@ -279,6 +284,44 @@ def findings_for(kind, items):
 # -- collection -------------------------------------------------------------------------------------------------
 
 
+def abnormal(kind, obj):
+    """Whether an object of a capped kind says something is wrong (what the findings report on)."""
+    status = obj.get("status") or {}
+    if kind == "Node":
+        ready = [c for c in status.get("conditions") or [] if c.get("type") == "Ready"]
+        return not ready or ready[0].get("status") != "True" or bool((obj.get("spec") or {}).get("unschedulable"))
+    if kind == "SriovNetworkNodeState":
+        return status.get("syncStatus") != "Succeeded" or bool(status.get("lastSyncError"))
+    if kind == "Pod":
+        restarted = any((cs.get("restartCount") or 0) > 0 for cs in status.get("containerStatuses") or [])
+        return status.get("phase") not in ("Running", "Succeeded") or restarted
+    if kind == "Event":
+        return obj.get("type") == "Warning"
+    return True
+
+
+class _Capped:
+    """The part of a paged list a capped kind keeps: abnormal objects (up to ABNORMAL_CAP), then a sample."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.items, self.listed, self.abnormal, self.normal = [], 0, 0, 0
+
+    def page(self, items, first):
+        if first:
+            self.items, self.listed, self.abnormal, self.normal = [], 0, 0, 0
+        for item in items:
+            self.listed += 1
+            if abnormal(self.kind, item):
+                self.abnormal += 1
+                if self.abnormal <= ABNORMAL_CAP:
+                    self.items.append(item)
+            else:
+                self.normal += 1
+                if self.normal <= NORMAL_SAMPLE:
+                    self.items.append(item)
+
+
 def safe_name(text):
     return re.sub(r"[^A-Za-z0-9._-]", "_", text)
 
@@ -295,14 +338,29 @@ class DiagnosticsCollector:
         self.unavailable = []  # {kind, namespace, reason}
         self.findings = []
         self.unreachable = None  # why the API server did not answer the probe
+        self.capped = []  # {kind, namespace, listed, abnormal, written} of the capped lists that left objects out
         self.requests_sent = 0
 
+    def _request(self, method, path, **params):
+        """Every read goes through the client (its timeouts and retries); diagnostics only read."""
+        if method != "get":
+            raise ValueError("diagnostics only read")
+        return self.cluster.raw_get(path, **params)
+
     def _list(self, request):
+        """The items to keep of one list request, read in pages; capped kinds keep a part (self.capped says so)."""
         params = {}
         if request["label_selector"]:
             params["label_selector"] = request["label_selector"]
         path = list_path(request["api_version"], request["plural"], request["namespace"])
-        return self.cluster.raw_get(path, **params).get("items") or []
+        if request["kind"] not in CAPPED_KINDS:
+            return paged_list(self._request, path, params)[0]
+        capped = _Capped(request["kind"])
+        paged_list(self._request, path, params, on_page=capped.page)
+        if len(capped.items) < capped.listed:
+            self.capped.append({"kind": request["kind"], "namespace": request["namespace"], "listed": capped.listed,
+                                "abnormal": capped.abnormal, "written": len(capped.items)})
+        return capped.items
 
     def probe(self):
         """None when the API server answers (any HTTP status will do), else why not; one request, no retries."""
@@ -394,6 +452,11 @@ class DiagnosticsCollector:
         for entry in self.collected:
             where = "(all namespaces)" if entry.get("scope") == "all namespaces" else entry["namespace"] or "(cluster)"
             lines.append("| %s | %s | %d | %s |" % (entry["kind"], where, entry["count"], entry["file"] or "-"))
+        if self.capped:
+            lines += ["", "## Capped", "",
+                      "Large lists keep every abnormal object (up to %d) and the first %d others:" % (ABNORMAL_CAP, NORMAL_SAMPLE), ""]
+            lines += ["- %s%s: %d listed, %d abnormal, %d written" % (
+                c["kind"], " in " + c["namespace"] if c["namespace"] else "", c["listed"], c["abnormal"], c["written"]) for c in self.capped]
         if self.unavailable:
             lines += ["", "## Not collected", ""]
             lines += ["- %s%s: %s" % (u["kind"], " in " + u["namespace"] if u["namespace"] else "", u["reason"]) for u in self.unavailable]

@@ -18,7 +18,7 @@ import copy
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import document, render_text, truthy
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import CountCondition, document, render_text, truthy
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import CLUSTER_VERSION, NODE, SRIOV_NODE_STATE
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm import (
     CSV,
@@ -29,7 +29,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm im
     SUBSCRIPTION,
     OperatorInstaller,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import compile_condition, wait_title
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import SAMPLE_NAMES, compile_condition, wait_title
 
 MARKETPLACE = "openshift-marketplace"
 CATALOG_SOURCE = ("operators.coreos.com/v1alpha1", "CatalogSource")
@@ -139,6 +139,12 @@ def _wait_difference(snapshot, wait, option):
     else:
         state, _rv = snapshot.list(resource, namespace=wait.get("namespace"),
                                    label_selector=",".join(wait.get("label_selectors") or []) or None)
+    if isinstance(condition, CountCondition):
+        condition.reset(state)
+        if condition.holds():
+            return None
+        return "%s: not ready (%s of %d selected count%s)" % (
+            title, ", ".join(str(m) for m in condition.matching), len(condition.counted), _sample(condition))
     doc = document(state, single)
     if truthy(condition.success.search(doc)):
         return None
@@ -148,6 +154,11 @@ def _wait_difference(snapshot, wait, option):
     if detail is None:
         detail = render_text(condition.progress, doc)
     return "%s: not ready%s" % (title, " (%s)" % detail if detail else "")
+
+
+def _sample(condition):
+    names = condition.not_counted(SAMPLE_NAMES)
+    return "; not yet: %s%s" % (", ".join(names), " ..." if len(names) >= SAMPLE_NAMES else "") if names else ""
 
 
 def compare(snapshot, operators=(), manifests=(), waits=(), prune_kinds=(), prune_label_selector=None, versions=None,

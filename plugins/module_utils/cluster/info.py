@@ -110,16 +110,45 @@ def summarize_node(node, sriov_state=None, extra_label_prefixes=()):
     return info
 
 
-def summarize_cluster(nodes):
-    return {
+def summarize_cluster(nodes, sample=None):
+    """Counts of ``nodes`` (summaries) and their names by kind; with ``sample``, at most that many names per list."""
+    def names(selected):
+        found = [n["name"] for n in selected]
+        return found if sample is None else found[:sample]
+    summary = {
         "node_count": len(nodes),
         "ready_nodes": sum(1 for n in nodes if n["ready"]),
-        "gpu_nodes": [n["name"] for n in nodes if n["has_gpu"]],
-        "nic_nodes": [n["name"] for n in nodes if n["has_nvidia_nic"]],
-        "gpu_nic_nodes": [n["name"] for n in nodes if n["has_gpu"] and n["has_nvidia_nic"]],
+        "gpu_nodes": names(n for n in nodes if n["has_gpu"]),
+        "nic_nodes": names(n for n in nodes if n["has_nvidia_nic"]),
+        "gpu_nic_nodes": names(n for n in nodes if n["has_gpu"] and n["has_nvidia_nic"]),
         "total_gpus": sum(n["gpus"]["capacity"] for n in nodes),
         "allocatable_gpus": sum(n["gpus"]["allocatable"] for n in nodes),
     }
+    if sample is not None:
+        summary.update({
+            "worker_nodes": sum(1 for n in nodes if "worker" in n["roles"]),
+            "gpu_node_count": sum(1 for n in nodes if n["has_gpu"]),
+            "nic_node_count": sum(1 for n in nodes if n["has_nvidia_nic"]),
+            "gpu_nic_node_count": sum(1 for n in nodes if n["has_gpu"] and n["has_nvidia_nic"]),
+            "sample_size": sample,
+        })
+    return summary
+
+
+def sriov_reports(nodes):
+    """The SR-IOV interfaces the nodes report, one entry per distinct set: {node (the first), nodes (how many),
+    interfaces}. A thousand nodes of one hardware type give one entry, and every distinct report is still checked."""
+    groups = {}
+    for node in nodes:
+        interfaces = ((node.get("sriov") or {}).get("interfaces")) or []
+        if not interfaces:
+            continue
+        key = repr(interfaces)
+        if key in groups:
+            groups[key]["nodes"] += 1
+        else:
+            groups[key] = {"node": node["name"], "nodes": 1, "interfaces": interfaces}
+    return list(groups.values())
 
 
 def openshift_version(cluster_version):
@@ -135,7 +164,8 @@ def openshift_version(cluster_version):
     }
 
 
-def gather(cluster, node_names=None, label_selectors=None, extra_label_prefixes=(), kubernetes_version=True, sriov_states=True):
+def gather(cluster, node_names=None, label_selectors=None, extra_label_prefixes=(), kubernetes_version=True, sriov_states=True,
+           sample=None):
     """Everything cluster_info returns. One request per kind (plus discovery), never per node.
 
     ``kubernetes_version=False`` skips ``/version`` (RV kubernetes is then null) and
@@ -172,6 +202,11 @@ def gather(cluster, node_names=None, label_selectors=None, extra_label_prefixes=
 
     summaries = [summarize_node(n, states.get(n["metadata"]["name"]) if state_resource is not None else None, extra_label_prefixes)
                  for n in sorted(nodes, key=lambda n: n["metadata"]["name"])]
-    result["nodes"] = summaries
-    result["summary"] = summarize_cluster(summaries)
+    result["summary"] = summarize_cluster(summaries, sample)
+    if sample is None:
+        result["nodes"] = summaries
+    else:
+        # Point-in-time readers of large clusters: counts, a sample of the nodes, and each distinct SR-IOV report.
+        result["nodes"] = summaries[:sample]
+        result["sriov_reports"] = sriov_reports(summaries)
     return result

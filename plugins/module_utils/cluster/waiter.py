@@ -9,6 +9,8 @@ step should start as soon as the object is ready, so these waits list once and t
 watch: the predicate is evaluated on every event, the stream is resumed from the last
 resourceVersion when it drops or the server ends it, and a 410 Gone (history expired) makes the
 waiter list again. No sleep loops: the only pauses are backoff after a failed connection.
+Lists are read in pages; a counting view (a wait over many objects) is updated per event instead of
+re-evaluating the list, and one that needs only minimums starts from the watch's own initial events.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -77,27 +79,40 @@ class _View:
 
 
 def wait_for(cluster, resource, predicate, name=None, namespace=None, label_selector=None, timeout=300.0,
-             recheck_at=None, on_change=None, clock=time.monotonic, backoff=None):
+             recheck_at=None, on_change=None, clock=time.monotonic, backoff=None, view=None):
     """Block until ``predicate(state)`` is true; return a WaitResult.
 
     With ``name`` the state is that object as a dict, or None while it does not exist; without it,
     the list of matching objects. ``predicate`` may raise to abort the wait (a failure it detected).
     ``recheck_at()`` may return a monotonic time at which the predicate must be evaluated again
     even if no event arrives (grace periods); ``on_change(state)`` sees every state the wait saw.
+    ``view`` (reset(items), apply(event_type, obj), state()) replaces the default view that keeps every object:
+    a counting view (conditions.CountCondition) keeps the per-event work independent of the number of objects.
     Raises WaitTimeout when ``timeout`` seconds pass first.
     """
     start = clock()
     deadline = start + float(timeout)
-    view = _View(single=bool(name))
+    view = view or _View(single=bool(name))
     field_selector = "metadata.name=%s" % name if name else None
     counters = {"events": 0, "relists": 0}
     failures = [0]
     backoff = backoff or cluster.retry
 
     def relist():
+        counters["relists"] += 1
+        if hasattr(view, "settled"):
+            # A counting view reads the list page by page and stops as soon as the count settles the wait
+            # (at least N objects count on a consistent page): the other pages of a large list are not read.
+            def page(items, first):
+                if first:
+                    view.reset([])
+                for item in items:
+                    view.apply("ADDED", item)
+                return view.settled()
+            return cluster.list_pages(resource, page, namespace=namespace, label_selector=label_selector,
+                                      field_selector=field_selector)
         items, list_rv = cluster.list(resource, namespace=namespace, label_selector=label_selector, field_selector=field_selector)
         view.reset(items)
-        counters["relists"] += 1
         return list_rv
 
     def satisfied():
@@ -117,9 +132,19 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
     def done():
         return WaitResult(view.state(), clock() - start, counters["events"], counters["relists"])
 
-    resource_version = relist()
-    if satisfied():
-        return done()
+    # Minimums over many objects start with a watch without resourceVersion: the server sends the current objects
+    # as ADDED events, then the changes (kube-apiserver "Get State and Start at Most Recent"), in one request
+    # whatever their number. A count reached during those events holds for real objects, so only a minimum may
+    # start this way: "every selected object" needs the whole state first (a paged list). A stream that ends
+    # before the wait is over is followed by a list, since the initial events cannot be resumed.
+    unversioned = bool(getattr(view, "monotone", lambda: False)())
+    if unversioned:
+        view.reset([])
+        resource_version = None
+    else:
+        resource_version = relist()
+        if satisfied():
+            return done()
 
     while True:
         now = clock()
@@ -133,6 +158,7 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
                 field_selector=field_selector, server_timeout=math.ceil(deadline - now), read_timeout=wake - now + 0.05)
         except Exception as exc:  # pylint: disable=broad-except
             if api_status(exc) == 410:
+                unversioned = False
                 resource_version = relist()
                 if satisfied():
                     return done()
@@ -167,6 +193,7 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
                     # (e.g. a grace period started): reopen the watch with a shorter read timeout.
                     break
         except _Gone:
+            unversioned = False
             resource_version = relist()
         except ClusterError:
             raise
@@ -184,6 +211,11 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
             close_stream(stream)
         if satisfied():
             return done()
+        if unversioned:
+            unversioned = False
+            resource_version = relist()
+            if satisfied():
+                return done()
 
 
 def _is_read_timeout(exc):

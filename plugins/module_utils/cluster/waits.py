@@ -17,6 +17,7 @@ import time
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import (
     Condition,
+    CountCondition,
     ConditionError,
     ConditionFailed,
     compile_expression,
@@ -32,7 +33,12 @@ WAIT_OPTIONS = dict(
     name=dict(type="str"),
     namespace=dict(type="str"),
     label_selectors=dict(type="list", elements="str", default=[]),
-    condition=dict(type="str", required=True),
+    condition=dict(type="str"),
+    count=dict(type="list", elements="dict", options=dict(
+        each=dict(type="str", required=True),
+        at_least=dict(type="int", default=1),
+        all=dict(type="bool", default=False),
+    )),
     failure_condition=dict(type="str"),
     failure_message=dict(type="str"),
     progress=dict(type="str"),
@@ -40,6 +46,8 @@ WAIT_OPTIONS = dict(
     failure_grace_period=dict(type="int"),
 )
 DEFAULT_TIMEOUT = 600
+# Names of not yet counted objects a counted wait reports (a sample, not the whole selection).
+SAMPLE_NAMES = 20
 # The options of a wait entry that are JMESPath expressions.
 EXPRESSIONS = ("condition", "failure_condition", "failure_message", "progress")
 
@@ -64,8 +72,12 @@ def wait_title(spec):
 
 
 def compile_condition(spec, option="", clock=time.monotonic):
-    """The Condition of a wait entry; ConditionError names ``option`` + the expression's option when one does
-    not compile (for example ``waits[2].condition``)."""
+    """The Condition (a CountCondition for a ``count`` entry) of a wait entry; ConditionError names ``option`` +
+    the expression's option when one does not compile (for example ``waits[2].condition``)."""
+    if spec.get("count"):
+        return CountCondition([(compile_expression("%scount[%d].each" % (option, index), counter["each"]),
+                                counter.get("at_least", 1), counter.get("all"))
+                               for index, counter in enumerate(spec["count"])], label=wait_title(spec))
     return Condition(
         success=compile_expression(option + "condition", spec["condition"]),
         failure=compile_expression(option + "failure_condition", spec.get("failure_condition")),
@@ -78,16 +90,36 @@ def compile_condition(spec, option="", clock=time.monotonic):
 
 
 def wait_problems(waits, option="waits"):
-    """One sentence per expression of ``waits`` that does not compile, naming its option; checked before any
-    write so that a typo in a condition does not leave applied objects behind a failed task."""
+    """One sentence per expression of ``waits`` that does not compile, or entry that has not exactly one of
+    condition and count, naming its option; checked before any write so that a typo in a condition does not
+    leave applied objects behind a failed task."""
     problems = []
     for index, spec in enumerate(waits):
+        where = "%s[%d]" % (option, index)
+        problems.extend(_entry_problems(spec, where))
         for key in EXPRESSIONS:
             try:
-                compile_expression("%s[%d].%s" % (option, index, key), spec.get(key))
+                compile_expression("%s.%s" % (where, key), spec.get(key))
+            except ConditionError as exc:
+                problems.append(str(exc))
+        for number, counter in enumerate(spec.get("count") or []):
+            try:
+                compile_expression("%s.count[%d].each" % (where, number), counter.get("each"))
             except ConditionError as exc:
                 problems.append(str(exc))
     return problems
+
+
+def _entry_problems(spec, where):
+    if bool(spec.get("condition")) == bool(spec.get("count")):
+        return ["%s needs exactly one of condition (over the listed objects) and count (per object)" % where]
+    if spec.get("count"):
+        unused = [key for key in ("name", "failure_condition", "failure_message", "progress") if spec.get(key)]
+        if unused:
+            return ["%s.count counts many objects, one event at a time; drop %s" % (where, ", ".join(unused))]
+        if any((counter.get("at_least") or 0) < 0 for counter in spec["count"]):
+            return ["%s.count: at_least must be 0 or more" % where]
+    return []
 
 
 def _as_list(state, single):
@@ -104,32 +136,51 @@ def run_wait(cluster, spec, clock=time.monotonic):
     single = bool(spec.get("name"))
     what = describe_wait(spec)
     timeout = spec.get("timeout") or DEFAULT_TIMEOUT
+    problems = _entry_problems(spec, "the wait")
+    if problems:
+        raise WaitFailed(problems[0])
     try:
         condition = compile_condition(spec, clock=clock)
     except ConditionError as exc:
         raise WaitFailed(str(exc))
+    counted = isinstance(condition, CountCondition)
     resource = cluster.resource(spec["api_version"], spec["kind"])
     if resource is None:
         if not spec.get("api_missing_ok"):
             raise WaitFailed("The API server does not serve %s %s; is the operator that owns it installed?" % (
                 spec["api_version"], spec["kind"]))
-        if condition(None):
+        if not counted and condition(None):
             return dict(title=wait_title(spec), resources=[], elapsed=0.0, events=0, progress=condition.history)
         raise WaitFailed("%s %s is not served, so %s cannot become ready" % (spec["api_version"], spec["kind"], what))
     try:
         result = wait_for(
             cluster, resource, condition, name=spec.get("name"), namespace=spec.get("namespace"),
             label_selector=",".join(spec.get("label_selectors") or []) or None, timeout=timeout,
-            recheck_at=condition.recheck_at, clock=clock)
+            recheck_at=condition.recheck_at, clock=clock, view=condition if counted else None)
     except ConditionFailed as exc:
         raise WaitFailed("%s reports a failure: %s" % (what, exc), resources=_as_list(exc.state, single),
                          progress=condition.history)
     except WaitTimeout as exc:
         last = (" Last progress: %s." % condition.history[-1]) if condition.history else ""
+        if counted:
+            raise WaitFailed("%s did not satisfy %s within %d s.%s" % (what, _count_text(spec["count"]), timeout, last),
+                             resources=[], count=_count_result(condition), elapsed=exc.elapsed, progress=condition.history)
         raise WaitFailed("%s did not satisfy %s within %d s.%s" % (what, spec["condition"], timeout, last),
                          resources=_as_list(exc.state, single), elapsed=exc.elapsed, progress=condition.history)
-    return dict(title=wait_title(spec), resources=_as_list(result.state, single), elapsed=round(result.elapsed, 3),
-                events=result.events, progress=condition.history)
+    done = dict(title=wait_title(spec), elapsed=round(result.elapsed, 3), events=result.events, progress=condition.history)
+    if counted:
+        return dict(done, resources=[], count=_count_result(condition))
+    return dict(done, resources=_as_list(result.state, single))
+
+
+def _count_text(count):
+    return " and ".join("%s for %s" % (c["each"], "every selected object" if c.get("all") else "at least %d objects" % c.get("at_least", 1))
+                        for c in count)
+
+
+def _count_result(condition):
+    """What a counted wait returns instead of the objects: counts and a sample of the objects that do not count."""
+    return dict(condition.state(), not_counted_sample=condition.not_counted(SAMPLE_NAMES))
 
 
 def wait_error_message(spec, exc):

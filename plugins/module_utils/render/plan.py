@@ -207,7 +207,6 @@ def _machineconfig_pools(model, manifests):
 
 def _summary(model, manifests):
     config = rdma.configuration(model)
-    kinds = [e["manifest"]["kind"] for e in manifests]
     resources = rdma.resource_names(model)
     network_objects = [e["manifest"] for e in manifests if e["phase"] == "network"]
     networks = [{
@@ -253,6 +252,8 @@ def _summary(model, manifests):
         # the main pool's MachineConfig too (machine-config-operator docs/custom-pools.md).
         "machineconfig_pools": pools,
         "memlock_pool": model["memlock_pool"] if machineconfigs.memlock_separate(model) else None,
+        # The nodes the SR-IOV policies select: the allocatable waits watch only these.
+        "node_selector": dict((key, names.label_text(value)) for key, value in model["node_selector"].items()),
         "reboots": reboots,
         "object_count": len(manifests),
     }

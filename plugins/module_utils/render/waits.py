@@ -169,20 +169,20 @@ def network_attachments_wait(networks):
     }
 
 
-def allocatable_wait(resource, min_nodes):
-    """The wait that at least ``min_nodes`` nodes advertise ``resource``."""
-    quoted = '"%s"' % resource
-    nodes = "items[?to_number(status.allocatable.%s || '0') > `0`]" % quoted
+def allocatable_wait(resource, min_nodes, node_selector=None, all_nodes=False):
+    """The wait that at least ``min_nodes`` nodes (with ``all_nodes``: every node ``node_selector`` picks, and at
+    least ``min_nodes``) advertise ``resource``. Only the selected nodes are watched and each event counts one node."""
     return {
         "title": "%s allocatable" % resource,
         "api_version": "v1",
         "kind": "Node",
-        "condition": "length(%s) >= %s" % (nodes, _literal(int(min_nodes))),
-        "progress": "join(', ', %s.join('=', [metadata.name, status.allocatable.%s]))" % (nodes, quoted),
+        "label_selectors": ["%s=%s" % (key, value) for key, value in sorted((node_selector or {}).items())],
+        "count": [{"each": "to_number(status.allocatable.\"%s\" || '0') > `0`" % resource, "at_least": int(min_nodes),
+                   "all": bool(all_nodes)}],
     }
 
 
-def rdma_wait_sets(plan, min_ready_nodes=1):
+def rdma_wait_sets(plan, min_ready_nodes=1, all_nodes=False):
     """{"machineconfig": [...], "configuration": [...]}: what the rdma role waits for after the MachineConfig, and
     after the SR-IOV objects and networks, in that order (resource_wait entries without timeouts)."""
     summary = plan.get("summary") or {}
@@ -200,7 +200,8 @@ def rdma_wait_sets(plan, min_ready_nodes=1):
     sets["configuration"].extend(network_cr_wait(kind) for kind in NETWORK_OPERATOR_KINDS if kind in kinds)
     if networks:
         sets["configuration"].append(network_attachments_wait(networks))
-    sets["configuration"].extend(allocatable_wait(resource, min_ready_nodes) for resource in summary.get("resources") or [])
+    sets["configuration"].extend(allocatable_wait(resource, min_ready_nodes, summary.get("node_selector"), all_nodes)
+                                 for resource in summary.get("resources") or [])
     return sets
 
 
@@ -215,17 +216,21 @@ def render_waits(manifests, model):
     return waits
 
 
-def nfd_labels_wait(min_gpu_nodes=1, min_nic_nodes=1):
-    """The wait that NFD labelled at least the given numbers of GPU (10de) and NIC (15b3) nodes."""
+def nfd_labels_wait(min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_nodes=False):
+    """The wait that NFD labelled at least the given numbers of GPU (10de) and NIC (15b3) nodes (with ``all_nodes``:
+    every node ``node_selector`` picks carries both). One counted wait, a counter per label: each node event moves
+    the counters, so no event re-reads every node."""
     # NFD labels a node pci-<vendor>.present when a device of that vendor matches the instance's deviceClassWhitelist.
-    counts = ["length(items[?metadata.labels.\"%s\" == 'true'])" % vocabulary.nfd_vendor_label(vendor)
-              for vendor in (vocabulary.NVIDIA_GPU_VENDOR_ID, vocabulary.MELLANOX_VENDOR_ID)]
+    counters = []
+    for vendor, minimum in ((vocabulary.NVIDIA_GPU_VENDOR_ID, min_gpu_nodes), (vocabulary.MELLANOX_VENDOR_ID, min_nic_nodes)):
+        counters.append({"each": "metadata.labels.\"%s\" == 'true'" % vocabulary.nfd_vendor_label(vendor),
+                         "at_least": int(minimum), "all": bool(all_nodes)})
     return {
         "title": "NFD labels on the GPU and NIC nodes",
         "api_version": "v1",
         "kind": "Node",
-        "condition": "%s >= %s && %s >= %s" % (counts[0], _literal(int(min_gpu_nodes)), counts[1], _literal(int(min_nic_nodes))),
-        "progress": "join('', ['GPU nodes: ', to_string(%s), ', NIC nodes: ', to_string(%s)])" % tuple(counts),
+        "label_selectors": [node_selector] if node_selector else [],
+        "count": counters,
     }
 
 
@@ -296,9 +301,9 @@ def sriov_node_states_settled_wait(deleted_policies, namespace):
 
 
 # The waits of each operator's phase (catalogue "phase"), for the operator roles.
-def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1):
+def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_nodes=False):
     if phase == "nfd":
-        return [nfd_labels_wait(min_gpu_nodes, min_nic_nodes)]
+        return [nfd_labels_wait(min_gpu_nodes, min_nic_nodes, node_selector, all_nodes)]
     if phase == "nic_cluster_policy":
         return [nic_cluster_policy_wait()]
     if phase == "gpu_cluster_policy":
@@ -306,7 +311,8 @@ def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1):
     return []
 
 
-def plan_target(plan, min_gpu_nodes=1, min_nic_nodes=1, min_ready_nodes=1):
+def plan_target(plan, min_gpu_nodes=1, min_nic_nodes=1, min_ready_nodes=1, nfd_node_selector="", nfd_all_nodes=False,
+                rdma_all_nodes=False):
     """What a converge of ``plan`` ensures, for preflight's in-sync check: every rendered manifest in apply order, the
     waits each step runs after it (operator custom resources, then the RDMA MachineConfig and configuration) and the
     kinds pruned. The roles apply and wait on the same values, phase by phase."""
@@ -315,7 +321,7 @@ def plan_target(plan, min_gpu_nodes=1, min_nic_nodes=1, min_ready_nodes=1):
     waits = []
     for phase in ("nfd", "sriov_operator", "nic_cluster_policy", "gpu_cluster_policy"):
         if phase in phases:
-            waits.extend(operator_phase_waits(phase, min_gpu_nodes, min_nic_nodes))
-    sets = rdma_wait_sets(plan, min_ready_nodes)
+            waits.extend(operator_phase_waits(phase, min_gpu_nodes, min_nic_nodes, nfd_node_selector, nfd_all_nodes))
+    sets = rdma_wait_sets(plan, min_ready_nodes, rdma_all_nodes)
     waits.extend(sets["machineconfig"] + sets["configuration"])
     return {"manifests": manifests, "waits": waits, "prune_kinds": names.managed_kinds("rdma")}

@@ -116,14 +116,16 @@ def test_the_pool_wait_fails_on_degraded_with_the_pools_message():
 
 
 def test_allocatable_wait_counts_nodes_that_advertise_the_resource():
-    wait = render_waits.allocatable_wait("rdma/rdma_shared_device_eth", 2)
-    nodes = {"items": [{"metadata": {"name": "a"}, "status": {"allocatable": {"rdma/rdma_shared_device_eth": "63"}}},
-                       {"metadata": {"name": "b"}, "status": {"allocatable": {"rdma/rdma_shared_device_eth": "0"}}},
-                       {"metadata": {"name": "c"}, "status": {"allocatable": {}}}]}
-    assert jmespath.search(wait["condition"], nodes) is False
-    nodes["items"][1]["status"]["allocatable"]["rdma/rdma_shared_device_eth"] = "63"
-    assert jmespath.search(wait["condition"], nodes) is True
-    assert jmespath.search(wait["progress"], nodes) == "a=63, b=63"
+    wait = render_waits.allocatable_wait("rdma/rdma_shared_device_eth", 2, {"feature.node.kubernetes.io/pci-15b3.present": "true"})
+    assert wait["label_selectors"] == ["feature.node.kubernetes.io/pci-15b3.present=true"]
+    assert wait["count"][0]["at_least"] == 2 and wait["count"][0]["all"] is False
+    nodes = [{"metadata": {"name": "a"}, "status": {"allocatable": {"rdma/rdma_shared_device_eth": "63"}}},
+             {"metadata": {"name": "b"}, "status": {"allocatable": {"rdma/rdma_shared_device_eth": "0"}}},
+             {"metadata": {"name": "c"}, "status": {"allocatable": {}}}]
+    assert [jmespath.search(wait["count"][0]["each"], n) for n in nodes] == [True, False, False]
+    nodes[1]["status"]["allocatable"]["rdma/rdma_shared_device_eth"] = "63"
+    assert jmespath.search(wait["count"][0]["each"], nodes[1]) is True
+    assert render_waits.allocatable_wait("rdma/x", 1, {}, all_nodes=True)["count"][0]["all"] is True
 
 
 def test_rdma_wait_sets_follow_the_plan():
@@ -150,11 +152,13 @@ def labelled(name, *vendors):
 
 def test_the_nfd_wait_counts_gpu_and_nic_nodes_separately():
     wait = render_waits.nfd_labels_wait(min_gpu_nodes=2, min_nic_nodes=1)
-    nodes = {"items": [labelled("gpu-0", "10de", "15b3"), labelled("cpu-0", "8086")]}
-    assert jmespath.search(wait["condition"], nodes) is False
-    assert jmespath.search(wait["progress"], nodes) == "GPU nodes: 1, NIC nodes: 1"
-    nodes["items"].append(labelled("gpu-1", "10de"))
-    assert jmespath.search(wait["condition"], nodes) is True
+    gpu, nic = wait["count"]
+    assert (gpu["at_least"], nic["at_least"], gpu["all"], wait["label_selectors"]) == (2, 1, False, [])
+    gpu_node, cpu_node = labelled("gpu-0", "10de", "15b3"), labelled("cpu-0", "8086")
+    assert [jmespath.search(gpu["each"], n) for n in (gpu_node, cpu_node)] == [True, False]
+    assert [jmespath.search(nic["each"], n) for n in (gpu_node, cpu_node)] == [True, False]
+    every = render_waits.nfd_labels_wait(1, 1, node_selector="node-role.kubernetes.io/worker", all_nodes=True)
+    assert every["label_selectors"] == ["node-role.kubernetes.io/worker"] and all(c["all"] for c in every["count"])
 
 
 def test_the_nic_cluster_policy_wait_fails_on_a_component_in_error_with_its_message():
@@ -208,7 +212,8 @@ def test_the_plan_target_is_every_manifest_and_every_wait_the_steps_run():
     kinds = [w["kind"] for w in target["waits"]]
     assert kinds[:3] == ["Node", "NicClusterPolicy", "ClusterPolicy"] and "MachineConfigPool" in kinds
     assert target["waits"][0] == render_waits.nfd_labels_wait(2, 2)
-    assert target["waits"][-1] == render_waits.allocatable_wait("rdma/rdma_shared_device_eth", 2)
+    last = target["waits"][-1]
+    assert last["title"] == "rdma/rdma_shared_device_eth allocatable" and last["count"][0]["at_least"] == 2
     assert target["prune_kinds"] == render_waits.names.managed_kinds("rdma")
 
 

@@ -1,0 +1,86 @@
+"""site.yml at scale: requests, wall time and peak memory of a check run (on the fresh cluster), a converge and a no-op
+re-run at 2, 100 and 1000 GPU workers (simulator synthetic profiles, configuration 1 with the synthetic NIC name).
+
+Each run is one ansible-playbook process started by a small wrapper that reports the largest resident set of its
+descendants (ru_maxrss of RUSAGE_CHILDREN: ansible-playbook or one of its forks, whichever peaked). Requests come
+from the simulator's request log (dry runs included for the check run, which sends only dry runs).
+The facts and verify columns belong to bench_facts.py and the verify benchmarks; they are shown as '-' here.
+
+Usage: source hack/env.sh && python tests/bench/bench_scale.py [--nodes 2,100,1000] [--json F]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from simulator import SimulatedCluster
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bench_site  # noqa: E402  pylint: disable=wrong-import-position
+
+ROOT = bench_site.ROOT
+SIZES = (2, 100, 1000)
+# Configuration 1 (shared device, RoCE) on the synthetic NICs: the first Ethernet port of every worker.
+VARS_FILE = bench_site.example_file(1)
+EXTRA = ["-e", '{"gpudirect_rdma_nic_interfaces": ["enp26s0np0"]}']
+TARGETS = {"converge": 85, "check": 40}
+_WRAPPER = ("import resource, subprocess, sys; rc = subprocess.call(sys.argv[1:]); "
+            "sys.stderr.write('\\nPEAK_RSS_KIB=%d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(rc)")
+
+
+def profile(nodes):
+    return "synthetic:nodes=%d,gpus=8,nics=8,masters=3,link_layer=Ethernet" % nodes
+
+
+def run(sim, *args):
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    cmd = [sys.executable, "-c", _WRAPPER, "ansible-playbook", bench_site.SITE, "-e", "@" + VARS_FILE] + EXTRA + list(args)
+    mark = sim.mark()
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError("site.yml %s failed (rc %d):\n%s\n%s" % (" ".join(args), proc.returncode, proc.stdout[-4000:], proc.stderr[-2000:]))
+    peak = [line for line in proc.stderr.splitlines() if line.startswith("PEAK_RSS_KIB=")]
+    log = sim.request_log[mark:]
+    return {"wall_s": round(wall, 1), "requests": len(log),
+            "discovery": sum(1 for r in log if r["verb"] in bench_site.READS and not r.get("plural")),
+            "writes": sim.count(writes_only=True, since=mark),
+            "peak_mb": round(int(peak[-1].split("=")[1]) / 1024.0) if peak else None}
+
+
+def bench_size(nodes):
+    with SimulatedCluster(profile=profile(nodes)) as sim:
+        converge = run(sim)
+        rerun = run(sim)
+    # The check run on a fresh cluster of its own (what a converge would do; a new server address, so a cold
+    # discovery cache as for the converge).
+    with SimulatedCluster(profile=profile(nodes)) as sim:
+        check = run(sim, "--check")
+    return {"nodes": nodes, "check": check, "converge": converge, "rerun": rerun}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", default=",".join(str(n) for n in SIZES), help="GPU worker counts (default 2,100,1000)")
+    parser.add_argument("--json", help="append one JSON line per size to this file")
+    args = parser.parse_args(argv)
+    for nodes in [int(n) for n in args.nodes.split(",") if n]:
+        res = bench_size(nodes)
+        for name in ("check", "converge", "rerun"):
+            r = res[name]
+            print("%5d nodes %-8s %4d requests (%d discovery, %d writes) %7.1f s  peak %s MB" % (
+                nodes, name, r["requests"], r["discovery"], r["writes"], r["wall_s"], r["peak_mb"]))
+        sys.stdout.flush()
+        if args.json:
+            with open(args.json, "a") as handle:
+                handle.write(json.dumps(res) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
