@@ -107,7 +107,8 @@ def test_role_readme_has_variables_license_and_a_valid_example(role):
 
 def test_readme_contents_lists_every_module_filter_role_and_playbook():
     rows = contents_table()
-    expected = ({("module", m) for m in module_names()} | {("filter", f) for f in filter_names()}
+    lookups = {os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(ROOT, "plugins", "lookup", "*.py"))}
+    expected = ({("module", m) for m in module_names()} | {("filter", f) for f in filter_names()} | {("lookup", name) for name in lookups}
                 | {("role", r) for r in ROLES} | {("playbook", p) for p in playbook_names()})
     assert not expected - rows, "missing from README.md Contents: %s" % sorted(expected - rows)
     assert not rows - expected, "README.md Contents lists what does not exist: %s" % sorted(rows - expected)
