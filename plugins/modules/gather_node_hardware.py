@@ -170,9 +170,9 @@ requirements:
 notes:
   - The pods are temporary, so the module reports C(changed) only when it created the namespace, the service
     account or the RoleBinding, or wrote a cache entry. A re-run on unchanged nodes starts no pod and writes nothing.
-  - The user running the module needs to list nodes, get the service account, create and delete pods (also by
-    label) and create, list, patch and delete ConfigMaps in O(namespace) and read the pods' logs (the Role in C(deploy/rbac/clusterrole.yml)); with
-    O(manage_rbac) or O(create_namespace) also to create those objects.
+  - The user running the module needs to list nodes, get the service account, create pods and delete them by label,
+    create, list and delete ConfigMaps in O(namespace) and read the pods' logs (the Role in
+    C(deploy/rbac/clusterrole.yml)); with O(manage_rbac) or O(create_namespace) also to create those objects.
 seealso:
   - module: gpudirect.openshift.gpu_nic_facts
   - module: gpudirect.openshift.cluster_info
@@ -259,6 +259,7 @@ cluster_name:
 import json
 import os
 import traceback
+from collections.abc import Mapping
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
@@ -304,13 +305,34 @@ def argument_spec():
     return spec
 
 
+class _Stored(Mapping):
+    """{node: document} read back from report_dir/nodes/ on each access: the reports of 1000 nodes are rendered
+    without holding 1000 documents in memory."""
+
+    def __init__(self, directory, names):
+        self.directory = directory
+        self.names = sorted(names)
+
+    def __getitem__(self, node):
+        if node not in self.names:
+            raise KeyError(node)
+        with open(os.path.join(self.directory, "%s.json" % node)) as handle:
+            return json.load(handle)
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self):
+        return len(self.names)
+
+
 class Documents:
-    """Each node's document as it arrives: written to report_dir/nodes/, flattened into what plays need, and kept
-    only when the reports or the caller need it."""
+    """Each node's document as it arrives: written to report_dir/nodes/ and flattened into what plays need; kept in
+    memory only for return_facts."""
 
     def __init__(self, report_dir, keep):
         self.report_dir = report_dir
-        self.keep = keep or bool(report_dir)
+        self.keep = keep
         self.nodes = {}
         self.ports = {}
         self.links = {}
@@ -335,14 +357,22 @@ class Documents:
 
     def write_reports(self, title, name, flat, failed):
         ports, links, readiness = flat
-        files = [("hardware-report.md", render_markdown(self.nodes, title=title, failed=failed)),
-                 ("hardware-report.html", render_html(self.nodes, title=title, failed=failed)),
-                 ("hardware-facts.json", json.dumps({"cluster": name, "nodes": self.nodes, "nic_ports": ports, "gpu_nic_affinity": links,
-                                                     "readiness": readiness, "failed_nodes": failed}, indent=4, sort_keys=True) + "\n")]
-        for file_name, content in files:
+        stored = _Stored(os.path.join(self.report_dir, "nodes"), self.readiness)
+        for file_name, render in (("hardware-report.md", render_markdown), ("hardware-report.html", render_html)):
             with open(os.path.join(self.report_dir, file_name), "w") as handle:
-                handle.write(content)
-        return [file_name for file_name, _content in files] + ["nodes/%s.json" % node for node in sorted(self.nodes)]
+                handle.write(render(stored, title=title, failed=failed))
+        # hardware-facts.json one node at a time, in the layout json.dumps(indent=4, sort_keys=True) gives
+        with open(os.path.join(self.report_dir, "hardware-facts.json"), "w") as handle:
+            handle.write('{\n    "cluster": %s,\n    "failed_nodes": %s,\n    "gpu_nic_affinity": %s,\n    "nic_ports": %s,\n    "nodes": {'
+                         % tuple(_indented(value) for value in (name, failed, links, ports)))
+            for position, node in enumerate(stored):
+                handle.write("%s\n        %s: %s" % ("," if position else "", json.dumps(node), _indented(stored[node], 2)))
+            handle.write("%s},\n    \"readiness\": %s\n}\n" % ("\n    " if len(stored) else "", _indented(readiness)))
+        return ["hardware-report.md", "hardware-report.html", "hardware-facts.json"] + ["nodes/%s.json" % node for node in stored]
+
+
+def _indented(value, level=1):
+    return json.dumps(value, indent=4, sort_keys=True).replace("\n", "\n" + "    " * level)
 
 
 def main():

@@ -587,18 +587,20 @@ class FactsRun:
         self._document(result, node, facts, labels.get(node))
 
     def _store(self, node, fingerprint, line, cached):
+        """Write the node's cache entry. A stale entry is replaced by delete and create: like the pods and the script,
+        the collection's ConfigMaps in the facts namespace are created and deleted, never changed (least privilege)."""
         resource = self.cluster.require("v1", "ConfigMap")
         name = cached[2] if cached else cache_name(self.params["name_prefix"], node)
         body = cache_configmap(name, self.namespace, node, fingerprint, line)
-        if cached:
-            self.cluster.merge_patch(resource, name, self.namespace, {"metadata": body["metadata"], "binaryData": body["binaryData"]})
-        else:
+        for attempt in (1, 2):
+            if cached or attempt == 2:
+                self.cluster.delete(resource, name, self.namespace)
             try:
                 self.cluster.create(resource, body)
+                break
             except Exception as exc:  # pylint: disable=broad-except
-                if api_status(exc) != 409:
+                if api_status(exc) != 409 or attempt == 2:
                     raise
-                self.cluster.merge_patch(resource, name, self.namespace, {"metadata": body["metadata"], "binaryData": body["binaryData"]})
         self.changed = True
 
     def cleanup(self, resources):
