@@ -30,9 +30,10 @@ description:
     or the module is interrupted by an error.
   - Keeps each node's document on the cluster, in a ConfigMap per node in O(namespace) labelled
     C(app.kubernetes.io/component=gpudirect-facts-cache) and keyed by a hardware fingerprint (NFD's
-    C(feature.node.kubernetes.io/*) labels, the GPU driver version label, the kernel and boot ID, and the collector's
-    source). A later run starts pods only for nodes without a matching entry, or for every node with O(refresh). A
-    cached document is parsed and checked like a pod's output before it is used.
+    C(feature.node.kubernetes.io/pci-*) labels, the kernel and boot ID, and the collector's source; an entry made
+    before NFD labelled the node stays good for the same boot). A later run starts pods only for nodes without a
+    matching entry, or for every node with O(refresh) (needed for VFs or a driver loaded without a reboot). A cached
+    document is parsed and checked like a pod's output before it is used.
   - Returns what plays need, the NIC ports and GPU-NIC relations in the shapes the C(gpudirect_rdma_nic_facts) and
     C(gpudirect_rdma_gpu_nic_affinity) variables take, a readiness summary per node and counts; the documents
     themselves go to O(report_dir) (and to RV(nodes) only with O(return_facts)).

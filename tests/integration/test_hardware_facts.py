@@ -231,12 +231,12 @@ def test_a_rerun_on_unchanged_nodes_starts_no_pod_and_writes_nothing(sim_factory
     assert "%d from the cache, 0 gathered now" % len(workers) in proc.stdout
     again = json.loads((report_dir / "hardware-facts.json").read_text())
     assert again["nic_ports"] == first["nic_ports"] and again["readiness"] == first["readiness"]
-    # NFD labels a new PCI device on one node, and another node's entry is forged (not a collector document): those
-    # two nodes only are gathered again
+    # One node rebooted (the kubelet reports a new boot ID), and another node's entry is forged (not a collector
+    # document): those two nodes only are gathered again
+    def reboot(node):
+        node["status"]["nodeInfo"]["bootID"] = "after-reboot"
+    sim.store.mutate(sim.type("v1", "Node"), None, workers[0], reboot)
     client = sim.dynamic_client()
-    client.resources.get(api_version="v1", kind="Node").patch(
-        name=workers[0], body={"metadata": {"labels": {"feature.node.kubernetes.io/pci-1d0f.present": "true"}}},
-        content_type="application/merge-patch+json")
     configmaps = client.resources.get(api_version="v1", kind="ConfigMap")
     cache = dict((c.metadata.annotations[nf.NODE_ANNOTATION], c) for c in configmaps.get(
         namespace=NAMESPACE, label_selector="%s=%s" % (nf.COMPONENT_LABEL, nf.CACHE_COMPONENT)).items)

@@ -12,7 +12,7 @@ from the collection's own sources, so any image with python3 works and nothing i
 At most ``max_pods_in_flight`` pods run at once (cluster/pods.py follows them with one watch); the pods are
 deleted by label in one request and the script ConfigMap by name, also when something fails. Each node's
 document is kept on the cluster (a ConfigMap per node in the facts namespace, keyed by a hardware fingerprint:
-NFD's labels, the GPU driver version, kernel and boot ID, the collector's source), so a later run starts pods
+NFD's PCI labels, kernel and boot ID, the collector's source), so a later run starts pods
 only for nodes whose fingerprint changed, or for all with ``refresh``. A cached document goes through the same
 parsing and checks as a fresh one: it is data read from the cluster, not trusted.
 
@@ -70,8 +70,7 @@ CACHE_COMPONENT = "gpudirect-facts-cache"
 CACHE_NODE_LABEL = "gpudirect.openshift/facts-node"
 FINGERPRINT_ANNOTATION = "gpudirect.openshift/hardware-fingerprint"
 CACHE_KEY = "facts.json.gz"
-NFD_LABEL_PREFIX = "feature.node.kubernetes.io/"
-DRIVER_VERSION_LABEL = "nvidia.com/cuda.driver-version.full"
+NFD_PCI_PREFIX = "feature.node.kubernetes.io/pci-"
 
 SCRIPT_MODULES = (("devices", devices), ("sysfs", sysfs), ("nvidia_smi", nvidia_smi), ("topology", topology),
                   ("readiness", readiness), ("collector", collector))
@@ -285,20 +284,30 @@ def script_digest(script):
 
 
 def hardware_fingerprint(node, digest, nvidia_smi=False):
-    """What the node's document depends on, as a short hash: NFD's labels (PCI devices, kernel, loaded modules when
-    NFD reports them), the GPU driver version label, kernel and boot ID (a reboot may change the hardware), and the
-    collector that would read it. A change none of these shows (e.g. VFs created without a reboot) needs refresh."""
+    """'<boot>/<pci>': what the node's document depends on, as two short hashes. <boot>: kernel and boot ID (hardware
+    and drivers change with a reboot) and the collector that would read it; <pci>: NFD's PCI device labels
+    (feature.node.kubernetes.io/pci-*), or 'none' while NFD has not labelled the node. A change neither shows (VFs or
+    a driver loaded without a reboot) needs refresh."""
     meta = node.get("metadata") or {}
     labels = meta.get("labels") or {}
     info = (node.get("status") or {}).get("nodeInfo") or {}
-    material = {
-        "labels": sorted((k, v) for k, v in labels.items() if k.startswith(NFD_LABEL_PREFIX) or k == DRIVER_VERSION_LABEL),
-        "kernel": info.get("kernelVersion"),
-        "boot": info.get("bootID"),
-        "collector": digest,
-        "nvidia_smi": bool(nvidia_smi),
-    }
-    return hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8")).hexdigest()[:32]
+    boot = {"kernel": info.get("kernelVersion"), "boot": info.get("bootID"), "collector": digest, "nvidia_smi": bool(nvidia_smi)}
+    pci = sorted((k, v) for k, v in labels.items() if k.startswith(NFD_PCI_PREFIX))
+    return "%s/%s" % (_digest(boot), _digest(pci) if pci else "none")
+
+
+def _digest(value):
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8")).hexdigest()[:24]
+
+
+def fingerprint_matches(cached, current):
+    """True when a cache entry made at `cached` still describes a node at `current`. An entry made before NFD labelled
+    the node ('none') stays good once NFD describes the same boot: NFD only started to report the hardware."""
+    if not cached or not current or "/" not in cached:
+        return False
+    cached_boot, cached_pci = cached.split("/", 1)
+    boot, pci = current.split("/", 1)
+    return cached_boot == boot and cached_pci in (pci, "none")
 
 
 def cache_name(prefix, node):
@@ -412,7 +421,7 @@ class FactsRun:
         fingerprints = dict((name, hardware_fingerprint(by_name.get(name) or {}, digest, self.params.get("nvidia_smi"))) for name in selected)
         cache = self._cache(resources)
         refresh = self.params.get("refresh")
-        from_cache = [] if refresh else [name for name in selected if name in cache and cache[name][0] == fingerprints[name]]
+        from_cache = [] if refresh else [name for name in selected if name in cache and fingerprint_matches(cache[name][0], fingerprints[name])]
         to_gather = [name for name in selected if name not in from_cache]
         pods = [self._pod(node) for node in to_gather]
         result = {

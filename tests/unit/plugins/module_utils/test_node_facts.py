@@ -145,16 +145,28 @@ def _changed(path, value):
     return node
 
 
-def test_fingerprint_follows_hardware_labels_kernel_boot_and_collector_only():
+def test_fingerprint_follows_pci_labels_kernel_boot_and_collector_only():
     base = nf.hardware_fingerprint(NODE, "c1")
-    assert nf.hardware_fingerprint(_changed(("metadata", "labels", "rack"), "b"), "c1") == base  # not a hardware label
+    for same in (_changed(("metadata", "labels", "rack"), "b"),  # not a hardware label
+                 _changed(("metadata", "labels", "nvidia.com/cuda.driver-version.full"), "575.1")):
+        assert nf.hardware_fingerprint(same, "c1") == base
     for changed in (_changed(("metadata", "labels", "feature.node.kubernetes.io/pci-10de.present"), "true"),
-                    _changed(("metadata", "labels", "nvidia.com/cuda.driver-version.full"), "575.1"),
                     _changed(("status", "nodeInfo", "bootID"), "b-2"),
                     _changed(("status", "nodeInfo", "kernelVersion"), "5.14.0-611.el9.x86_64")):
-        assert nf.hardware_fingerprint(changed, "c1") != base
-    assert nf.hardware_fingerprint(NODE, "c2") != base
-    assert nf.hardware_fingerprint(NODE, "c1", nvidia_smi=True) != base
+        assert not nf.fingerprint_matches(base, nf.hardware_fingerprint(changed, "c1"))
+    assert not nf.fingerprint_matches(base, nf.hardware_fingerprint(NODE, "c2"))
+    assert not nf.fingerprint_matches(base, nf.hardware_fingerprint(NODE, "c1", nvidia_smi=True))
+    assert nf.fingerprint_matches(base, base) and not nf.fingerprint_matches("forged", base)
+
+
+def test_an_entry_made_before_nfd_labelled_the_node_stays_good_for_the_same_boot():
+    unlabelled = _changed(("metadata", "labels"), {"rack": "a"})
+    before = nf.hardware_fingerprint(unlabelled, "c1")
+    assert before.endswith("/none")
+    assert nf.fingerprint_matches(before, nf.hardware_fingerprint(NODE, "c1"))
+    rebooted = _changed(("status", "nodeInfo", "bootID"), "b-2")
+    assert not nf.fingerprint_matches(before, nf.hardware_fingerprint(rebooted, "c1"))
+    assert not nf.fingerprint_matches(nf.hardware_fingerprint(NODE, "c1"), nf.hardware_fingerprint(unlabelled, "c1"))
 
 
 def test_cache_configmap_round_trip_and_the_same_checks_as_a_pod_log():
