@@ -220,7 +220,10 @@ nic_ports:
             "link_layer": "Ethernet", "netdev": "ens1f0np0", "rdma_device": "mlx5_0", "total_vfs": 16,
             "numa_node": 0, "address": "b8:3f:d2:10:20:00", "type": 1, "is_vf": false, "port": 1, "state": "ACTIVE"}]
 gpu_nic_affinity:
-  description: Relation of every GPU to every RDMA-capable NIC PF, in the entry format of C(gpudirect_rdma_gpu_nic_affinity).
+  description:
+    - For each GPU, its nearest RDMA-capable NIC PF(s) of each link layer and vendor (ties kept), in the entry format of
+      C(gpudirect_rdma_gpu_nic_affinity): what NIC selection reads. The relation of every GPU to every NIC is in
+      C(hardware-facts.json) under O(report_dir).
   returned: always
   type: list
   elements: dict
@@ -270,6 +273,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, DEFAULT_MAX_PODS_IN_FLIGHT, FactsRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import (
     gpu_nic_affinity,
+    nearest_links,
     nic_ports,
     readiness_summary,
     render_html,
@@ -337,13 +341,17 @@ class Documents:
         self.nodes = {}
         self.ports = {}
         self.links = {}
+        self.all_links = {}
         self.readiness = {}
         if report_dir:
             os.makedirs(os.path.join(report_dir, "nodes"), exist_ok=True)
 
     def __call__(self, node, facts):
         self.ports[node] = nic_ports(node, facts)
-        self.links[node] = gpu_nic_affinity(node, facts)
+        links = gpu_nic_affinity(node, facts)
+        self.links[node] = nearest_links(links, self.ports[node])
+        if self.report_dir:
+            self.all_links[node] = links
         self.readiness[node] = readiness_summary(node, facts)
         if self.report_dir:
             with open(os.path.join(self.report_dir, "nodes", "%s.json" % node), "w") as handle:
@@ -357,7 +365,8 @@ class Documents:
                 dict((node, self.readiness[node]) for node in order))
 
     def write_reports(self, title, name, flat, failed):
-        ports, links, readiness = flat
+        ports, _nearest, readiness = flat
+        links = [link for node in sorted(self.all_links) for link in self.all_links[node]]
         stored = _Stored(os.path.join(self.report_dir, "nodes"), self.readiness)
         for file_name, render in (("hardware-report.md", render_markdown), ("hardware-report.html", render_html)):
             with open(os.path.join(self.report_dir, file_name), "w") as handle:
