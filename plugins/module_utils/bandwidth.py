@@ -578,5 +578,3 @@ def failure_message(pairs):
         count = max((p.get("rail") or {}).get("count", 1) for p in pairs)
         rails = ", on %d of %d rail(s)" % (len(weak), count)
     return "GPUDirect RDMA bandwidth test failed for %d of %d pair(s)%s: %s" % (len(lines), len(pairs), rails, "; ".join(lines))
-
-

@@ -222,7 +222,7 @@ nic_ports:
 gpu_nic_affinity:
   description:
     - For each GPU, its nearest RDMA-capable NIC PF(s) of each link layer and vendor (ties kept), in the entry format of
-      C(gpudirect_rdma_gpu_nic_affinity): what NIC selection reads. The relation of every GPU to every NIC is in
+      C(gpudirect_rdma_gpu_nic_affinity), which is what NIC selection reads. The relation of every GPU to every NIC is in
       C(hardware-facts.json) under O(report_dir).
   returned: always
   type: list

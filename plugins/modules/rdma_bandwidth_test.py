@@ -22,7 +22,7 @@ description:
   - Waits with watches (no polling), reads both logs, parses them, compares the BW average with a fraction of the
     link rate, and diagnoses failed pairs (image pull, resources not allocatable, no GPU memory path, link down,
     wrong GID, timeout, bandwidth below the threshold).
-  - Pairs run in rounds of pairs that share no node, so that a node's NIC carries one test at a time: around a ring
+  - Pairs run in rounds of pairs that share no node, so that a node's NIC carries one test at a time; around a ring
     that is two rounds for an even number of nodes and three for an odd one, whatever the number of nodes. Within a
     round at most O(parallel_pairs) pairs run at once. One watch follows a round's pods; they are deleted by label in
     one request, and the next round starts when they are gone.
@@ -193,7 +193,7 @@ options:
   parallel_pairs:
     description:
       - How many pairs of one round run at once. The pairs of a round share no node, but they share the fabric's
-        switches: a higher value finishes sooner and loads the spine links more.
+        switches, so a higher value finishes sooner and loads the spine links more.
     type: int
     default: 16
   artifacts_dir:
@@ -202,7 +202,7 @@ options:
         writes C(results.json) (the pairs without their logs), C(report.md), C(report.html) and each pod's log as
         C(pair-<index>-<server|client>.log). Created when missing.
       - When set, the logs are not returned in RV(pairs) and the reports not in RV(report_markdown) and
-        RV(report_html): they are in the files.
+        RV(report_html), since they are in the files.
     type: path
   cluster_name:
     description:

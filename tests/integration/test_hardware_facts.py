@@ -233,8 +233,10 @@ def test_a_rerun_on_unchanged_nodes_starts_no_pod_and_writes_nothing(sim_factory
     assert again["nic_ports"] == first["nic_ports"] and again["readiness"] == first["readiness"]
     # One node rebooted (the kubelet reports a new boot ID), and another node's entry is forged (not a collector
     # document): those two nodes only are gathered again
+
     def reboot(node):
         node["status"]["nodeInfo"]["bootID"] = "after-reboot"
+
     sim.store.mutate(sim.type("v1", "Node"), None, workers[0], reboot)
     client = sim.dynamic_client()
     configmaps = client.resources.get(api_version="v1", kind="ConfigMap")

@@ -275,7 +275,6 @@ def _tail(text, lines=5):
     return " | ".join(text.strip().splitlines()[-lines:])[-600:]
 
 
-
 # -- the cache on the cluster -----------------------------------------------------------------
 
 

@@ -135,4 +135,3 @@ class PodRun:
         if wait_timeout and names:
             wait_for(self.cluster, self.resource, absent, namespace=self.namespace, label_selector=selector, timeout=wait_timeout)
         return names
-

@@ -331,7 +331,7 @@ def test_check_mode_plans_every_pair_on_every_rail_one_rail_after_the_other():
 
 def _ring(count):
     nodes = ["n%d" % i for i in range(count)]
-    return [(s, c) for s, c in bt.ring_pairs(nodes)]
+    return list(bt.ring_pairs(nodes))
 
 
 @pytest.mark.parametrize("count,rounds", [(2, 1), (3, 3), (4, 2), (10, 2), (11, 3), (1000, 2), (1001, 3)])

@@ -48,5 +48,5 @@ def test_reasons_that_never_clear_fail_at_once_and_pinned_pods_may_fail_unschedu
 
 def test_run_ids_are_short_and_differ():
     rng = random.Random(1)
-    ids = set(ps.new_run_id(rng) for _ in range(50))
+    ids = set(ps.new_run_id(rng) for _draw in range(50))
     assert len(ids) == 50 and all(len(i) == 5 and i.isalnum() for i in ids)
