@@ -125,6 +125,24 @@ def gpu_nic_affinity(node, facts):
     return links
 
 
+def nearest_links(links, ports):
+    """Of gpu_nic_affinity's links, for each GPU its nearest NIC(s) of each link layer and vendor, ties kept: what NIC
+    selection reads (render/nics.py takes, per GPU, the nearest Mellanox PF of the fabric), a seventh of the matrix
+    of an 8-GPU, 8-NIC node."""
+    kinds = {}
+    for port in ports:
+        if not port.get("is_vf"):
+            kinds.setdefault((port.get("node"), port.get("pci_address")), set()).add((port.get("link_layer"), port.get("vendor_id")))
+    rank = dict((relation, position) for position, relation in enumerate(RELATIONS))
+    best = {}
+    for link in links:
+        for kind in kinds.get((link.get("node"), link.get("nic"))) or [None]:
+            key = (link.get("node"), link.get("gpu"), kind)
+            best[key] = min(best.get(key, len(RELATIONS)), rank.get(link.get("relation"), len(RELATIONS)))
+    return [link for link in links if any(rank.get(link.get("relation")) == best[(link.get("node"), link.get("gpu"), kind)]
+                                          for kind in kinds.get((link.get("node"), link.get("nic"))) or [None])]
+
+
 def readiness_summary(node, facts):
     """Short per-node verdict: ready, reasons, counts, link layers and peer memory path."""
     facts = facts or {}

@@ -26,10 +26,18 @@ description:
     O(service_account) and a minimal SCC it may use once (C(deploy/rbac/workloads.yml)), and the module creates
     nothing but the pods and a ConfigMap; with O(manage_rbac) it creates the service account and a RoleBinding to
     O(scc) itself and deletes them at the end of the run.
-  - Waits with one watch on all pods, reads each pod log, and always deletes the pods and the ConfigMap, also when a
-    pod fails, times out or the module is interrupted by an error.
-  - Also returns the NIC ports and GPU-NIC relations in the shapes the C(gpudirect_rdma_nic_facts) and
-    C(gpudirect_rdma_gpu_nic_affinity) variables take, and a readiness summary per node.
+  - Runs at most O(max_pods_in_flight) pods at once, follows them with one watch, reads each pod log as its pod
+    ends, and always deletes the pods (by label, in one request) and the ConfigMap, also when a pod fails, times out
+    or the module is interrupted by an error.
+  - Keeps each node's document on the cluster, in a ConfigMap per node in O(namespace) labelled
+    C(app.kubernetes.io/component=gpudirect-facts-cache) and keyed by a hardware fingerprint (NFD's
+    C(feature.node.kubernetes.io/pci-*) labels, the kernel and boot ID, and the collector's source; an entry made
+    before NFD labelled the node stays good for the same boot). A later run starts pods only for nodes without a
+    matching entry, or for every node with O(refresh) (needed for VFs or a driver loaded without a reboot). A cached
+    document is parsed and checked like a pod's output before it is used.
+  - Returns what plays need, the NIC ports and GPU-NIC relations in the shapes the C(gpudirect_rdma_nic_facts) and
+    C(gpudirect_rdma_gpu_nic_affinity) variables take, a readiness summary per node and counts; the documents
+    themselves go to O(report_dir) (and to RV(nodes) only with O(return_facts)).
 options:
   nodes:
     description:
@@ -108,6 +116,39 @@ options:
     description: Prefix of the pod and ConfigMap names (a run ID and the node name follow).
     type: str
     default: gpudirect-facts
+  max_pods_in_flight:
+    description: How many collector pods exist at once; the next starts when one ends.
+    type: int
+    default: 50
+  pending_grace_period:
+    description:
+      - Seconds a pod may show an image pull or container set-up problem (C(ImagePullBackOff), C(ErrImagePull),
+        C(CreateContainerConfigError) ...) before its node counts as failed, with the kubelet's reason and message.
+        A pod that cannot be scheduled on its node fails at once.
+    type: int
+    default: 60
+  cache:
+    description:
+      - Use and keep the per-node documents on the cluster (see the description). V(false) reads and writes no cache.
+    type: bool
+    default: true
+  refresh:
+    description: Start a pod on every selected node even when its cached document matches its fingerprint.
+    type: bool
+    default: false
+  report_dir:
+    description:
+      - Directory, on the host that runs the module (the controller with the collection's playbooks), where the module
+        writes C(hardware-report.md), C(hardware-report.html), C(hardware-facts.json) and one document per node as
+        C(nodes/<node>.json). Created when missing. Nothing is written in check mode or without it.
+    type: path
+  cluster_name:
+    description: Name of the cluster in the report titles; default the name in the API server URL.
+    type: str
+  return_facts:
+    description: Also return every node's document in RV(nodes) (large at scale; they are in O(report_dir) anyway).
+    type: bool
+    default: false
   fail_on_error:
     description:
       - Fail when any selected node gives no facts (unknown node, pod rejected, failed, unschedulable or timed out).
@@ -131,10 +172,10 @@ requirements:
   - kubernetes >= 24.2.0
 notes:
   - The pods are temporary, so the module reports C(changed) only when it created the namespace, the service
-    account or the RoleBinding.
-  - The user running the module needs to list nodes, get the service account, create and delete pods and
-    ConfigMaps in O(namespace) and read their logs (the Role in C(deploy/rbac/clusterrole.yml)); with
-    O(manage_rbac) or O(create_namespace) also to create those objects.
+    account or the RoleBinding, or wrote a cache entry. A re-run on unchanged nodes starts no pod and writes nothing.
+  - The user running the module needs to list nodes, get the service account, create pods and delete them by label,
+    create, list and delete ConfigMaps in O(namespace) and read the pods' logs (the Role in
+    C(deploy/rbac/clusterrole.yml)); with O(manage_rbac) or O(create_namespace) also to create those objects.
 seealso:
   - module: gpudirect.openshift.gpu_nic_facts
   - module: gpudirect.openshift.cluster_info
@@ -160,8 +201,18 @@ EXAMPLES = r"""
 RETURN = r"""
 nodes:
   description: Facts of each node that answered, keyed by node name (the collector's document, see docs/facts.md).
+  returned: with O(return_facts)
+  type: dict
+counts:
+  description: Nodes selected, taken from the cache, gathered by a pod now, and failed.
   returned: always
   type: dict
+  sample: {"selected": 2, "from_cache": 1, "gathered": 1, "failed": 0}
+report_files:
+  description: The files written to O(report_dir).
+  returned: when O(report_dir) is set and not in check mode
+  type: list
+  elements: str
 nic_ports:
   description: NVIDIA/Mellanox NIC ports of all nodes, in the entry format of C(gpudirect_rdma_nic_facts).
   returned: always
@@ -171,7 +222,10 @@ nic_ports:
             "link_layer": "Ethernet", "netdev": "ens1f0np0", "rdma_device": "mlx5_0", "total_vfs": 16,
             "numa_node": 0, "address": "b8:3f:d2:10:20:00", "type": 1, "is_vf": false, "port": 1, "state": "ACTIVE"}]
 gpu_nic_affinity:
-  description: Relation of every GPU to every RDMA-capable NIC PF, in the entry format of C(gpudirect_rdma_gpu_nic_affinity).
+  description:
+    - For each GPU, its nearest RDMA-capable NIC PF(s) of each link layer and vendor (ties kept), in the entry format of
+      C(gpudirect_rdma_gpu_nic_affinity), which is what NIC selection reads. The relation of every GPU to every NIC is in
+      C(hardware-facts.json) under O(report_dir).
   returned: always
   type: list
   elements: dict
@@ -208,15 +262,25 @@ cluster_name:
   sample: lab-1
 """
 
+import json
+import os
 import traceback
+from collections.abc import Mapping
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, FactsRun
-from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import flatten
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, DEFAULT_MAX_PODS_IN_FLIGHT, FactsRun
+from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import (
+    gpu_nic_affinity,
+    nearest_links,
+    nic_ports,
+    readiness_summary,
+    render_html,
+    render_markdown,
+)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 
 
@@ -237,9 +301,91 @@ def argument_spec():
         tolerations=dict(type="list", elements="dict", default=[{"operator": "Exists"}]),
         timeout=dict(type="int", default=300),
         name_prefix=dict(type="str", default="gpudirect-facts"),
+        max_pods_in_flight=dict(type="int", default=DEFAULT_MAX_PODS_IN_FLIGHT),
+        pending_grace_period=dict(type="int", default=60),
+        cache=dict(type="bool", default=True),
+        refresh=dict(type="bool", default=False),
+        report_dir=dict(type="path"),
+        cluster_name=dict(type="str"),
+        return_facts=dict(type="bool", default=False),
         fail_on_error=dict(type="bool", default=True),
     )
     return spec
+
+
+class _Stored(Mapping):
+    """{node: document} read back from report_dir/nodes/ on each access: the reports of 1000 nodes are rendered
+    without holding 1000 documents in memory."""
+
+    def __init__(self, directory, names):
+        self.directory = directory
+        self.names = sorted(names)
+
+    def __getitem__(self, node):
+        if node not in self.names:
+            raise KeyError(node)
+        with open(os.path.join(self.directory, "%s.json" % node)) as handle:
+            return json.load(handle)
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self):
+        return len(self.names)
+
+
+class Documents:
+    """Each node's document as it arrives: written to report_dir/nodes/ and flattened into what plays need; kept in
+    memory only for return_facts."""
+
+    def __init__(self, report_dir, keep):
+        self.report_dir = report_dir
+        self.keep = keep
+        self.nodes = {}
+        self.ports = {}
+        self.links = {}
+        self.all_links = {}
+        self.readiness = {}
+        if report_dir:
+            os.makedirs(os.path.join(report_dir, "nodes"), exist_ok=True)
+
+    def __call__(self, node, facts):
+        self.ports[node] = nic_ports(node, facts)
+        links = gpu_nic_affinity(node, facts)
+        self.links[node] = nearest_links(links, self.ports[node])
+        if self.report_dir:
+            self.all_links[node] = links
+        self.readiness[node] = readiness_summary(node, facts)
+        if self.report_dir:
+            with open(os.path.join(self.report_dir, "nodes", "%s.json" % node), "w") as handle:
+                json.dump(facts, handle, indent=1, sort_keys=True)
+        if self.keep:
+            self.nodes[node] = facts
+
+    def flat(self):
+        order = sorted(self.readiness)
+        return ([p for node in order for p in self.ports[node]], [link for node in order for link in self.links[node]],
+                dict((node, self.readiness[node]) for node in order))
+
+    def write_reports(self, title, name, flat, failed):
+        ports, _nearest, readiness = flat
+        links = [link for node in sorted(self.all_links) for link in self.all_links[node]]
+        stored = _Stored(os.path.join(self.report_dir, "nodes"), self.readiness)
+        for file_name, render in (("hardware-report.md", render_markdown), ("hardware-report.html", render_html)):
+            with open(os.path.join(self.report_dir, file_name), "w") as handle:
+                handle.write(render(stored, title=title, failed=failed))
+        # hardware-facts.json one node at a time, in the layout json.dumps(indent=4, sort_keys=True) gives
+        with open(os.path.join(self.report_dir, "hardware-facts.json"), "w") as handle:
+            handle.write('{\n    "cluster": %s,\n    "failed_nodes": %s,\n    "gpu_nic_affinity": %s,\n    "nic_ports": %s,\n    "nodes": {'
+                         % tuple(_indented(value) for value in (name, failed, links, ports)))
+            for position, node in enumerate(stored):
+                handle.write("%s\n        %s: %s" % ("," if position else "", json.dumps(node), _indented(stored[node], 2)))
+            handle.write("%s},\n    \"readiness\": %s\n}\n" % ("\n    " if len(stored) else "", _indented(readiness)))
+        return ["hardware-report.md", "hardware-report.html", "hardware-facts.json"] + ["nodes/%s.json" % node for node in stored]
+
+
+def _indented(value, level=1):
+    return json.dumps(value, indent=4, sort_keys=True).replace("\n", "\n" + "    " * level)
 
 
 def main():
@@ -248,17 +394,32 @@ def main():
     params = module.params
     if not names.is_image_reference(params["image"]):
         module.fail_json(msg="image (hardware_facts_image): %r is not an image reference; use %s" % (params["image"], names.IMAGE_REFERENCE_HINT))
+    if params["max_pods_in_flight"] < 1:
+        module.fail_json(msg="max_pods_in_flight (hardware_facts_max_pods_in_flight) must be at least 1, got %d" % params["max_pods_in_flight"])
+    report_dir = None if module.check_mode else params["report_dir"]
     run = None
     try:
+        documents = Documents(report_dir, params["return_facts"])
         cluster = connect(module, check_mode=module.check_mode)
-        run = FactsRun(cluster, params)
+        run = FactsRun(cluster, params, on_document=documents)
         result = run.run(check_mode=module.check_mode)
     except (CoreException, ClusterError) as exc:
         module.fail_from_exception(exc)
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="Cannot write the hardware documents to %s: %s" % (report_dir, exc))
     except Exception as exc:  # pylint: disable=broad-except
         module.fail_json(msg="Gathering node hardware facts failed: %s" % api_message(exc), exception=traceback.format_exc())
-    nic_ports, affinity, readiness = flatten(result["nodes"])
-    result.update(cluster_name=cluster_name(cluster.api_host()), changed=run.changed, nic_ports=nic_ports, gpu_nic_affinity=affinity, readiness=readiness)
+    flat = documents.flat()
+    name = params["cluster_name"] or cluster_name(cluster.api_host())
+    result.update(cluster_name=name, changed=run.changed, nic_ports=flat[0], gpu_nic_affinity=flat[1], readiness=flat[2])
+    result["nodes"] = documents.nodes if params["return_facts"] else {}
+    if report_dir:
+        try:
+            result["report_files"] = documents.write_reports("GPU/NIC inventory of %s" % (name or "the cluster"), name, flat, result["failed_nodes"])
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="Cannot write the hardware reports to %s: %s" % (report_dir, exc))
+        if not params["return_facts"]:
+            result["nodes"] = {}
     if result["failed_nodes"] and params["fail_on_error"]:
         module.fail_json(msg="No hardware facts from %d node(s): %s" % (len(result["failed_nodes"]), "; ".join(
             "%s: %s" % (item["node"], item["error"]) for item in result["failed_nodes"])), **result)

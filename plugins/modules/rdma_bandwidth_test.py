@@ -22,7 +22,10 @@ description:
   - Waits with watches (no polling), reads both logs, parses them, compares the BW average with a fraction of the
     link rate, and diagnoses failed pairs (image pull, resources not allocatable, no GPU memory path, link down,
     wrong GID, timeout, bandwidth below the threshold).
-  - Pairs run one after the other, so that a node's NIC carries one test at a time.
+  - Pairs run in rounds of pairs that share no node, so that a node's NIC carries one test at a time; around a ring
+    that is two rounds for an even number of nodes and three for an odd one, whatever the number of nodes. Within a
+    round at most O(parallel_pairs) pairs run at once. One watch follows a round's pods; they are deleted by label in
+    one request, and the next round starts when they are gone.
   - With several rails in O(configuration) (NIC groups, each with its own RDMA resource and network, from
     C(gpudirect_rdma_resource_names)) every rail is tested in turn (O(rails=all)), and its pods request only that
     rail's resource (and the GPU), attach only that rail's network and use that rail's RDMA device. Each pair result
@@ -187,6 +190,20 @@ options:
     description: Seconds to wait for the pods to be gone.
     type: int
     default: 120
+  parallel_pairs:
+    description:
+      - How many pairs of one round run at once. The pairs of a round share no node, but they share the fabric's
+        switches, so a higher value finishes sooner and loads the spine links more.
+    type: int
+    default: 16
+  artifacts_dir:
+    description:
+      - Directory, on the host that runs the module (the controller with the collection's playbooks), where the module
+        writes C(results.json) (the pairs without their logs), C(report.md), C(report.html) and each pod's log as
+        C(pair-<index>-<server|client>.log). Created when missing.
+      - When set, the logs are not returned in RV(pairs) and the reports not in RV(report_markdown) and
+        RV(report_html), since they are in the files.
+    type: path
   cluster_name:
     description:
       - Name of the cluster in the reports.
@@ -271,7 +288,7 @@ pairs:
       client_device, server_ip, link_rate_gbps, link_rate_source, threshold, threshold_gbps, bandwidth_gbps (BW average
       of the largest message), bw_peak_gbps, msg_rate_mpps, message_size, fraction, use_cuda, use_dmabuf, gpu, sweep (bytes and bw_avg_gbps per size),
       verdict (passed or failed), reason, diagnosis (code, ok, message, evidence), server_state, client_state,
-      server_log, client_log, elapsed.
+      server_log and client_log (without O(artifacts_dir)), round, elapsed.
   returned: success
   type: list
   elements: dict
@@ -284,12 +301,23 @@ summary:
   type: dict
 report_markdown:
   description: The report in Markdown.
-  returned: success
+  returned: success, without O(artifacts_dir)
   type: str
 report_html:
   description: The report as a self-contained HTML page with inline SVG charts.
-  returned: success
+  returned: success, without O(artifacts_dir)
   type: str
+rounds:
+  description: The rounds the pairs ran in, in order, with index and pairs (their indexes). No node is in two pairs of a round.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"index": 0, "pairs": [0, 2]}, {"index": 1, "pairs": [1, 3]}]
+artifacts:
+  description: The files written to O(artifacts_dir).
+  returned: when O(artifacts_dir) is set and not in check mode
+  type: list
+  elements: str
 pods:
   description: In check mode, the pod manifests that would be created.
   returned: check mode
@@ -302,6 +330,8 @@ pods_left:
   elements: str
 """
 
+import json
+import os
 import signal
 import traceback
 
@@ -310,14 +340,14 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connec
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import (
-    BandwidthTest,
+from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth import (
     SettingsError,
     failure_message,
     perftest_args,
     settings_from,
     summarize,
 )
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import BandwidthTest
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 
@@ -359,9 +389,31 @@ def argument_spec():
         run_timeout=dict(type="int"),
         pending_grace_period=dict(type="int", default=60),
         cleanup_timeout=dict(type="int", default=120),
+        parallel_pairs=dict(type="int", default=16),
+        artifacts_dir=dict(type="path"),
         cluster_name=dict(type="str"),
     )
     return spec
+
+
+def write_artifacts(directory, report_input, result, settings, message):
+    """results.json, report.md, report.html and one file per pod log in `directory`; returns the file names."""
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    pairs = report_input["pairs"]
+    results = {"cluster": result["cluster_name"], "run_id": result["run_id"], "arguments": result["arguments"],
+               "configuration": settings["configuration_label"], "summary": result["summary"], "passed": result["passed"],
+               "message": message or "", "rounds": result["rounds"],
+               "pairs": [dict((k, v) for k, v in pair.items() if k not in ("server_log", "client_log")) for pair in pairs]}
+    files = [("results.json", json.dumps(results, indent=4, sort_keys=True) + "\n"),
+             ("report.md", bandwidth_report.markdown(report_input)), ("report.html", bandwidth_report.html(report_input))]
+    for pair in pairs:
+        for role in ("server", "client"):
+            files.append(("pair-%s-%s.log" % (pair["index"], role), pair.get("%s_log" % role) or ""))
+    for name, content in files:
+        with open(os.path.join(directory, name), "w") as handle:
+            handle.write(content)
+    return [name for name, _content in files]
 
 
 def _terminate(signum, frame):
@@ -390,7 +442,7 @@ def main():
 
     if module.check_mode:
         module.exit_json(changed=False, passed=False, run_id=outcome["run_id"], arguments=arguments,
-                         pairs=outcome["pairs"], pods=outcome["pods"])
+                         pairs=outcome["pairs"], pods=outcome["pods"], rounds=outcome["rounds"])
 
     pairs = outcome["pairs"]
     summary = summarize(pairs, settings["threshold"])
@@ -405,16 +457,26 @@ def main():
         arguments=arguments,
         pairs=pairs,
         summary=summary,
-        report_markdown=bandwidth_report.markdown(report_input),
-        report_html=bandwidth_report.html(report_input),
+        rounds=outcome["rounds"],
         pods_left=outcome["pods_left"],
         stale_pods_deleted=outcome["stale_pods_deleted"],
     )
+    message = None
     if outcome["pods_left"]:
-        module.fail_json(msg="Pods of the bandwidth test are left behind: %s (%s)" % (
-            ", ".join(outcome["pods_left"]), outcome.get("cleanup_error") or "still terminating"), **result)
-    if not summary["all_passed"]:
-        module.fail_json(msg=failure_message(pairs), **result)
+        message = "Pods of the bandwidth test are left behind: %s (%s)" % (
+            ", ".join(outcome["pods_left"]), outcome.get("cleanup_error") or "still terminating")
+    elif not summary["all_passed"]:
+        message = failure_message(pairs)
+    if module.params["artifacts_dir"]:
+        try:
+            result["artifacts"] = write_artifacts(module.params["artifacts_dir"], report_input, result, settings, message)
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="Cannot write the verification artifacts to %s: %s" % (module.params["artifacts_dir"], exc))
+        result["pairs"] = [dict((k, v) for k, v in pair.items() if k not in ("server_log", "client_log")) for pair in pairs]
+    else:
+        result.update(report_markdown=bandwidth_report.markdown(report_input), report_html=bandwidth_report.html(report_input))
+    if message:
+        module.fail_json(msg=message, **result)
     rails = len(settings["rails"])
     module.exit_json(msg="GPUDirect RDMA bandwidth test passed for %d pair(s)%s: min %.2f Gb/s, avg %.2f Gb/s" % (
         summary["pairs"], " on %d rails" % rails if rails > 1 else "", summary["min_bandwidth_gbps"], summary["avg_bandwidth_gbps"]),

@@ -139,8 +139,10 @@ def test_failures_still_remove_every_pod_and_configmap(sim_factory, tmp_path):
     assert list(data["nodes"]) == ["gpu-ib-0"] and [f["node"] for f in data["failed_nodes"]] == ["gpu-ib-1"]
     assert "gpu-ib-1: no facts" in (report_dir / "hardware-report.md").read_text()
     assert leftovers(sim) == [] and scc_grants(sim) == []
-    # two pods and the ConfigMap, one request each (the namespace and account are the administrator's)
-    assert sim.count(verb="delete", since=mark) == 3
+    # the pods by label in one request, the script ConfigMap by name (the namespace and account are the administrator's);
+    # gpu-ib-0's document comes from the cache the first run wrote: only gpu-ib-1's pod ran
+    assert sim.count(verb="deletecollection", since=mark) == 1 and sim.count(verb="delete", since=mark) == 1
+    assert sim.count(verb="create", plural="pods", since=mark) == 1
 
 
 def test_check_mode_creates_nothing(sim_factory, tmp_path):
@@ -222,3 +224,44 @@ def test_a_malformed_facts_image_is_refused_before_any_write(sim_factory, tmp_pa
     assert proc.returncode != 0
     assert "hardware_facts_image" in proc.stdout and "is not an image reference" in proc.stdout, proc.stdout[-2000:]
     assert sim.count(writes_only=True, since=mark) == 0
+
+
+def test_a_rerun_on_unchanged_nodes_starts_no_pod_and_writes_nothing(sim_factory, tmp_path):
+    """The per-node cache (issue 21): a second run reads the documents back, a changed node or refresh gathers again,
+    and a forged cache entry is not used."""
+    sim = sim_factory(profile="roce-lab")
+    proc, report_dir = run_facts(sim, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    first = json.loads((report_dir / "hardware-facts.json").read_text())
+    workers = sorted(first["nodes"])
+    assert sorted(p.name for p in (report_dir / "nodes").iterdir()) == ["%s.json" % n for n in workers]
+    mark = sim.mark()
+    proc, report_dir = run_facts(sim, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sim.count(writes_only=True, since=mark) == 0 and sim.count(verb="create", plural="pods", since=mark) == 0
+    assert "%d from the cache, 0 gathered now" % len(workers) in proc.stdout
+    again = json.loads((report_dir / "hardware-facts.json").read_text())
+    assert again["nic_ports"] == first["nic_ports"] and again["readiness"] == first["readiness"]
+    # One node rebooted (the kubelet reports a new boot ID), and another node's entry is forged (not a collector
+    # document): those two nodes only are gathered again
+
+    def reboot(node):
+        node["status"]["nodeInfo"]["bootID"] = "after-reboot"
+
+    sim.store.mutate(sim.type("v1", "Node"), None, workers[0], reboot)
+    client = sim.dynamic_client()
+    configmaps = client.resources.get(api_version="v1", kind="ConfigMap")
+    cache = dict((c.metadata.annotations[nf.NODE_ANNOTATION], c) for c in configmaps.get(
+        namespace=NAMESPACE, label_selector="%s=%s" % (nf.COMPONENT_LABEL, nf.CACHE_COMPONENT)).items)
+    assert sorted(cache) == workers
+    entry = cache[workers[1]]
+    forged = nf.cache_configmap(entry.metadata.name, NAMESPACE, workers[1], entry.metadata.annotations[nf.FINGERPRINT_ANNOTATION],
+                                '{"gpus": "not facts"}')
+    configmaps.patch(body={"binaryData": forged["binaryData"]}, name=entry.metadata.name, namespace=NAMESPACE,
+                     content_type="application/merge-patch+json")
+    mark = sim.mark()
+    proc, _report_dir = run_facts(sim, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    created = [r for r in sim.request_log[mark:] if r["verb"] == "create" and r["plural"] == "pods"]
+    assert len(created) == 2 and "%d from the cache, 2 gathered now" % (len(workers) - 2) in proc.stdout
+    assert leftovers(sim) == []

@@ -15,7 +15,6 @@ from site_support import CONFIGURATIONS, ROOT, allocatable, example, objects, ru
 MANAGED = "app.kubernetes.io/managed-by"
 # What a facts run writes and deletes again: its pods and ConfigMap (the namespace, service account and SCC come
 # from deploy/rbac/workloads.yml, applied once by an administrator).
-FACTS_POD_KINDS = {"pods", "configmaps"}
 NETWORK_KINDS = (
     ("mellanox.com/v1alpha1", "MacvlanNetwork"), ("mellanox.com/v1alpha1", "IPoIBNetwork"),
     ("mellanox.com/v1alpha1", "HostDeviceNetwork"), ("sriovnetwork.openshift.io/v1", "SriovNetwork"),
@@ -136,15 +135,18 @@ def test_nic_selection_auto_takes_interfaces_from_the_nodes_facts(sim_factory):
                 if (p["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == "gpudirect-facts"]
     assert leftover == []
 
-    # A re-run gathers the facts again (the hardware may have changed), renders the same plan from them and
-    # skips the roles: the only writes are the short-lived facts pods and what they need.
+    # A re-run takes the facts from the per-node cache (the nodes' hardware fingerprints did not change), renders
+    # the same plan from them and skips the roles: no pod, no write, and few requests (issue 21).
     again = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e",
                          '{"gpudirect_rdma_nic_interfaces": [], "gpudirect_rdma_nic_selection": "auto"}')
     assert again.rc == 0, again.output[-4000:]
     assert "The cluster already matches the plan" in again.output, again.output[-4000:]
-    written = {r["plural"] for r in sim.request_log[-again.requests:]
-               if r["verb"] in ("create", "update", "patch", "delete") and not r.get("dry_run")}
-    assert written and written <= FACTS_POD_KINDS, written
+    assert again.writes == 0 and again.changed == 0, again.output[-4000:]
+    assert not [r for r in sim.request_log[-again.requests:] if r["plural"] == "pods" and r["verb"] == "create"]
+    # The facts cost one list of the cache ConfigMaps (and one of the nodes); the rest is preflight's reads.
+    rerun = sim.request_log[-again.requests:]
+    assert [r["verb"] for r in rerun if "/namespaces/gpudirect-facts/" in (r.get("path") or "")] == ["list"]
+    assert again.requests <= 31, "\n".join("%s %s" % (r["verb"], r.get("path")) for r in rerun)
 
 
 def pool_rolled_out(sim, pool, machineconfigs, without=()):

@@ -179,7 +179,7 @@ def host_name(example):
 VERIFY_TRANSIENT = [
     {"verb": "list", "plural": "pods", "code": 503, "count": 1},
     {"verb": "get", "plural": "pods", "subresource": "log", "code": 500, "count": 1},
-    {"verb": "delete", "plural": "pods", "reset": True, "count": 1},
+    {"verb": "deletecollection", "plural": "pods", "reset": True, "count": 1},
 ]
 
 

@@ -2,595 +2,85 @@
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""Cross-node GPUDirect RDMA bandwidth test with ib_write_bw (spec section 4.2), as Kubernetes pods.
+"""Runs the cross-node GPUDirect RDMA bandwidth test (module_utils/bandwidth.py) as Kubernetes pods.
 
-For each rail of the configuration (a NIC group with its own RDMA resource and network), one rail after the
-other, and each pair of GPU nodes (a ring when there are more than two) a server pod starts on the first node, the
-test waits (watch, no polling) until it runs and has an address on the secondary network, starts the client
-pod on the second node pointed at that address, waits for it to finish, reads both logs, parses and judges
-them with module_utils/perftest.py, and deletes both pods, also when anything fails.
-
-The helpers above ``BandwidthTest`` are pure (manifests, pairs, link rates, verdicts) and unit tested
-without a cluster.
+Rail after rail, the pairs of GPU nodes (a ring when there are more than two) run in rounds of pairs that share
+no node (module_utils/bandwidth.py pair_rounds: at most three rounds around a ring), at most ``parallel_pairs`` at
+once. For each pair a server pod starts on the first node; once it runs and has an address on the secondary network
+the client pod starts on the second node pointed at that address; when the client is done both logs are read and
+judged. One watch follows all pods of a round (cluster/pods.py); the round's pods are deleted by label in one
+request and the next round starts when they are gone, so RDMA resources are free again. Every pod is gone when
+run() returns, also when something fails.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
-import json
+import math
 import re
 import time
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import (
-    ClusterError,
-    api_message,
-    api_status,
+from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth import (
+    COMPONENT,
+    COMPONENT_LABEL,
+    PAIR_LABEL,
+    ROUND_LABEL,
+    RUN_LABEL,
+    SRIOV_NODE_STATE,
+    SettingsError,
+    device_for,
+    facts_ports,
+    judge,
+    link_rate_for,
+    nodes_to_test,
+    pair_rounds,
+    pod_manifest,
+    pod_name,
+    public_rail,
+    rail_settings,
+    rail_text,
+    ring_pairs,
+    secondary_ips,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, absent, wait_for
-
-COMPONENT_LABEL = "app.kubernetes.io/component"
-COMPONENT = "gpudirect-verify"
-RUN_LABEL = "gpudirect.openshift/verify-run"
-PAIR_LABEL = "gpudirect.openshift/verify-pair"
-ROLE_LABEL = "gpudirect.openshift/verify-role"
-NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
-NETWORK_STATUS_ANNOTATION = "k8s.v1.cni.cncf.io/network-status"
-CONTAINER = "perftest"
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-SRIOV_NODE_STATE = ("sriovnetwork.openshift.io/v1", "SriovNetworkNodeState")
-
-LINK_LAYERS = {"roce": "Ethernet", "infiniband": "InfiniBand"}
-GPU_MODES = ("dmabuf", "peermem", "none")
-IMAGE_PULL_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable")
-# Scheduler and kubelet states that can clear up by themselves (device plugin registering, registry hiccup):
-# only a failure when they last longer than the grace period.
-PENDING_PROBLEMS = ("Unschedulable",) + IMAGE_PULL_REASONS + ("CreateContainerConfigError", "CreateContainerError")
-
-# The pod's command. It runs perftest with its positional parameters (each argument one word: no splitting or
-# globbing of user-given arguments) and the server address quoted. Without RDMA_DEVICE it takes the
-# RDMA device behind the secondary interface (an SR-IOV VF has its own device, unknown before the pod runs),
-# else the first active port of the fabric's link layer, else leaves the choice to perftest.
-POD_SCRIPT = r"""dev="${RDMA_DEVICE:-}"
-if [ -z "$dev" ] && [ -d "/sys/class/net/${SECONDARY_INTERFACE}/device/infiniband" ]; then
-  dev=$(ls "/sys/class/net/${SECONDARY_INTERFACE}/device/infiniband" | head -n 1)
-fi
-if [ -z "$dev" ]; then
-  for path in /sys/class/infiniband/*; do
-    if [ "$(cat "$path/ports/1/link_layer" 2>/dev/null)" = "$RDMA_LINK_LAYER" ] && grep -q ACTIVE "$path/ports/1/state" 2>/dev/null; then
-      dev=${path##*/}; break
-    fi
-  done
-fi
-exec "$PERFTEST_BINARY" "$@" ${dev:+-d "$dev"} -p "$PERFTEST_PORT" ${PERFTEST_SERVER_IP:+"$PERFTEST_SERVER_IP"}
-"""
-# $0 of the script above; the perftest arguments follow it in the container's command.
-SCRIPT_NAME = "gpudirect-perftest"
-RAIL_MODES = ("all", "first")
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun
+from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import (
+    is_done,
+    new_run_id,
+    pending_problem,
+    pod_phase,
+    pod_state_text,
+)
 
 
-class SettingsError(ValueError):
-    """Options that cannot work together; the module reports the message as is."""
+class _Pair:
+    """One pair on one rail, and where it is: server starting -> client running -> server finishing -> done."""
 
-
-def _resource_count(value):
-    try:
-        text = str(value).strip()
-        if text.endswith("k"):
-            return int(text[:-1]) * 1000
-        return int(float(text))
-    except (TypeError, ValueError):
-        return 0
-
-
-def settings_from(params):
-    """Normalise and check the module parameters; returns a dict the other helpers read."""
-    configuration = params.get("configuration") or {}
-    method = params.get("method") or configuration.get("method")
-    fabric = params.get("fabric") or configuration.get("fabric")
-    errors = []
-    if method not in ("shared_device", "host_device", "sriov_legacy"):
-        errors.append("method must be shared_device, host_device or sriov_legacy (from configuration.method), got %r" % (method,))
-    if fabric not in LINK_LAYERS:
-        errors.append("fabric must be roce or infiniband (from configuration.fabric), got %r" % (fabric,))
-    network = params.get("network")
-    networks = configuration.get("networks") or []
-    # Multus finds a network's NetworkAttachmentDefinition in the pod's namespace: by default the pods run where
-    # the configuration's first network lives (gpudirect_rdma_network_namespaces), not in "default".
-    namespace = params.get("namespace") or (networks[0].get("namespace") if networks and not network else None) or "default"
-    if not network:
-        in_namespace = [n for n in networks if n.get("namespace") == namespace]
-        if in_namespace:
-            network = in_namespace[0].get("annotation") or in_namespace[0].get("name")
-        elif networks:
-            errors.append("no network of the configuration is in namespace %s (they are in %s): leave namespace empty, "
-                          "or give network" % (namespace, ", ".join(sorted(set(str(n.get("namespace")) for n in networks)))))
-    if not network and not networks:
-        errors.append("no secondary network: give network, or a configuration (plan summary) with networks")
-    resources = dict(params.get("resources") or configuration.get("pod_resources") or {})
-    if not resources:
-        errors.append("no RDMA resource: give resources, or a configuration (plan summary) with pod_resources")
-    gpu_mode = params.get("gpu_rdma_mode") or configuration.get("gpu_rdma_mode") or "dmabuf"
-    if gpu_mode not in GPU_MODES:
-        errors.append("gpu_rdma_mode must be one of %s, got %r" % (", ".join(GPU_MODES), gpu_mode))
-    threshold = params.get("threshold", 0.8)
-    if threshold is None or not 0 < float(threshold) <= 1:
-        errors.append("threshold must be in (0, 1], got %r" % (threshold,))
-    if params.get("link_rate_gbps") is not None and float(params["link_rate_gbps"]) <= 0:
-        errors.append("link_rate_gbps must be positive, got %r" % (params["link_rate_gbps"],))
-    for name in ("qps", "duration", "iterations", "message_size"):
-        if params.get(name) is not None and int(params[name]) < 1:
-            errors.append("%s must be at least 1, got %r" % (name, params[name]))
-    gpu_resource = params.get("gpu_resource", "nvidia.com/gpu")
-    if gpu_mode != "none" and not gpu_resource:
-        errors.append("gpu_rdma_mode %s puts the buffers in GPU memory: gpu_resource must name the GPU resource" % gpu_mode)
-    rail_mode = params.get("rails") or "all"
-    if rail_mode not in RAIL_MODES:
-        errors.append("rails must be all or first, got %r" % (rail_mode,))
-    if errors:
-        raise SettingsError("; ".join(errors))
-    groups = (configuration.get("nic_selection") or {}).get("groups") or []
-    rails = []
-    # A network or resources given by the user pin the test to that one network, as before rails existed.
-    if rail_mode == "all" and len(groups) > 1 and not params.get("network") and not params.get("resources"):
-        for index, group in enumerate(groups):
-            rail, problem = _plan_rail(index, group, networks, namespace, resources)
-            if problem:
-                errors.append(problem)
-            rails.append(rail)
-        if len(rails) > 1 and params.get("rdma_device"):
-            errors.append("rdma_device names one device for all %d rails: leave it empty (each rail's device comes from nic_ports) "
-                          "or set rails to first" % len(rails))
-        if errors:
-            raise SettingsError("; ".join(errors))
-    if not rails:
-        rails = [_rail(0, groups[0] if groups else {}, network, resources)]
-    for rail in rails:
-        rail["count"] = len(rails)
-    selection = _selection(rails[0])
-    sweep = bool(params.get("sweep"))
-    duration = int(params.get("duration") or 10)
-    iterations = int(params.get("iterations") or 5000)
-    run_timeout = params.get("run_timeout")
-    if not run_timeout:
-        # A sweep is 23 sizes of `iterations` messages; a single size runs `duration` seconds plus set-up.
-        run_timeout = 120 + (23 * max(1, iterations // 1000) if sweep else duration)
-    return {
-        "method": method,
-        "fabric": fabric,
-        "link_layer": LINK_LAYERS[fabric],
-        "namespace": namespace,
-        "network": rails[0]["network"],
-        "resources": dict(rails[0]["resources"]),
-        "gpu_resource": gpu_resource or "",
-        "gpu_rdma_mode": gpu_mode,
-        "gpu_index": int(params.get("gpu_index") or 0),
-        "image": params.get("image"),
-        "image_pull_policy": params.get("image_pull_policy") or "IfNotPresent",
-        "binary": params.get("binary") or "ib_write_bw",
-        "rdma_device": params.get("rdma_device") or "",
-        "nic_ports": list(params.get("nic_ports") or []),
-        "link_rate_gbps": float(params["link_rate_gbps"]) if params.get("link_rate_gbps") is not None else None,
-        "threshold": float(threshold),
-        "rdma_cm": params.get("rdma_cm", True) is not False,
-        "gid_index": params.get("gid_index"),
-        "qps": int(params.get("qps") or 16),
-        "message_size": int(params.get("message_size") or 65536),
-        "sweep": sweep,
-        "iterations": iterations,
-        "duration": duration,
-        "port": int(params.get("port") or 18515),
-        "extra_args": [str(a) for a in params.get("extra_args") or []],
-        "secondary_interface": params.get("secondary_interface") or "net1",
-        "nodes": list(params.get("nodes") or []),
-        "node_selector": dict(params.get("node_selector") or {}),
-        "start_timeout": int(params.get("start_timeout") or 600),
-        "run_timeout": int(run_timeout),
-        "pending_grace_period": int(params.get("pending_grace_period") if params.get("pending_grace_period") is not None else 60),
-        "cleanup_timeout": int(params.get("cleanup_timeout") or 120),
-        "service_account": params.get("service_account") or "",
-        "selection": selection,
-        "rails": rails,
-        "configuration_label": configuration.get("configuration") or "%s/%s" % (method, fabric),
-    }
-
-
-def _selection(rail):
-    return dict((key, list(rail[key])) for key in ("interfaces", "pci_addresses", "device_ids"))
-
-
-def _rail(index, group, network, resources):
-    """What one rail is tested with, and how reports and messages name it."""
-    selection = dict((key, [str(item) for item in group.get(key) or []]) for key in ("interfaces", "pci_addresses", "device_ids"))
-    return {
-        "index": index,
-        "network": network,
-        "resources": dict(resources),
-        "resource": ", ".join(sorted(resources)),
-        "interfaces": selection["interfaces"],
-        "pci_addresses": selection["pci_addresses"],
-        "device_ids": selection["device_ids"],
-        "nic": ", ".join(selection["interfaces"] or selection["pci_addresses"] or selection["device_ids"]),
-        "ipam_range": group.get("ipam_range"),
-        # gpudirect_rdma_second_fabric's group has the other fabric: its device and link rate are of that link layer.
-        "fabric": group.get("fabric"),
-    }
-
-
-def _plan_rail(index, group, networks, namespace, pod_resources):
-    """(rail, problem or None) of NIC group `index`: its network in `namespace` and its own resource only."""
-    name = group.get("network_name")
-    # With several network namespaces a rail's network is named <network_name>-<namespace> (render/rdma.py).
-    found = [n for n in networks if n.get("namespace") == namespace and n.get("name") in (name, "%s-%s" % (name, namespace))]
-    wanted = str(group.get("resource_name") or "").rsplit("/", maxsplit=1)[-1]
-    resources = dict((key, count) for key, count in pod_resources.items() if wanted and key.split("/")[-1] == wanted)
-    rail = _rail(index, group, (found[0].get("annotation") or found[0].get("name")) if found else None, resources)
-    problems = []
-    if not found:
-        problems.append("no network %s in namespace %s" % (name, namespace))
-    if not resources:
-        problems.append("no pod resource named %s in the configuration's pod_resources (%s)" % (wanted or "-", ", ".join(sorted(pod_resources))))
-    if problems:
-        return rail, "rail %d (%s): %s" % (index, rail["nic"] or "NIC group %d" % index, "; ".join(problems))
-    return rail, None
-
-
-def rail_settings(settings, rail):
-    """The settings one rail's pods use: its network, its resource and its NIC selection."""
-    fabric = rail.get("fabric") if rail.get("fabric") in LINK_LAYERS else settings["fabric"]
-    return dict(settings, network=rail["network"], resources=dict(rail["resources"]), selection=_selection(rail), rail=rail,
-                fabric=fabric, link_layer=LINK_LAYERS[fabric])
-
-
-def rail_text(rail):
-    """How messages name a rail: rail 1 (network rdmashared-net-2, resource rdma/rail_b, NIC ens2f0np0)."""
-    parts = ["network %s" % rail.get("network"), "resource %s" % (rail.get("resource") or "-")]
-    if rail.get("nic"):
-        parts.append("NIC %s" % rail["nic"])
-    return "rail %s (%s)" % (rail.get("index"), ", ".join(parts))
-
-
-def _public_rail(rail):
-    return dict((key, value) for key, value in rail.items() if key != "resources")
-
-
-def perftest_args(settings):
-    """Arguments both sides pass to ib_write_bw (the client adds the server address)."""
-    args = ["-F", "--report_gbits", "-q", str(settings["qps"])]
-    if settings["sweep"]:
-        args += ["-a", "-n", str(settings["iterations"])]
-    else:
-        args += ["-s", str(settings["message_size"]), "-D", str(settings["duration"])]
-    if settings["rdma_cm"]:
-        args.append("-R")
-    if settings["gid_index"] is not None:
-        args += ["-x", str(settings["gid_index"])]
-    if settings["gpu_rdma_mode"] != "none":
-        args.append("--use_cuda=%d" % settings["gpu_index"])
-        if settings["gpu_rdma_mode"] == "dmabuf":
-            args.append("--use_cuda_dmabuf")
-    return args + settings["extra_args"]
-
-
-def ring_pairs(nodes):
-    """(server, client) pairs: one for two nodes, else around the ring n0->n1, ..., n(k-1)->n0."""
-    nodes = list(nodes)
-    if len(nodes) < 2:
-        return []
-    if len(nodes) == 2:
-        return [(nodes[0], nodes[1])]
-    return [(nodes[i], nodes[(i + 1) % len(nodes)]) for i in range(len(nodes))]
-
-
-def _dns_label(text, limit):
-    label = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
-    return label[:limit].rstrip("-") or "node"
-
-
-def pod_name(run_id, pair_index, role):
-    return "gpudirect-verify-%s-%d-%s" % (run_id, pair_index, role)
-
-
-def pod_manifest(settings, run_id, pair_index, role, node, node_hostname=None, rdma_device=None, server_ip=None):
-    """The server or client pod of one pair, pinned to its node through the hostname label (as the chapter does)."""
-    resources = dict((name, str(count)) for name, count in settings["resources"].items())
-    if settings["gpu_resource"]:
-        resources[settings["gpu_resource"]] = "1"
-    env = [
-        {"name": "PERFTEST_BINARY", "value": settings["binary"]},
-        {"name": "PERFTEST_PORT", "value": str(settings["port"])},
-        {"name": "PERFTEST_ROLE", "value": role},
-        {"name": "RDMA_DEVICE", "value": rdma_device or ""},
-        {"name": "RDMA_LINK_LAYER", "value": settings["link_layer"]},
-        {"name": "SECONDARY_INTERFACE", "value": settings["secondary_interface"]},
-    ]
-    if server_ip:
-        env.append({"name": "PERFTEST_SERVER_IP", "value": server_ip})
-    deadline = settings["start_timeout"] + settings["run_timeout"] + 60
-    spec = {
-        "restartPolicy": "Never",
-        # Backstop: the kubelet stops the pod even if the controller that started it died.
-        "activeDeadlineSeconds": deadline,
-        "terminationGracePeriodSeconds": 5,
-        # The test talks to no API: no service account token in the pod.
-        "automountServiceAccountToken": False,
-        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-        "nodeSelector": {"kubernetes.io/hostname": node_hostname or node},
-        "containers": [{
-            "name": CONTAINER,
-            "image": settings["image"],
-            "imagePullPolicy": settings["image_pull_policy"],
-            "command": ["/bin/bash", "-c", POD_SCRIPT, SCRIPT_NAME] + perftest_args(settings),
-            "env": env,
-            # IPC_LOCK (pinned memory for RDMA) is the only capability perftest needs.
-            "securityContext": {"capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]},
-                                "allowPrivilegeEscalation": False},
-            "resources": {"requests": dict(resources), "limits": dict(resources)},
-        }],
-    }
-    if settings["service_account"]:
-        spec["serviceAccountName"] = settings["service_account"]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": pod_name(run_id, pair_index, role),
-            "namespace": settings["namespace"],
-            "labels": {
-                COMPONENT_LABEL: COMPONENT,
-                MANAGED_BY_LABEL: MANAGED_BY_VALUE,
-                RUN_LABEL: run_id,
-                PAIR_LABEL: str(pair_index),
-                ROLE_LABEL: role,
-            },
-            "annotations": {NETWORKS_ANNOTATION: settings["network"]},
-        },
-        "spec": spec,
-    }
-
-
-def secondary_ips(pod, network, namespace):
-    """Addresses of the pod on `network`, from Multus' network-status annotation ([] until Multus wrote it)."""
-    annotations = (pod or {}).get("metadata", {}).get("annotations") or {}
-    raw = annotations.get(NETWORK_STATUS_ANNOTATION)
-    if not raw:
-        return []
-    try:
-        entries = json.loads(raw)
-    except ValueError:
-        return []
-    short = network.split("/")[-1]
-    wanted = (network, short, "%s/%s" % (namespace, short))
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and not entry.get("default") and entry.get("name") in wanted:
-            return [ip.split("/")[0] for ip in entry.get("ips") or []]
-    return []
-
-
-def pod_phase(pod):
-    return ((pod or {}).get("status") or {}).get("phase")
-
-
-def pending_problem(pod):
-    """(reason, message) when a Pending pod shows a scheduling or image problem, else None."""
-    if not pod or pod_phase(pod) not in (None, "Pending"):
-        return None
-    status = pod.get("status") or {}
-    for condition in status.get("conditions") or []:
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False" and condition.get("reason") == "Unschedulable":
-            return "Unschedulable", condition.get("message") or ""
-    for container in status.get("containerStatuses") or []:
-        waiting = (container.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason") in PENDING_PROBLEMS:
-            return waiting["reason"], waiting.get("message") or ""
-    return None
-
-
-def container_exit(pod):
-    for container in ((pod or {}).get("status") or {}).get("containerStatuses") or []:
-        terminated = (container.get("state") or {}).get("terminated")
-        if terminated:
-            return terminated.get("exitCode"), terminated.get("reason")
-    return None, None
-
-
-def pod_state_text(pod):
-    if not pod:
-        return "absent"
-    text = pod_phase(pod) or "Pending"
-    problem = pending_problem(pod)
-    if problem:
-        text += " (%s: %s)" % problem
-    code, reason = container_exit(pod)
-    if code is not None:
-        text += " (exit code %s%s)" % (code, ", %s" % reason if reason else "")
-    return text
-
-
-def _port_rate(port):
-    for key in ("rate_gbps", "speed_gbps", "link_rate_gbps"):
-        if port.get(key) not in (None, ""):
-            return float(port[key])
-    for key in ("speed", "rate"):
-        value = port.get(key)
-        if value not in (None, ""):
-            try:
-                return perftest._rate(value, key)  # pylint: disable=protected-access
-            except ValueError:
-                continue
-    if port.get("speed_mbps"):
-        return float(port["speed_mbps"]) / 1000.0
-    return None
-
-
-def facts_ports(settings, node):
-    """The fact entries (hardware_facts_nic_ports) of `node` that match the fabric and the NIC selection."""
-    selection = settings["selection"]
-    ports = [p for p in settings["nic_ports"] if isinstance(p, dict) and p.get("node") == node]
-    ports = [p for p in ports if not p.get("link_layer") or p.get("link_layer") == settings["link_layer"]]
-    chosen = []
-    for port in ports:
-        if selection["interfaces"] and port.get("netdev") not in selection["interfaces"]:
-            continue
-        if selection["pci_addresses"] and port.get("pci_address") not in selection["pci_addresses"]:
-            continue
-        if selection["device_ids"] and str(port.get("device_id") or "") not in selection["device_ids"]:
-            continue
-        chosen.append(port)
-    return chosen or ports
-
-
-def device_for(settings, node):
-    """RDMA device to pass with -d on `node`, or None to let the pod find it.
-
-    SR-IOV pods get a VF with its own RDMA device, which only the pod can see, so facts (PFs) are not used there.
-    """
-    if settings["rdma_device"]:
-        return settings["rdma_device"]
-    if settings["method"] == "sriov_legacy":
-        return None
-    for port in facts_ports(settings, node):
-        if port.get("rdma_device"):
-            return port["rdma_device"]
-    return None
-
-
-def link_rate_for(settings, node, device=None, node_state=None):
-    """(Gb/s, where it came from) for the port `node` tests, or (None, reason)."""
-    if settings["link_rate_gbps"] is not None:
-        return settings["link_rate_gbps"], "link_rate_gbps option"
-    ports = facts_ports(settings, node)
-    if device and settings["method"] != "sriov_legacy":
-        ports = [p for p in ports if p.get("rdma_device") == device] or ports
-    for port in ports:
-        rate = _port_rate(port)
-        if rate:
-            return rate, "facts of %s %s" % (node, port.get("rdma_device") or port.get("netdev") or "")
-    for interface in ((node_state or {}).get("status") or {}).get("interfaces") or []:
-        selection = settings["selection"]
-        if selection["interfaces"] and interface.get("name") not in selection["interfaces"]:
-            continue
-        if selection["pci_addresses"] and interface.get("pciAddress") not in selection["pci_addresses"]:
-            continue
-        link_type = (interface.get("linkType") or "").upper()
-        if link_type and link_type != ("IB" if settings["link_layer"] == "InfiniBand" else "ETH"):
-            continue
-        match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*Mb/s", str(interface.get("linkSpeed") or ""))
-        if match and float(match.group(1)) > 0:
-            return float(match.group(1)) / 1000.0, "SriovNetworkNodeState %s %s" % (node, interface.get("name"))
-    return None, "no link rate for %s: set verify_link_rate_gbps, or give the NIC facts (hardware_facts role)" % node
-
-
-def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, timed_out=False, problem=None):
-    """Verdict of one pair: (parsed client run or None, evaluation or None, diagnosis)."""
-    parsed = None
-    evaluation = None
-    log_for_diagnosis = client_log or ""
-    pod_for_diagnosis = client_pod
-    if client_log and client_log.strip():
-        try:
-            parsed = perftest.parse_bw_output(client_log, require_results=False)
-        except perftest.PerftestParseError:
-            parsed = None
-    if parsed and parsed.get("rows") and link_rate:
-        evaluation = perftest.evaluate_bw(parsed, link_rate, settings["threshold"])
-        if evaluation["passed"] and settings["gpu_rdma_mode"] != "none":
-            # A run from host memory measures the NIC, not GPUDirect: refuse it.
-            if not parsed.get("use_cuda"):
-                evaluation = dict(evaluation, passed=False, code="no_gpu_memory_path",
-                                  reason="perftest ran from host memory (no CUDA set-up in its output); the image's perftest lacks CUDA")
-            elif settings["gpu_rdma_mode"] == "dmabuf" and not parsed.get("use_dmabuf"):
-                evaluation = dict(evaluation, passed=False, code="no_gpu_memory_path",
-                                  reason="perftest did not register the GPU buffers with DMA-BUF although --use_cuda_dmabuf was asked for")
-    # The side that failed first explains the pair: a server that exited before the client ran, or a
-    # client that never started, is diagnosed from its own state and log.
-    if problem == "server" or (server_pod and pod_phase(server_pod) == "Failed" and not (parsed and parsed.get("rows"))):
-        log_for_diagnosis = server_log or ""
-        pod_for_diagnosis = server_pod
-    diagnosis = perftest.diagnose(log=log_for_diagnosis, pod=pod_for_diagnosis, timed_out=timed_out,
-                                  evaluation=evaluation if evaluation and evaluation.get("code") != "no_gpu_memory_path" else None)
-    if evaluation and evaluation.get("code") == "no_gpu_memory_path" and diagnosis["ok"]:
-        diagnosis = {"code": "no_gpu_memory_path", "ok": False,
-                     "message": "perftest did not use the GPU memory path: %s" % evaluation["reason"], "evidence": []}
-    if diagnosis["ok"] and not evaluation:
-        diagnosis = {"code": "unknown", "ok": False, "message": "perftest printed results but there is no link rate to judge them against",
-                     "evidence": []}
-    return parsed, evaluation, diagnosis
-
-
-def summarize(pairs, threshold):
-    """Aggregate of the pairs for set_stats and reports; with rails, also one entry per rail."""
-    summary = _aggregate(pairs, threshold)
-    rails = {}
-    for pair in pairs:
-        if pair.get("rail"):
-            rails.setdefault(pair["rail"].get("index"), (pair["rail"], []))[1].append(pair)
-    if rails:
-        summary["rails"] = []
-        for index in rails:  # first seen first: the pairs come rail after rail
-            rail, members = rails[index]
-            entry = dict((key, rail.get(key)) for key in ("index", "network", "resource", "nic", "interfaces", "pci_addresses", "ipam_range"))
-            aggregate = _aggregate(members, threshold)
-            entry.update((key, aggregate[key]) for key in ("pairs", "passed", "failed", "all_passed", "min_bandwidth_gbps",
-                                                           "avg_bandwidth_gbps", "max_bandwidth_gbps", "diagnoses"))
-            summary["rails"].append(entry)
-    return summary
-
-
-def _aggregate(pairs, threshold):
-    measured = [p["bandwidth_gbps"] for p in pairs if p.get("bandwidth_gbps") is not None]
-    passed = [p for p in pairs if p.get("verdict") == "passed"]
-    return {
-        "pairs": len(pairs),
-        "passed": len(passed),
-        "failed": len(pairs) - len(passed),
-        "all_passed": bool(pairs) and len(passed) == len(pairs),
-        "min_bandwidth_gbps": round(min(measured), 2) if measured else None,
-        "avg_bandwidth_gbps": round(sum(measured) / len(measured), 2) if measured else None,
-        "max_bandwidth_gbps": round(max(measured), 2) if measured else None,
-        "threshold": threshold,
-        "diagnoses": sorted(set(p["diagnosis"]["code"] for p in pairs if p.get("verdict") != "passed")),
-    }
-
-
-def failure_message(pairs):
-    lines = []
-    weak = []
-    # Name the rail only when there are several: a one-rail message stays as it always was.
-    several = any((p.get("rail") or {}).get("count", 1) > 1 for p in pairs)
-    for pair in pairs:
-        if pair.get("verdict") == "passed":
-            continue
-        diagnosis = pair.get("diagnosis") or {}
-        evidence = diagnosis.get("evidence") or []
-        rail = pair.get("rail") if several else None
-        if rail and rail.get("index") not in weak:
-            weak.append(rail.get("index"))
-        lines.append("%s%s -> %s: %s: %s%s" % (
-            "%s: " % rail_text(rail) if rail else "", pair["server_node"], pair["client_node"], diagnosis.get("code"),
-            diagnosis.get("message"), " [%s]" % " | ".join(str(e) for e in evidence[:3]) if evidence else ""))
-    rails = ""
-    if several:
-        count = max((p.get("rail") or {}).get("count", 1) for p in pairs)
-        rails = ", on %d of %d rail(s)" % (len(weak), count)
-    return "GPUDirect RDMA bandwidth test failed for %d of %d pair(s)%s: %s" % (len(lines), len(pairs), rails, "; ".join(lines))
-
-
-def run_id_for(seed=None):
-    seed = seed if seed is not None else "%r" % time.time()
-    return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:6]
-
-
-class _Phase:
-    """Outcome of one wait: what ended it."""
-
-    def __init__(self):
-        self.outcome = None
+    def __init__(self, index, settings, server, client, round_index, run_id):
+        self.index = index
+        self.settings = settings
+        self.server_node, self.server_host = server
+        self.client_node, self.client_host = client
+        self.round_index = round_index
+        self.server_pod = pod_name(run_id, index, "server")
+        self.client_pod = pod_name(run_id, index, "client")
+        self.server_device = device_for(settings, self.server_node)
+        self.client_device = device_for(settings, self.client_node)
         self.pods = {}
-        self.problem_since = {}
+        self.state = "queued"
+        self.started = None
+        self.deadline = None
+        self.running_since = None
+        self.server_ip = None
+        self.timed_out = False
+        self.problem_side = None
+
+    def wake(self):
+        """When the pair must be looked at again without an event (its next deadline), or None."""
+        times = [t for t in (self.deadline, self.running_since + self.settings["run_timeout"] if self.running_since else None) if t]
+        return min(times) if times else None
 
 
 class BandwidthTest:
@@ -599,49 +89,20 @@ class BandwidthTest:
     def __init__(self, cluster, settings, run_id=None, clock=time.monotonic, log=None):
         self.cluster = cluster
         self.settings = settings
-        self.run_id = run_id or run_id_for()
+        self.run_id = run_id or new_run_id()
         self.clock = clock
-        self.pods_resource = cluster.require("v1", "Pod")
-        self.created = []
+        self.pods = PodRun(cluster, settings["namespace"], RUN_LABEL, self.run_id, grace=settings["pending_grace_period"], clock=clock)
         self.log = log or (lambda message: None)
 
     # -- discovery -------------------------------------------------------------------------------
 
     def nodes(self):
         """[(name, hostname label)] of the nodes to test, in name order."""
-        nodes_resource = self.cluster.require("v1", "Node")
-        items, _rv = self.cluster.list(nodes_resource)
-        by_name = dict((n["metadata"]["name"], n) for n in items)
-        wanted = self.settings["nodes"]
-        if wanted:
-            missing = [n for n in wanted if n not in by_name]
-            if missing:
-                raise ClusterError("verify nodes not in the cluster: %s" % ", ".join(missing))
-            chosen = [by_name[n] for n in wanted]
-        else:
-            chosen = []
-            for name in sorted(by_name):
-                node = by_name[name]
-                labels = node["metadata"].get("labels") or {}
-                if any(labels.get(k) != str(v) for k, v in self.settings["node_selector"].items()):
-                    continue
-                if (node.get("spec") or {}).get("unschedulable"):
-                    continue
-                gpu = self.settings["gpu_resource"]
-                if gpu:
-                    allocatable = (node.get("status") or {}).get("allocatable") or {}
-                    if _resource_count(allocatable.get(gpu)) < 1 and labels.get(GPU_PRESENT_LABEL) != "true":
-                        continue
-                elif labels.get("feature.node.kubernetes.io/pci-15b3.present") != "true" and not self.settings["node_selector"]:
-                    continue
-                chosen.append(node)
-        if len(chosen) < 2:
-            raise ClusterError("The bandwidth test needs two nodes with a GPU (%s allocatable or label %s=true)%s; found %d: %s" % (
-                self.settings["gpu_resource"] or "no GPU", GPU_PRESENT_LABEL,
-                " matching %s" % self.settings["node_selector"] if self.settings["node_selector"] else "",
-                len(chosen), ", ".join(n["metadata"]["name"] for n in chosen) or "none"))
-        return [(n["metadata"]["name"], (n["metadata"].get("labels") or {}).get("kubernetes.io/hostname") or n["metadata"]["name"])
-                for n in chosen]
+        items, _rv = self.cluster.list(self.cluster.require("v1", "Node"))
+        try:
+            return nodes_to_test(items, self.settings)
+        except SettingsError as exc:
+            raise ClusterError(str(exc))
 
     def node_state(self, node):
         resource = self.cluster.resource(*SRIOV_NODE_STATE)
@@ -650,16 +111,28 @@ class BandwidthTest:
         items, _rv = self.cluster.list(resource, field_selector="metadata.name=%s" % node)
         return items[0] if items else None
 
+    def plan(self, nodes):
+        """[(pair index, rail settings, server, client, round index)]: rail after rail, each rail's ring in rounds."""
+        planned = []
+        for rail in self.settings["rails"]:
+            settings = rail_settings(self.settings, rail)
+            ring = ring_pairs(nodes)
+            first = len(planned)
+            rounds = pair_rounds([(s[0], c[0]) for s, c in ring])
+            numbering = len(set(p[4] for p in planned))
+            by_pair = dict((pair, numbering + number) for number, members in enumerate(rounds) for pair in members)
+            for position, (server, client) in enumerate(ring):
+                planned.append((first + position, settings, server, client, by_pair[position]))
+        return planned
+
     # -- pods ------------------------------------------------------------------------------------
 
     def _create(self, manifest):
-        self.created.append(manifest["metadata"]["name"])
-        try:
-            return self.cluster.create(self.pods_resource, manifest)
-        except Exception as exc:  # pylint: disable=broad-except
-            message = api_message(exc)
-            if api_status(exc) != 403 or "error looking up service account" not in message:
-                raise
+        refused = self.pods.create(manifest)
+        if refused is None:
+            return
+        status, message = refused
+        if status == 403 and "error looking up service account" in message:
             # The pods must run in the networks' namespace (Multus isolation), so the account must exist there too.
             namespace = self.settings["namespace"]
             raise ClusterError(
@@ -668,152 +141,137 @@ class BandwidthTest:
                 "gpudirect-verify ServiceAccount and its gpudirect-verify-scc RoleBinding, with namespace: %s), or give an "
                 "account of that namespace. The API server said: %s"
                 % (manifest["spec"].get("serviceAccountName") or "default", namespace, namespace, message), status=403)
+        raise ClusterError("The API server refused pod %s: %s" % (manifest["metadata"]["name"], message), status=status)
 
     def read_log(self, name):
-        path = self.pods_resource.path(name=name, namespace=self.settings["namespace"])
-        try:
-            response = self.cluster.retry.call(self.cluster.dynamic.request, "get", path + "/log", serialize=False)
-        except Exception as exc:  # pylint: disable=broad-except
-            if api_status(exc) in (400, 404):
-                return ""  # container never started, or the pod is gone
-            raise
-        data = response.data
-        return data.decode("utf-8", "replace") if isinstance(data, bytes) else (data or "")
+        return self.pods.log(name)
 
     def delete_pods(self, selector):
-        """Delete the pods matching `selector` and wait until they are gone; returns the names deleted."""
-        items, _rv = self.cluster.list(self.pods_resource, namespace=self.settings["namespace"], label_selector=selector)
-        names = [item["metadata"]["name"] for item in items]
-        for name in names:
-            path = self.pods_resource.path(name=name, namespace=self.settings["namespace"])
-            try:
-                self.cluster.retry.call(self.cluster.dynamic.request, "delete", path, serialize=False,
-                                        grace_period_seconds=0, propagation_policy="Background")
-            except Exception as exc:  # pylint: disable=broad-except
-                if api_status(exc) != 404:
-                    raise
-        if names:
-            wait_for(self.cluster, self.pods_resource, absent, namespace=self.settings["namespace"], label_selector=selector,
-                     timeout=self.settings["cleanup_timeout"])
-        return names
+        """Delete the pods matching `selector` in one request and wait until they are gone; returns the names deleted."""
+        return self.pods.delete_all(selector, wait_timeout=self.settings["cleanup_timeout"])
 
-    def _watch_pair(self, pair_index, decide, timeout, wake_at=None):
-        """Follow both pods of a pair until decide(pods, phase) sets phase.outcome; returns the phase.
+    # -- one pair, step by step ------------------------------------------------------------------
 
-        wake_at(phase) may return a monotonic time at which decide must run again without an event (deadlines).
-        """
-        phase = _Phase()
-        grace = self.settings["pending_grace_period"]
+    def _start(self, pair, now):
+        pair.state = "server"
+        pair.started = now
+        pair.deadline = now + pair.settings["start_timeout"]
+        self._create(pod_manifest(pair.settings, self.run_id, pair.index, "server", pair.server_node, pair.server_host,
+                                  pair.server_device, round_index=pair.round_index))
 
-        def predicate(items):
-            pods = dict(((p["metadata"].get("labels") or {}).get(ROLE_LABEL), p) for p in items or [])
-            phase.pods = pods
-            now = self.clock()
-            for role, pod in pods.items():
-                problem = pending_problem(pod)
-                if problem:
-                    phase.problem_since.setdefault(role, now)
-                else:
-                    phase.problem_since.pop(role, None)
-            decide(pods, phase, now, grace)
-            return phase.outcome is not None
+    def _grace_over(self, pair, now):
+        since = [self.pods.problem_since.get(name) for name in (pair.server_pod, pair.client_pod)]
+        return any(t is not None and now - t >= self.pods.grace for t in since)
 
-        def recheck_at():
-            times = [since + grace for since in phase.problem_since.values()]
-            extra = wake_at(phase) if wake_at else None
-            if extra is not None:
-                times.append(extra)
+    def _stuck(self, pod, now):
+        return bool(pod and pending_problem(pod) and self.pods.failure(pod, now))
+
+    def _advance(self, pair, now):
+        """Move the pair on from what its pods show now; True when it has ended."""
+        settings = pair.settings
+        server, client = pair.pods.get("server"), pair.pods.get("client")
+        if pair.state == "server":
+            if is_done(server):
+                pair.problem_side = "server"
+            elif self._stuck(server, now):
+                pair.problem_side = "server"
+            elif pod_phase(server) == "Running" and secondary_ips(server, settings["network"], settings["namespace"]):
+                pair.server_ip = secondary_ips(server, settings["network"], settings["namespace"])[0]
+                self.log("pair %d (%s): server on %s at %s" % (pair.index, rail_text(settings["rail"]), pair.server_node, pair.server_ip))
+                pair.state = "client"
+                # start_timeout to get the client running, then run_timeout for the test itself.
+                pair.deadline = now + settings["start_timeout"] + settings["run_timeout"]
+                self._create(pod_manifest(settings, self.run_id, pair.index, "client", pair.client_node, pair.client_host,
+                                          pair.client_device, pair.server_ip, round_index=pair.round_index))
+                return False
+            elif now >= pair.deadline:
+                pair.timed_out = True
+                pair.problem_side = "server"
+            else:
+                return False
+            return True
+        if pair.state == "client":
+            client_phase = pod_phase(client)
+            if client_phase == "Running" and pair.running_since is None:
+                pair.running_since = now
+            if client_phase == "Succeeded":
+                # The server prints its table once the client is done; give it a moment to exit.
+                pair.state = "server_finishing"
+                pair.running_since = None
+                pair.deadline = now + min(30, settings["run_timeout"])
+                return self._advance(pair, now)
+            if client_phase == "Failed" or self._stuck(client, now):
+                return True
+            if pod_phase(server) == "Failed":
+                pair.problem_side = "server"
+                return True
+            if now >= pair.deadline or (pair.running_since is not None and now - pair.running_since >= settings["run_timeout"]):
+                pair.timed_out = True
+                return True
+            return False
+        if pair.state == "server_finishing":
+            return is_done(server) or now >= pair.deadline
+        return True
+
+    def _run_round(self, pairs):
+        """All pairs of one round (no node in two of them), at most parallel_pairs at once, under one watch."""
+        queue = list(pairs)
+        active = {}
+        by_pod = {}
+        touched = set()
+        results = []
+        cap = max(1, self.settings["parallel_pairs"])
+
+        def finish(pair):
+            active.pop(pair.index, None)
+            pair.state = "done"
+            results.append(self._result(pair))
+
+        def fill(now):
+            while queue and len(active) < cap:
+                pair = queue.pop(0)
+                active[pair.index] = pair
+                by_pod[pair.server_pod] = (pair, "server")
+                by_pod[pair.client_pod] = (pair, "client")
+                self._start(pair, now)
+
+        def on_change(pod, now):
+            found = by_pod.get(pod["metadata"]["name"])
+            if found and found[0].state != "done":
+                found[0].pods[found[1]] = pod
+                touched.add(found[0].index)
+
+        def done(now):
+            # Only the pairs an event touched or whose deadline came: not every pair on every event.
+            due = [pair for pair in active.values() if pair.index in touched or (pair.wake() is not None and pair.wake() <= now)
+                   or self._grace_over(pair, now)]
+            touched.clear()
+            for pair in due:
+                if self._advance(pair, now):
+                    finish(pair)
+            fill(now)
+            return not queue and not active
+
+        def wake_at():
+            times = [t for t in (pair.wake() for pair in active.values()) if t is not None]
             return min(times) if times else None
 
-        selector = "%s=%s,%s=%d" % (RUN_LABEL, self.run_id, PAIR_LABEL, pair_index)
-        try:
-            wait_for(self.cluster, self.pods_resource, predicate, namespace=self.settings["namespace"], label_selector=selector,
-                     timeout=timeout, recheck_at=recheck_at, clock=self.clock)
-        except WaitTimeout:
-            phase.outcome = "timeout"
-        return phase
+        fill(self.clock())
+        waves = math.ceil(len(pairs) / float(cap))
+        backstop = waves * (self.settings["start_timeout"] + self.settings["run_timeout"] + 60) + 60
+        _seen, finished = self.pods.follow(on_change, done, backstop, selector=self.pods.selector(**{ROUND_LABEL: pairs[0].round_index}),
+                                           wake_at=wake_at)
+        if not finished:
+            for pair in list(active.values()) + queue:
+                pair.timed_out = True
+                finish(pair)
+        return results
 
-    @staticmethod
-    def _stuck(role, pods, phase, now, grace):
-        return role in phase.problem_since and now - phase.problem_since[role] >= grace and pending_problem(pods.get(role))
-
-    def run_pair(self, pair_index, server, client, settings=None):
-        """One pair on one rail: `settings` are that rail's (rail_settings), default the first rail's."""
-        settings = settings or rail_settings(self.settings, self.settings["rails"][0])
-        server_node, server_host = server
-        client_node, client_host = client
-        result = {
-            "index": pair_index,
-            "rail": _public_rail(settings["rail"]),
-            "server_node": server_node,
-            "client_node": client_node,
-            "server_pod": pod_name(self.run_id, pair_index, "server"),
-            "client_pod": pod_name(self.run_id, pair_index, "client"),
-        }
-        server_device = device_for(settings, server_node)
-        client_device = device_for(settings, client_node)
-        server_ip = None
-        timed_out = False
-        problem_side = None
-        started = self.clock()
-        self._create(pod_manifest(settings, self.run_id, pair_index, "server", server_node, server_host, server_device))
-
-        def server_ready(pods, phase, now, grace):
-            pod = pods.get("server")
-            if pod_phase(pod) in ("Failed", "Succeeded"):
-                phase.outcome = "server_exited"
-            elif self._stuck("server", pods, phase, now, grace):
-                phase.outcome = "server_pending"
-            elif pod_phase(pod) == "Running" and secondary_ips(pod, settings["network"], settings["namespace"]):
-                phase.outcome = "server_running"
-
-        phase = self._watch_pair(pair_index, server_ready, settings["start_timeout"])
-        pods = dict(phase.pods)
-        if phase.outcome == "server_running":
-            server_ip = secondary_ips(pods["server"], settings["network"], settings["namespace"])[0]
-            self.log("pair %d (%s): server on %s at %s" % (pair_index, rail_text(settings["rail"]), server_node, server_ip))
-            self._create(pod_manifest(settings, self.run_id, pair_index, "client", client_node, client_host, client_device, server_ip))
-
-            running_since = []
-
-            def client_done(pods, phase, now, grace):
-                client_phase = pod_phase(pods.get("client"))
-                if client_phase == "Running" and not running_since:
-                    running_since.append(now)
-                if client_phase in ("Failed", "Succeeded"):
-                    phase.outcome = "client_done"
-                elif self._stuck("client", pods, phase, now, grace):
-                    phase.outcome = "client_pending"
-                elif pod_phase(pods.get("server")) == "Failed":
-                    phase.outcome = "server_exited"
-                elif running_since and now - running_since[0] >= settings["run_timeout"]:
-                    phase.outcome = "timeout"
-
-            # start_timeout to get the client running, then run_timeout for the test itself.
-            phase = self._watch_pair(pair_index, client_done, settings["start_timeout"] + settings["run_timeout"],
-                                     wake_at=lambda phase: running_since[0] + settings["run_timeout"] if running_since else None)
-            pods = dict(phase.pods)
-            if phase.outcome == "client_done" and pod_phase(pods.get("client")) == "Succeeded":
-                # The server prints its table once the client is done; give it a moment to exit.
-                def server_done(pods, phase, now, grace):
-                    if pod_phase(pods.get("server")) in ("Failed", "Succeeded"):
-                        phase.outcome = "server_done"
-
-                late = self._watch_pair(pair_index, server_done, min(30, settings["run_timeout"]))
-                pods.update(late.pods)
-            elif phase.outcome == "timeout":
-                timed_out = True
-            elif phase.outcome == "server_exited":
-                problem_side = "server"
-        elif phase.outcome == "timeout":
-            timed_out = True
-            problem_side = "server"
-        else:
-            problem_side = "server"
-
-        server_pod, client_pod = pods.get("server"), pods.get("client")
-        server_log = self.read_log(result["server_pod"]) if server_pod else ""
-        client_log = self.read_log(result["client_pod"]) if client_pod else ""
+    def _result(self, pair):
+        settings = pair.settings
+        server_pod, client_pod = pair.pods.get("server"), pair.pods.get("client")
+        server_log = self.read_log(pair.server_pod) if server_pod else ""
+        client_log = self.read_log(pair.client_pod) if client_pod else ""
         parsed_device = None
         if client_log:
             try:
@@ -821,24 +279,31 @@ class BandwidthTest:
             except perftest.PerftestParseError:
                 parsed_device = None
         rates = []
-        for node, device in ((server_node, server_device), (client_node, client_device or parsed_device)):
+        for node, device in ((pair.server_node, pair.server_device), (pair.client_node, pair.client_device or parsed_device)):
             state = self.node_state(node) if settings["link_rate_gbps"] is None and not facts_ports(settings, node) else None
             rates.append(link_rate_for(settings, node, device, state))
         known = [rate for rate, _source in rates if rate]
         link_rate = min(known) if len(known) == len(rates) else None
         parsed, evaluation, diagnosis = judge(settings, client_log, server_log, client_pod, server_pod, link_rate,
-                                              timed_out=timed_out, problem=problem_side)
+                                              timed_out=pair.timed_out, problem=pair.problem_side)
         if not link_rate and parsed and parsed.get("rows"):
             diagnosis = dict(diagnosis, code="link_rate_unknown", ok=False,
                              message="; ".join(source for rate, source in rates if not rate))
-        if timed_out and diagnosis["code"] == "timeout":
+        if pair.timed_out and diagnosis["code"] == "timeout":
             diagnosis = dict(diagnosis, message="%s (server %s, client %s)" % (
                 diagnosis["message"], pod_state_text(server_pod), pod_state_text(client_pod)))
         row = (parsed or {}).get("largest_message_row") or {}
-        result.update({
-            "server_device": _server_device(server_log) or server_device,
-            "client_device": (parsed or {}).get("device") or client_device,
-            "server_ip": server_ip,
+        return {
+            "index": pair.index,
+            "rail": public_rail(settings["rail"]),
+            "round": pair.round_index,
+            "server_node": pair.server_node,
+            "client_node": pair.client_node,
+            "server_pod": pair.server_pod,
+            "client_pod": pair.client_pod,
+            "server_device": _server_device(server_log) or pair.server_device,
+            "client_device": (parsed or {}).get("device") or pair.client_device,
+            "server_ip": pair.server_ip,
             "link_rate_gbps": link_rate,
             "link_rate_source": [source for _rate, source in rates],
             "threshold": settings["threshold"],
@@ -860,38 +325,49 @@ class BandwidthTest:
             "client_state": pod_state_text(client_pod),
             "server_log": server_log,
             "client_log": client_log,
-            "elapsed": round(self.clock() - started, 3),
-        })
-        return result
+            "elapsed": round(self.clock() - pair.started, 3) if pair.started is not None else 0.0,
+        }
+
+    def run_pair(self, pair_index, server, client, settings=None):
+        """One pair on its own (a round of one): `settings` are its rail's (rail_settings), default the first rail's."""
+        settings = settings or rail_settings(self.settings, self.settings["rails"][0])
+        try:
+            return self._run_round([_Pair(pair_index, settings, server, client, pair_index, self.run_id)])[0]
+        finally:
+            self.delete_pods(self.pods.selector(**{PAIR_LABEL: pair_index}))
 
     def run(self, check_mode=False):
-        settings = self.settings
         nodes = self.nodes()
-        # Rail after rail, each around the same ring: one test per NIC at a time, and pair indexes unique in the run.
-        pairs = [(rail_settings(settings, rail), server, client) for rail in settings["rails"] for server, client in ring_pairs(nodes)]
-        plan = [{"index": i, "rail": _public_rail(r["rail"]), "server_node": s[0], "client_node": c[0]} for i, (r, s, c) in enumerate(pairs)]
+        planned = self.plan(nodes)
+        plan = [{"index": i, "rail": public_rail(r["rail"]), "server_node": s[0], "client_node": c[0], "round": n}
+                for i, r, s, c, n in planned]
+        members = {}
+        for i, _r, _s, _c, number in planned:
+            members.setdefault(number, []).append(i)
+        rounds = [{"index": number, "pairs": members[number]} for number in sorted(members)]
         if check_mode:
-            return {"run_id": self.run_id, "pairs": plan, "pods": [
-                pod_manifest(r, self.run_id, i, role, node[0], node[1], device_for(r, node[0]))
-                for i, (r, s, c) in enumerate(pairs) for role, node in (("server", s), ("client", c))]}
+            return {"run_id": self.run_id, "pairs": plan, "rounds": rounds, "pods": [
+                pod_manifest(r, self.run_id, i, role, node[0], node[1], device_for(r, node[0]), round_index=n)
+                for i, r, s, c, n in planned for role, node in (("server", s), ("client", c))]}
         results = []
         cleanup_error = None
         # Pods of an earlier run that was killed before it could clean up would hold the RDMA resources.
         stale = self.delete_pods("%s=%s" % (COMPONENT_LABEL, COMPONENT))
         try:
-            for index, (rail, server, client) in enumerate(pairs):
+            for entry in rounds:
+                pairs = [_Pair(i, r, s, c, n, self.run_id) for i, r, s, c, n in planned if n == entry["index"]]
                 try:
-                    results.append(self.run_pair(index, server, client, rail))
+                    results.extend(self._run_round(pairs))
                 finally:
-                    self.delete_pods("%s=%s,%s=%d" % (RUN_LABEL, self.run_id, PAIR_LABEL, index))
+                    self.delete_pods(self.pods.selector(**{ROUND_LABEL: entry["index"]}))
         finally:
             try:
-                self.delete_pods("%s=%s" % (RUN_LABEL, self.run_id))
+                self.delete_pods(self.pods.selector())
             except (ClusterError, Exception) as exc:  # pylint: disable=broad-except
                 cleanup_error = api_message(exc)
-        leftover, _rv = self.cluster.list(self.pods_resource, namespace=settings["namespace"],
-                                          label_selector="%s=%s" % (RUN_LABEL, self.run_id))
-        return {"run_id": self.run_id, "pairs": results, "stale_pods_deleted": stale,
+        leftover, _rv = self.cluster.list(self.pods.resource, namespace=self.settings["namespace"], label_selector=self.pods.selector())
+        results.sort(key=lambda pair: pair["index"])
+        return {"run_id": self.run_id, "pairs": results, "rounds": rounds, "stale_pods_deleted": stale,
                 "pods_left": [p["metadata"]["name"] for p in leftover], "cleanup_error": cleanup_error}
 
 

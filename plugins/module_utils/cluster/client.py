@@ -575,6 +575,20 @@ class ClusterClient:
                 return None
             raise
 
+    def delete_collection(self, resource, namespace, label_selector, grace_period_seconds=None, propagation_policy="Background"):
+        """Delete every object matching label_selector in one request (deletecollection); returns the server's list of
+        what it deleted. An empty selector is refused here: it would delete the whole collection."""
+        if not label_selector:
+            raise ClusterError("delete_collection needs a label selector")
+        if self.skip_writes:
+            return {"items": []}
+        params = dict(self._write_params(), label_selector=label_selector)
+        if grace_period_seconds is not None:
+            params["grace_period_seconds"] = grace_period_seconds
+        if propagation_policy:
+            params["propagation_policy"] = propagation_policy
+        return self._request("delete", resource.path(namespace=namespace if resource.namespaced else None), **params)
+
     def update(self, resource, name, namespace, mutate, conflict_attempts=5, current=None):
         """Read-modify-write with optimistic concurrency.
 

@@ -8,20 +8,26 @@ RHCOS nodes are not reached over SSH, so the collector (plugins/module_utils/har
 library only) runs in a pod pinned to each node with ``spec.nodeName``, reading the host's /sys and
 /proc through read-only hostPath mounts. The script travels in a ConfigMap generated at run time
 from the collection's own sources, so any image with python3 works and nothing is built.
-The pods and the ConfigMap are always deleted, also when something fails.
 
-Manifest builders, node selection and log parsing are pure functions (unit tested); ``FactsRun``
-does the API calls: list nodes, ensure namespace and service account, create, watch (one watch for
-all pods), read logs, delete.
+At most ``max_pods_in_flight`` pods run at once (cluster/pods.py follows them with one watch); the pods are
+deleted by label in one request and the script ConfigMap by name, also when something fails. Each node's
+document is kept on the cluster (a ConfigMap per node in the facts namespace, keyed by a hardware fingerprint:
+NFD's PCI labels, kernel and boot ID, the collector's source), so a later run starts pods
+only for nodes whose fingerprint changed, or for all with ``refresh``. A cached document goes through the same
+parsing and checks as a fresh one: it is data read from the cluster, not trusted.
+
+Manifest builders, node selection, fingerprints and log parsing are pure functions (unit tested); ``FactsRun``
+does the API calls.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import base64
+import gzip
 import hashlib
 import json
-import random
 import time
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
@@ -30,7 +36,9 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client
     api_message,
     api_status,
 )
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
+from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import new_run_id, pod_phase, pod_state_text
 # Imported (not only read) so that Ansible ships them with the module: their sources become the pod's script.
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import (
     collector,
@@ -62,14 +70,16 @@ WORKER_LABEL = "node-role.kubernetes.io/worker"
 
 DEFAULT_IMAGE = "registry.access.redhat.com/ubi9/python-312:9.6-1762197685@sha256:7b8f2ee184b40eb160e2c90c240a16fd9ec93279cc1553c0b8b872e2274a139b"
 DEFAULT_TOLERATIONS = [{"operator": "Exists"}]
+DEFAULT_MAX_PODS_IN_FLIGHT = 50
+# The per-node cache: data (no grant), in the facts namespace, found by its own component label.
+CACHE_COMPONENT = "gpudirect-facts-cache"
+CACHE_NODE_LABEL = "gpudirect.openshift/facts-node"
+FINGERPRINT_ANNOTATION = "gpudirect.openshift/hardware-fingerprint"
+CACHE_KEY = "facts.json.gz"
+NFD_PCI_PREFIX = "feature.node.kubernetes.io/pci-"
 
 SCRIPT_MODULES = (("devices", devices), ("sysfs", sysfs), ("nvidia_smi", nvidia_smi), ("topology", topology),
                   ("readiness", readiness), ("collector", collector))
-
-# Container waiting reasons that never resolve by themselves: fail the node at once instead of timing out.
-FATAL_WAITING_REASONS = frozenset(["InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError",
-                                   "CreateContainerError", "RunContainerError"])
-_RUN_ID_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
 # -- the script -------------------------------------------------------------------------------
@@ -95,10 +105,6 @@ def standalone_script():
 
 
 # -- names and manifests ----------------------------------------------------------------------
-
-
-def new_run_id(rng=random):
-    return "".join(rng.choice(_RUN_ID_CHARS) for _position in range(5))
 
 
 def pod_name(prefix, run_id, node):
@@ -234,49 +240,7 @@ def select_nodes(nodes, names=None, node_selector=None):
     return sorted(name for name, node in by_name.items() if WORKER_LABEL in _labels_of(node)), [], "workers"
 
 
-# -- pod states and logs ----------------------------------------------------------------------
-
-
-def pod_outcome(pod):
-    """(terminal, error) for one pod: Succeeded -> (True, None); failures -> (True, text); else (False, None)."""
-    status = pod.get("status") or {}
-    phase = status.get("phase")
-    if phase == "Succeeded":
-        return True, None
-    if phase == "Failed":
-        return True, "pod failed: %s" % (_termination_text(status) or status.get("reason") or status.get("message") or "no reason given")
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == "PodScheduled" and cond.get("status") == "False" and cond.get("reason") == "Unschedulable":
-            return True, "pod cannot be scheduled: %s" % (cond.get("message") or "Unschedulable")
-    for cstatus in status.get("containerStatuses") or []:
-        waiting = (cstatus.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason") in FATAL_WAITING_REASONS:
-            return True, "container cannot start: %s: %s" % (waiting.get("reason"), waiting.get("message") or "")
-    return False, None
-
-
-def pod_progress(pod):
-    """Phase plus a waiting reason, for timeout messages (e.g. 'Pending (ImagePullBackOff: ...)')."""
-    status = pod.get("status") or {}
-    phase = status.get("phase") or "Pending"
-    for cstatus in status.get("containerStatuses") or []:
-        waiting = (cstatus.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason"):
-            return "%s (%s%s)" % (phase, waiting["reason"], ": " + waiting["message"] if waiting.get("message") else "")
-    return phase
-
-
-def _termination_text(status):
-    for cstatus in status.get("containerStatuses") or []:
-        terminated = (cstatus.get("state") or {}).get("terminated") or {}
-        if terminated:
-            text = "exit code %s" % terminated.get("exitCode")
-            if terminated.get("reason"):
-                text += " (%s)" % terminated["reason"]
-            if terminated.get("message"):
-                text += ": %s" % terminated["message"].strip()[-500:]
-            return text
-    return None
+# -- logs and documents ----------------------------------------------------------------------
 
 
 GFD_MEMORY_LABEL = "nvidia.com/gpu.memory"
@@ -324,13 +288,89 @@ def _tail(text, lines=5):
     return " | ".join(text.strip().splitlines()[-lines:])[-600:]
 
 
+# -- the cache on the cluster -----------------------------------------------------------------
+
+
+def script_digest(script):
+    return hashlib.sha256(script.encode("utf-8")).hexdigest()[:16]
+
+
+def hardware_fingerprint(node, digest, nvidia_smi=False):
+    """'<boot>/<pci>': what the node's document depends on, as two short hashes. <boot>: kernel and boot ID (hardware
+    and drivers change with a reboot) and the collector that would read it; <pci>: NFD's PCI device labels
+    (feature.node.kubernetes.io/pci-*), or 'none' while NFD has not labelled the node. A change neither shows (VFs or
+    a driver loaded without a reboot) needs refresh."""
+    meta = node.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    info = (node.get("status") or {}).get("nodeInfo") or {}
+    boot = {"kernel": info.get("kernelVersion"), "boot": info.get("bootID"), "collector": digest, "nvidia_smi": bool(nvidia_smi)}
+    pci = sorted((k, v) for k, v in labels.items() if k.startswith(NFD_PCI_PREFIX))
+    return "%s/%s" % (_digest(boot), _digest(pci) if pci else "none")
+
+
+def _digest(value):
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8")).hexdigest()[:24]
+
+
+def fingerprint_matches(cached, current):
+    """True when a cache entry made at `cached` still describes a node at `current`. An entry made before NFD labelled
+    the node ('none') stays good once NFD describes the same boot: NFD only started to report the hardware."""
+    if not cached or not current or "/" not in cached:
+        return False
+    cached_boot, cached_pci = cached.split("/", 1)
+    boot, pci = current.split("/", 1)
+    return cached_boot == boot and cached_pci in (pci, "none")
+
+
+def cache_name(prefix, node):
+    return pod_name(prefix, "cache", node)
+
+
+def cache_configmap(name, namespace, node, fingerprint, log_line):
+    """The node's document as the collector printed it, gzip-compressed (ConfigMaps hold at most 1 MiB)."""
+    packed = base64.b64encode(gzip.compress(log_line.encode("utf-8"), mtime=0)).decode("ascii")
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace,
+                     "labels": {COMPONENT_LABEL: CACHE_COMPONENT, MANAGED_BY_LABEL: MANAGED_BY_VALUE},
+                     "annotations": {FINGERPRINT_ANNOTATION: fingerprint, NODE_ANNOTATION: node}},
+        "binaryData": {CACHE_KEY: packed},
+    }
+
+
+def cached_document(configmap):
+    """(node, fingerprint, facts) from a cache ConfigMap; parsed and checked like a pod log; ValueError when unusable."""
+    meta = configmap.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    packed = (configmap.get("binaryData") or {}).get(CACHE_KEY)
+    if not packed:
+        raise ValueError("no %s in ConfigMap %s" % (CACHE_KEY, meta.get("name")))
+    try:
+        text = gzip.decompress(base64.b64decode(packed)).decode("utf-8")
+    except (ValueError, OSError, EOFError) as exc:
+        raise ValueError("ConfigMap %s does not hold a compressed document: %s" % (meta.get("name"), exc))
+    return annotations.get(NODE_ANNOTATION), annotations.get(FINGERPRINT_ANNOTATION), parse_collector_log(text)
+
+
+def _document_line(text):
+    """The JSON line of a log that parse_collector_log accepted (what the cache stores)."""
+    for line in reversed(text.strip().splitlines()):
+        if line.strip().startswith("{"):
+            return line.strip()
+    return ""
+
+
 # -- the run ----------------------------------------------------------------------------------
 
 
 class FactsRun:
-    """One gathering: plan (check mode) or create -> wait -> read -> always delete."""
+    """One gathering: plan (check mode) or create -> wait -> read -> always delete; cached nodes start no pod.
 
-    def __init__(self, cluster, params, run_id=None, clock=time.monotonic):
+    on_document(node, facts) sees each node's document once (cached or fresh), so the caller can write it out and
+    keep only what it needs."""
+
+    def __init__(self, cluster, params, run_id=None, clock=time.monotonic, on_document=None):
         self.cluster = cluster
         self.params = params
         self.run_id = run_id or new_run_id()
@@ -339,6 +379,8 @@ class FactsRun:
         self.configmap = "%s-%s" % (params["name_prefix"], self.run_id)
         self.changed = False
         self.created = []
+        self.on_document = on_document
+        self.pods = None
 
     def _resources(self):
         return dict((kind, self.cluster.require(api, kind)) for api, kind in (
@@ -347,44 +389,76 @@ class FactsRun:
     def plan(self, node_objects):
         params = self.params
         selected, unknown, how = select_nodes(node_objects, params.get("nodes"), params.get("node_selector"))
-        gpus = dict((n["metadata"]["name"], allocatable_gpus(n)) for n in node_objects) if params.get("nvidia_smi") else {}
-        pods = [pod_manifest(pod_name(params["name_prefix"], self.run_id, node), self.namespace, node, self.run_id, self.configmap,
-                             params["image"], params.get("service_account"), params.get("tolerations"), gpus.get(node, 0),
-                             params.get("timeout"), params.get("image_pull_policy") or "IfNotPresent")
-                for node in selected]
-        return selected, unknown, how, pods
+        # i20: a facts pod asks the device plugin for the node's GPUs (nvidia-smi) instead of NVIDIA_VISIBLE_DEVICES=all.
+        self._gpus = dict((n["metadata"]["name"], allocatable_gpus(n)) for n in node_objects) if params.get("nvidia_smi") else {}
+        return selected, unknown, how, [self._pod(node) for node in selected]
+
+    def _pod(self, node):
+        params = self.params
+        return pod_manifest(pod_name(params["name_prefix"], self.run_id, node), self.namespace, node, self.run_id, self.configmap,
+                            params["image"], params.get("service_account"), params.get("tolerations"), getattr(self, "_gpus", {}).get(node, 0),
+                            params.get("timeout"), params.get("image_pull_policy") or "IfNotPresent")
 
     def list_nodes(self, resources):
         selector = ",".join(self.params.get("label_selectors") or []) or None
         nodes, _rv = self.cluster.list(resources["Node"], label_selector=selector)
         return nodes
 
+    def _cache(self, resources):
+        """{node: (fingerprint, facts, ConfigMap name)} of usable cache entries; broken ones are ignored (re-gathered)."""
+        if not self.params.get("cache", True):
+            return {}
+        try:
+            items, _rv = self.cluster.list(resources["ConfigMap"], namespace=self.namespace,
+                                           label_selector="%s=%s" % (COMPONENT_LABEL, CACHE_COMPONENT))
+        except Exception as exc:  # pylint: disable=broad-except
+            if api_status(exc) in (403, 404):
+                return {}  # no namespace yet, or no right to read it: gather
+            raise
+        cache = {}
+        for item in items:
+            try:
+                node, fingerprint, facts = cached_document(item)
+            except ValueError:
+                continue
+            if node:
+                cache[node] = (fingerprint, facts, item["metadata"]["name"])
+        return cache
+
     def run(self, check_mode=False):
         resources = self._resources()
         nodes = self.list_nodes(resources)
-        selected, unknown, how, pods = self.plan(nodes)
+        by_name = dict((node["metadata"]["name"], node) for node in nodes)
+        selected, unknown, how = select_nodes(nodes, self.params.get("nodes"), self.params.get("node_selector"))
+        script = standalone_script()
+        digest = script_digest(script)
+        fingerprints = dict((name, hardware_fingerprint(by_name.get(name) or {}, digest, self.params.get("nvidia_smi"))) for name in selected)
+        cache = self._cache(resources)
+        refresh = self.params.get("refresh")
+        from_cache = [] if refresh else [name for name in selected if name in cache and fingerprint_matches(cache[name][0], fingerprints[name])]
+        to_gather = [name for name in selected if name not in from_cache]
+        pods = [self._pod(node) for node in to_gather]
         result = {
             "run_id": self.run_id, "namespace": self.namespace, "selection": how, "nodes": {}, "failed_nodes": [],
             "pods": [{"name": p["metadata"]["name"], "node": p["spec"]["nodeName"]} for p in pods],
             "configmap": self.configmap, "image": self.params["image"],
+            "counts": {"selected": len(selected), "from_cache": len(from_cache), "gathered": 0, "failed": 0},
         }
         result["failed_nodes"] = [{"node": name, "pod": None, "error": "no such node"} for name in unknown]
+        labels = dict((name, _labels_of(node)) for name, node in by_name.items())
+        for name in from_cache:
+            self._document(result, name, cache[name][1], labels.get(name))
         if check_mode or not pods:
+            result["counts"]["failed"] = len(result["failed_nodes"])
             return result
         try:
             self._prepare(resources)
-            self.cluster.create(resources["ConfigMap"], configmap_manifest(self.configmap, self.namespace, self.run_id, standalone_script()))
+            self.cluster.create(resources["ConfigMap"], configmap_manifest(self.configmap, self.namespace, self.run_id, script))
             self.created.append(("ConfigMap", self.configmap))
-            outcomes = self._create_pods(resources, pods)
-            pending = [p["metadata"]["name"] for p in pods if p["metadata"]["name"] not in outcomes]
-            if pending:
-                outcomes.update(self._wait(resources, pending))
-            self._read(resources, pods, outcomes, result)
+            self._gather(resources, pods, result, labels, dict((name, (fingerprints[name], cache.get(name))) for name in to_gather))
         finally:
             self.cleanup(resources)
-        labels = dict((node["metadata"]["name"], _labels_of(node)) for node in nodes)
-        for name, facts in result["nodes"].items():
-            fill_from_node_labels(facts, labels.get(name))
+        result["counts"]["failed"] = len(result["failed_nodes"])
         return result
 
     def _prepare(self, resources):
@@ -443,81 +517,124 @@ class FactsRun:
             raise ClusterError("Namespace %s is still terminating from an earlier facts run; try again when it is gone"
                                % name)
 
-    def _create_pods(self, resources, pods):
-        """Create every pod; a refused pod (e.g. 403 from SCC admission) is that node's failure."""
-        outcomes = {}
-        for pod in pods:
-            name = pod["metadata"]["name"]
-            try:
-                self.cluster.create(resources["Pod"], pod)
-                self.created.append(("Pod", name))
-            except Exception as exc:  # pylint: disable=broad-except
-                if api_status(exc) is None:
-                    raise
+    def _document(self, result, node, facts, labels):
+        fill_from_node_labels(facts, labels)
+        if self.on_document is not None:
+            self.on_document(node, facts)
+        else:
+            result["nodes"][node] = facts
+
+    def _gather(self, resources, pods, result, labels, keys):
+        """Create pods, at most max_pods_in_flight at once; read each as it ends, then store its document."""
+        run = self.pods = PodRun(self.cluster, self.namespace, RUN_LABEL, self.run_id,
+                                 grace=int(self.params.get("pending_grace_period") or 60), fail_at_once=("Unschedulable",),
+                                 clock=self.clock)
+        cap = max(1, int(self.params.get("max_pods_in_flight") or DEFAULT_MAX_PODS_IN_FLIGHT))
+        timeout = float(self.params.get("timeout") or 300)
+        queue = list(pods)
+        in_flight = {}
+        node_of = {}
+        touched = set()
+
+        def fail(name, error):
+            in_flight.pop(name, None)
+            result["failed_nodes"].append({"node": node_of[name], "pod": name, "error": error})
+
+        def fill(now):
+            while queue and len(in_flight) < cap:
+                pod = queue.pop(0)
+                name = pod["metadata"]["name"]
+                node_of[name] = pod["spec"]["nodeName"]
+                refused = run.create(pod)
+                if refused is None:
+                    in_flight[name] = {"deadline": now + timeout, "pod": None}
+                    continue
                 hint = ""
-                if api_status(exc) == 403:
+                if refused[0] == 403:
                     hint = (" (the service account needs an SCC that allows read-only hostPath volumes: apply "
                             "deploy/rbac/workloads.yml once, or see the scc and manage_rbac options)")
-                outcomes[name] = "pod rejected: %s%s" % (api_message(exc), hint)
-        return outcomes
+                in_flight[name] = None
+                fail(name, "pod rejected: %s%s" % (refused[1], hint))
 
-    def _wait(self, resources, names):
-        wanted = set(names)
-        outcomes = {}
+        def on_change(pod, now):
+            name = pod["metadata"]["name"]
+            if in_flight.get(name) is not None:
+                in_flight[name]["pod"] = pod
+                touched.add(name)
 
-        def predicate(state):
-            for pod in state or []:
-                name = pod["metadata"]["name"]
-                if name in wanted and name not in outcomes:
-                    terminal, error = pod_outcome(pod)
-                    if terminal:
-                        outcomes[name] = error
-            return wanted.issubset(outcomes)
-
-        try:
-            wait_for(self.cluster, resources["Pod"], predicate, namespace=self.namespace,
-                     label_selector="%s=%s" % (RUN_LABEL, self.run_id), timeout=self.params.get("timeout") or 300)
-        except WaitTimeout as exc:
-            seen = dict((p["metadata"]["name"], p) for p in exc.state or [])
-            for name in wanted - set(outcomes):
-                pod = seen.get(name)
-                outcomes[name] = "timed out after %s s, pod %s" % (self.params.get("timeout"), pod_progress(pod) if pod else "missing")
-        return outcomes
-
-    def _read(self, resources, pods, outcomes, result):
-        for pod in pods:
-            name, node = pod["metadata"]["name"], pod["spec"]["nodeName"]
-            error = outcomes.get(name)
-            if error is None:
-                try:
-                    result["nodes"][node] = parse_collector_log(self._log(name))
+        def done(now):
+            for name in list(in_flight):
+                entry = in_flight[name]
+                if name not in touched and now < entry["deadline"] and not run.problem_since.get(name):
                     continue
-                except ValueError as exc:
-                    error = "unreadable facts: %s" % exc
-            elif error.startswith("pod failed"):
-                log = self._log(name, tail=20, ignore_errors=True)
-                if log and log.strip():
-                    error += "; log: %s" % _tail(log)
-            result["failed_nodes"].append({"node": node, "pod": name, "error": error})
+                pod = entry["pod"]
+                if pod_phase(pod) == "Succeeded":
+                    in_flight.pop(name)
+                    self._read(run, name, node_of[name], result, labels, keys)
+                    continue
+                error = run.failure(pod, now) if pod is not None else None
+                if error:
+                    if error.startswith("pod failed"):
+                        log = run.log(name, CONTAINER, tail=20)
+                        if log and log.strip():
+                            error += "; log: %s" % _tail(log)
+                    fail(name, error)
+                elif now >= entry["deadline"]:
+                    fail(name, "timed out after %s s, pod %s" % (self.params.get("timeout"), pod_state_text(pod) if pod else "missing"))
+            touched.clear()
+            fill(now)
+            return not queue and not in_flight
 
-    def _log(self, name, tail=None, ignore_errors=False):
-        path = "/api/v1/namespaces/%s/pods/%s/log" % (self.namespace, name)
-        params = {"container": CONTAINER}
-        if tail:
-            params["tailLines"] = tail
+        def wake_at():
+            return min([entry["deadline"] for entry in in_flight.values()] or [None]) if in_flight else None
+
+        fill(self.clock())
+        waves = -(-len(pods) // cap)
+        _seen, finished = run.follow(on_change, done, waves * timeout + 60, wake_at=wake_at)
+        if not finished:
+            for name in list(in_flight) + [p["metadata"]["name"] for p in queue]:
+                node_of.setdefault(name, name)
+                fail(name, "timed out after %s s" % self.params.get("timeout"))
+
+    def _read(self, run, name, node, result, labels, keys):
         try:
-            response = self.cluster.retry.call(self.cluster.dynamic.request, "get", path, serialize=False, query_params=list(params.items()))
-        except Exception as exc:  # pylint: disable=broad-except
-            if ignore_errors:
-                return None
-            raise ValueError("cannot read the pod log: %s" % api_message(exc))
-        data = response.data
-        return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+            text = run.log(name, CONTAINER, missing_ok=False)
+            facts = parse_collector_log(text)
+        except (ValueError, ClusterError) as exc:
+            result["failed_nodes"].append({"node": node, "pod": name, "error": "unreadable facts: %s" % exc})
+            return
+        result["counts"]["gathered"] += 1
+        fingerprint, cached = keys.get(node, (None, None))
+        if self.params.get("cache", True) and fingerprint:
+            self._store(node, fingerprint, _document_line(text), cached)
+        self._document(result, node, facts, labels.get(node))
+
+    def _store(self, node, fingerprint, line, cached):
+        """Write the node's cache entry. A stale entry is replaced by delete and create: like the pods and the script,
+        the collection's ConfigMaps in the facts namespace are created and deleted, never changed (least privilege)."""
+        resource = self.cluster.require("v1", "ConfigMap")
+        name = cached[2] if cached else cache_name(self.params["name_prefix"], node)
+        body = cache_configmap(name, self.namespace, node, fingerprint, line)
+        for attempt in (1, 2):
+            if cached or attempt == 2:
+                self.cluster.delete(resource, name, self.namespace)
+            try:
+                self.cluster.create(resource, body)
+                break
+            except Exception as exc:  # pylint: disable=broad-except
+                if api_status(exc) != 409 or attempt == 2:
+                    raise
+        self.changed = True
 
     def cleanup(self, resources):
-        """Delete what this run created (pods, ConfigMap, and the RoleBinding, ServiceAccount and Namespace when it
-        created them), newest first: one delete per object, errors collected, never raised early."""
+        """Delete what this run created: its pods by label in one request, then the script ConfigMap, and the
+        RoleBinding, ServiceAccount and Namespace when it created them, newest first; errors collected, never raised early."""
         errors = []
+        if self.pods is not None and self.pods.created:
+            try:
+                self.pods.delete_all()
+            except Exception as exc:  # pylint: disable=broad-except
+                errors.append("Pods %s=%s: %s" % (RUN_LABEL, self.run_id, api_message(exc)))
         for kind, name in reversed(self.created):
             try:
                 self._delete_now(resources[kind], name)

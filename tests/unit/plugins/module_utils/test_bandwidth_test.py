@@ -1,5 +1,6 @@
 """Pure parts of the GPUDirect RDMA bandwidth test: settings, ib_write_bw arguments, pairs, pod manifests,
-network-status, devices and link rates from facts, verdicts, and the Markdown/HTML reports."""
+network-status, devices and link rates from facts, verdicts, rounds of node-disjoint pairs, and the Markdown/HTML
+reports (module_utils/bandwidth.py); the runner's plan in check mode (cluster/bandwidth_test.py)."""
 
 import json
 import os
@@ -8,7 +9,9 @@ from xml.etree import ElementTree
 
 import pytest
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import bandwidth_test as bt
+from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth as bt
+from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import BandwidthTest
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 
 SHARED_ROCE = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
@@ -94,12 +97,12 @@ def test_secondary_ips_from_network_status():
 def test_pending_problems_are_recognised():
     unschedulable = {"status": {"phase": "Pending", "conditions": [
         {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes are available: 1 Insufficient rdma/x"}]}}
-    assert bt.pending_problem(unschedulable) == ("Unschedulable", "0/3 nodes are available: 1 Insufficient rdma/x")
+    assert pod_states.pending_problem(unschedulable) == ("Unschedulable", "0/3 nodes are available: 1 Insufficient rdma/x")
     pulling = {"status": {"phase": "Pending", "containerStatuses": [{"state": {"waiting": {"reason": "ImagePullBackOff", "message": "m"}}}]}}
-    assert bt.pending_problem(pulling) == ("ImagePullBackOff", "m")
+    assert pod_states.pending_problem(pulling) == ("ImagePullBackOff", "m")
     creating = {"status": {"phase": "Pending", "containerStatuses": [{"state": {"waiting": {"reason": "ContainerCreating"}}}]}}
-    assert bt.pending_problem(creating) is None
-    assert bt.pending_problem({"status": {"phase": "Running"}}) is None
+    assert pod_states.pending_problem(creating) is None
+    assert pod_states.pending_problem({"status": {"phase": "Running"}}) is None
 
 
 def test_device_and_link_rate_from_facts():
@@ -315,7 +318,7 @@ class _FakeCluster:
 
 def test_check_mode_plans_every_pair_on_every_rail_one_rail_after_the_other():
     nodes = [{"metadata": {"name": name, "labels": {"nvidia.com/gpu.present": "true"}}, "spec": {}, "status": {}} for name in ("n0", "n1")]
-    test = bt.BandwidthTest(_FakeCluster(nodes), settings(TWO_RAILS, nic_ports=RAIL_PORTS), run_id="abc123")
+    test = BandwidthTest(_FakeCluster(nodes), settings(TWO_RAILS, nic_ports=RAIL_PORTS), run_id="abc123")
     outcome = test.run(check_mode=True)
     assert [(p["index"], p["rail"]["network"], p["server_node"], p["client_node"]) for p in outcome["pairs"]] == [
         (0, "rdmashared-net-1", "n0", "n1"), (1, "rdmashared-net-2", "n0", "n1")]
@@ -324,3 +327,31 @@ def test_check_mode_plans_every_pair_on_every_rail_one_rail_after_the_other():
     assert [sorted(p["spec"]["containers"][0]["resources"]["requests"]) for p in pods] == [["nvidia.com/gpu", "rdma/rail_a"]] * 2 + [
         ["nvidia.com/gpu", "rdma/rail_b"]] * 2
     assert [dict((e["name"], e["value"]) for e in p["spec"]["containers"][0]["env"])["RDMA_DEVICE"] for p in pods] == ["mlx5_0"] * 2 + ["mlx5_1"] * 2
+
+
+def _ring(count):
+    nodes = ["n%d" % i for i in range(count)]
+    return list(bt.ring_pairs(nodes))
+
+
+@pytest.mark.parametrize("count,rounds", [(2, 1), (3, 3), (4, 2), (10, 2), (11, 3), (1000, 2), (1001, 3)])
+def test_ring_pairs_run_in_at_most_three_rounds_of_node_disjoint_pairs(count, rounds):
+    pairs = _ring(count)
+    planned = bt.pair_rounds(pairs)
+    assert len(planned) == rounds
+    assert sorted(i for members in planned for i in members) == list(range(len(pairs)))  # every pair once
+    for members in planned:
+        nodes = [node for i in members for node in pairs[i]]
+        assert len(nodes) == len(set(nodes)), "a node is in two pairs of one round"
+
+
+def test_check_mode_plans_rounds_per_rail_with_round_labels():
+    nodes = [{"metadata": {"name": "n%d" % i, "labels": {"nvidia.com/gpu.present": "true"}}, "spec": {}, "status": {}} for i in range(10)]
+    test = BandwidthTest(_FakeCluster(nodes), settings(TWO_RAILS, nic_ports=RAIL_PORTS), run_id="abc123")
+    outcome = test.run(check_mode=True)
+    assert [len(r["pairs"]) for r in outcome["rounds"]] == [5, 5, 5, 5]  # two rails, two rounds each
+    rail_of = dict((p["index"], p["rail"]["index"]) for p in outcome["pairs"])
+    for entry in outcome["rounds"]:
+        assert len(set(rail_of[i] for i in entry["pairs"])) == 1  # rail after rail
+    labels = [p["metadata"]["labels"][bt.ROUND_LABEL] for p in outcome["pods"]]
+    assert labels == [str(p["round"]) for p in outcome["pairs"] for _role in ("server", "client")]

@@ -85,3 +85,31 @@ def test_report_names_a_sysfs_only_gpu_and_gives_its_memory_from_the_node_label(
     rows = [line for line in inventory.render_markdown({"gpu-0": facts}, title="lab").splitlines() if "0000:18:00.0" in line]
     assert rows == ["| 0 | 0000:18:00.0 | NVIDIA A40 | - | nvidia | 46068 |"]
     assert facts["gpus"][0]["memory_source"] == "node label nvidia.com/gpu.memory"
+
+
+def test_nearest_links_keep_what_nic_selection_reads():
+    """Per GPU the nearest NIC of each link layer and vendor: auto NIC selection renders the same from them as from the
+    whole matrix (issue 21: the module returns these, the matrix goes to the report)."""
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import nearest_links
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
+
+    def port(pci, netdev, layer, vendor="15b3"):
+        return {"node": "n0", "pci_address": pci, "vendor_id": vendor, "device_id": "1021", "link_layer": layer, "netdev": netdev,
+                "rdma_device": "mlx5_%s" % netdev[-1], "total_vfs": 8, "numa_node": 0, "address": "b8:3f:d2:00:00:0%s" % netdev[-1],
+                "type": 1, "is_vf": False}
+    ports = [port("0000:1a:00.0", "eth0", "Ethernet"), port("0000:3c:00.0", "eth1", "Ethernet"),
+             port("0000:9c:00.0", "ib2", "InfiniBand"), port("0000:bc:00.0", "eth3", "Ethernet", vendor="8086")]
+    relation = {(0, "0000:1a:00.0"): "PIX", (0, "0000:3c:00.0"): "NODE", (0, "0000:9c:00.0"): "SYS", (0, "0000:bc:00.0"): "PIX",
+                (1, "0000:1a:00.0"): "NODE", (1, "0000:3c:00.0"): "NODE", (1, "0000:9c:00.0"): "PXB", (1, "0000:bc:00.0"): "SYS"}
+    links = [{"node": "n0", "gpu": gpu, "nic": nic, "relation": rel} for (gpu, nic), rel in sorted(relation.items())]
+    nearest = nearest_links(links, ports)
+    assert sorted((l["gpu"], l["nic"], l["relation"]) for l in nearest) == [
+        (0, "0000:1a:00.0", "PIX"), (0, "0000:9c:00.0", "SYS"), (0, "0000:bc:00.0", "PIX"),
+        (1, "0000:1a:00.0", "NODE"), (1, "0000:3c:00.0", "NODE"), (1, "0000:9c:00.0", "PXB"), (1, "0000:bc:00.0", "SYS")]
+    for fabric in ("roce", "infiniband"):
+        base = {"gpudirect_rdma_method": "host_device", "gpudirect_rdma_fabric": fabric, "gpudirect_rdma_nic_selection": "auto",
+                "gpudirect_rdma_ipam_range": "192.168.50.0/24", "gpudirect_rdma_nic_facts": ports}
+        whole = render_all(dict(base, gpudirect_rdma_gpu_nic_affinity=links))
+        reduced = render_all(dict(base, gpudirect_rdma_gpu_nic_affinity=nearest))
+        assert whole["errors"] == reduced["errors"] == []
+        assert whole["summary"]["nic_selection"] == reduced["summary"]["nic_selection"]

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Unit tests of the facts pods' pure parts: script, names, manifests, node selection, pod outcomes, log parsing."""
+"""Unit tests of the facts pods' pure parts: script, names, manifests, node selection, log parsing, the
+per-node cache (fingerprints, ConfigMaps) read back through the same checks as fresh output."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -124,25 +125,6 @@ def test_node_selection():
     assert nf.select_nodes(NODES, names=["worker-2", "ghost", "worker-2"]) == (["worker-2"], ["ghost"], "names")
 
 
-def _pod(phase, conditions=None, statuses=None):
-    return {"metadata": {"name": "p"}, "status": {"phase": phase, "conditions": conditions or [], "containerStatuses": statuses or []}}
-
-
-def test_pod_outcomes():
-    assert nf.pod_outcome(_pod("Succeeded")) == (True, None)
-    assert nf.pod_outcome(_pod("Running")) == (False, None)
-    failed = nf.pod_outcome(_pod("Failed", statuses=[{"state": {"terminated": {"exitCode": 1, "reason": "Error", "message": "boom"}}}]))
-    assert failed[0] and "exit code 1 (Error): boom" in failed[1]
-    not_scheduled = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "node x not found"}
-    unschedulable = nf.pod_outcome(_pod("Pending", conditions=[not_scheduled]))
-    assert unschedulable == (True, "pod cannot be scheduled: node x not found")
-    pulling = _pod("Pending", statuses=[{"state": {"waiting": {"reason": "ImagePullBackOff", "message": "no such image"}}}])
-    assert nf.pod_outcome(pulling) == (False, None)
-    assert nf.pod_progress(pulling) == "Pending (ImagePullBackOff: no such image)"
-    bad_image = _pod("Pending", statuses=[{"state": {"waiting": {"reason": "InvalidImageName", "message": "x"}}}])
-    assert nf.pod_outcome(bad_image)[0] is True
-
-
 def test_parse_collector_log():
     facts = {"schema_version": 1, "readiness": {"ready": True}, "nics": []}
     assert nf.parse_collector_log("some runtime line\n%s\n" % json.dumps(facts)) == facts
@@ -174,3 +156,55 @@ def test_gpu_memory_from_the_gfd_label_only_when_unknown_and_one_model():
                           (_gpus(("0x2235", None)), {}), (_gpus(("0x2235", None)), None)):
         nf.fill_from_node_labels(facts, labels)
         assert all(g["memory_total_mib"] is None for g in facts["gpus"])
+
+
+NODE = {"metadata": {"name": "worker-0", "labels": {"feature.node.kubernetes.io/pci-15b3.present": "true", "rack": "a",
+                                                    "nvidia.com/cuda.driver-version.full": "570.124.06"}},
+        "status": {"nodeInfo": {"kernelVersion": "5.14.0-570.el9.x86_64", "bootID": "b-1"}}}
+
+
+def _changed(path, value):
+    node = json.loads(json.dumps(NODE))
+    target = node
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return node
+
+
+def test_fingerprint_follows_pci_labels_kernel_boot_and_collector_only():
+    base = nf.hardware_fingerprint(NODE, "c1")
+    for same in (_changed(("metadata", "labels", "rack"), "b"),  # not a hardware label
+                 _changed(("metadata", "labels", "nvidia.com/cuda.driver-version.full"), "575.1")):
+        assert nf.hardware_fingerprint(same, "c1") == base
+    for changed in (_changed(("metadata", "labels", "feature.node.kubernetes.io/pci-10de.present"), "true"),
+                    _changed(("status", "nodeInfo", "bootID"), "b-2"),
+                    _changed(("status", "nodeInfo", "kernelVersion"), "5.14.0-611.el9.x86_64")):
+        assert not nf.fingerprint_matches(base, nf.hardware_fingerprint(changed, "c1"))
+    assert not nf.fingerprint_matches(base, nf.hardware_fingerprint(NODE, "c2"))
+    assert not nf.fingerprint_matches(base, nf.hardware_fingerprint(NODE, "c1", nvidia_smi=True))
+    assert nf.fingerprint_matches(base, base) and not nf.fingerprint_matches("forged", base)
+
+
+def test_an_entry_made_before_nfd_labelled_the_node_stays_good_for_the_same_boot():
+    unlabelled = _changed(("metadata", "labels"), {"rack": "a"})
+    before = nf.hardware_fingerprint(unlabelled, "c1")
+    assert before.endswith("/none")
+    assert nf.fingerprint_matches(before, nf.hardware_fingerprint(NODE, "c1"))
+    rebooted = _changed(("status", "nodeInfo", "bootID"), "b-2")
+    assert not nf.fingerprint_matches(before, nf.hardware_fingerprint(rebooted, "c1"))
+    assert not nf.fingerprint_matches(nf.hardware_fingerprint(NODE, "c1"), nf.hardware_fingerprint(unlabelled, "c1"))
+
+
+def test_cache_configmap_round_trip_and_the_same_checks_as_a_pod_log():
+    line = json.dumps({"readiness": {"ready": True}, "gpus": []})
+    name = nf.cache_name("gpudirect-facts", "worker-0")
+    configmap = nf.cache_configmap(name, "gpudirect-facts", "worker-0", "fp", line)
+    assert len(name) <= 63 and configmap["metadata"]["labels"][nf.COMPONENT_LABEL] == nf.CACHE_COMPONENT
+    assert nf.cached_document(configmap) == ("worker-0", "fp", json.loads(line))
+    forged = nf.cache_configmap(name, "gpudirect-facts", "worker-0", "fp", '{"not": "facts"}')
+    with pytest.raises(ValueError, match="not a facts document"):
+        nf.cached_document(forged)
+    broken = dict(configmap, binaryData={nf.CACHE_KEY: "bm90IGd6aXA="})
+    with pytest.raises(ValueError, match="compressed"):
+        nf.cached_document(broken)

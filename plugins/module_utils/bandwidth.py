@@ -1,0 +1,580 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Cross-node GPUDirect RDMA bandwidth test with ib_write_bw (spec section 4.2): the pure part.
+
+Settings from the module parameters, rails, the pods' manifests, the pairs and the rounds they run in, link rates,
+verdicts and summaries: no cluster client here (unit tested as is). cluster/bandwidth_test.py runs the pods.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import re
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest
+from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import pod_phase
+
+COMPONENT_LABEL = "app.kubernetes.io/component"
+COMPONENT = "gpudirect-verify"
+RUN_LABEL = "gpudirect.openshift/verify-run"
+PAIR_LABEL = "gpudirect.openshift/verify-pair"
+ROLE_LABEL = "gpudirect.openshift/verify-role"
+ROUND_LABEL = "gpudirect.openshift/verify-round"
+NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
+NETWORK_STATUS_ANNOTATION = "k8s.v1.cni.cncf.io/network-status"
+CONTAINER = "perftest"
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+SRIOV_NODE_STATE = ("sriovnetwork.openshift.io/v1", "SriovNetworkNodeState")
+
+LINK_LAYERS = {"roce": "Ethernet", "infiniband": "InfiniBand"}
+GPU_MODES = ("dmabuf", "peermem", "none")
+# The pod's command. It runs perftest with its positional parameters (each argument one word: no splitting or
+# globbing of user-given arguments) and the server address quoted. Without RDMA_DEVICE it takes the
+# RDMA device behind the secondary interface (an SR-IOV VF has its own device, unknown before the pod runs),
+# else the first active port of the fabric's link layer, else leaves the choice to perftest.
+POD_SCRIPT = r"""dev="${RDMA_DEVICE:-}"
+if [ -z "$dev" ] && [ -d "/sys/class/net/${SECONDARY_INTERFACE}/device/infiniband" ]; then
+  dev=$(ls "/sys/class/net/${SECONDARY_INTERFACE}/device/infiniband" | head -n 1)
+fi
+if [ -z "$dev" ]; then
+  for path in /sys/class/infiniband/*; do
+    if [ "$(cat "$path/ports/1/link_layer" 2>/dev/null)" = "$RDMA_LINK_LAYER" ] && grep -q ACTIVE "$path/ports/1/state" 2>/dev/null; then
+      dev=${path##*/}; break
+    fi
+  done
+fi
+exec "$PERFTEST_BINARY" "$@" ${dev:+-d "$dev"} -p "$PERFTEST_PORT" ${PERFTEST_SERVER_IP:+"$PERFTEST_SERVER_IP"}
+"""
+# $0 of the script above; the perftest arguments follow it in the container's command.
+SCRIPT_NAME = "gpudirect-perftest"
+RAIL_MODES = ("all", "first")
+# Pairs of one round share no node, but they share the fabric's switches: how many run at once by default.
+DEFAULT_PARALLEL_PAIRS = 16
+
+
+class SettingsError(ValueError):
+    """Options that cannot work together; the module reports the message as is."""
+
+
+def resource_count(value):
+    try:
+        text = str(value).strip()
+        if text.endswith("k"):
+            return int(text[:-1]) * 1000
+        return int(float(text))
+    except (TypeError, ValueError):
+        return 0
+
+
+def settings_from(params):
+    """Normalise and check the module parameters; returns a dict the other helpers read."""
+    configuration = params.get("configuration") or {}
+    method = params.get("method") or configuration.get("method")
+    fabric = params.get("fabric") or configuration.get("fabric")
+    errors = []
+    if method not in ("shared_device", "host_device", "sriov_legacy"):
+        errors.append("method must be shared_device, host_device or sriov_legacy (from configuration.method), got %r" % (method,))
+    if fabric not in LINK_LAYERS:
+        errors.append("fabric must be roce or infiniband (from configuration.fabric), got %r" % (fabric,))
+    network = params.get("network")
+    networks = configuration.get("networks") or []
+    # Multus finds a network's NetworkAttachmentDefinition in the pod's namespace: by default the pods run where
+    # the configuration's first network lives (gpudirect_rdma_network_namespaces), not in "default".
+    namespace = params.get("namespace") or (networks[0].get("namespace") if networks and not network else None) or "default"
+    if not network:
+        in_namespace = [n for n in networks if n.get("namespace") == namespace]
+        if in_namespace:
+            network = in_namespace[0].get("annotation") or in_namespace[0].get("name")
+        elif networks:
+            errors.append("no network of the configuration is in namespace %s (they are in %s): leave namespace empty, "
+                          "or give network" % (namespace, ", ".join(sorted(set(str(n.get("namespace")) for n in networks)))))
+    if not network and not networks:
+        errors.append("no secondary network: give network, or a configuration (plan summary) with networks")
+    resources = dict(params.get("resources") or configuration.get("pod_resources") or {})
+    if not resources:
+        errors.append("no RDMA resource: give resources, or a configuration (plan summary) with pod_resources")
+    gpu_mode = params.get("gpu_rdma_mode") or configuration.get("gpu_rdma_mode") or "dmabuf"
+    if gpu_mode not in GPU_MODES:
+        errors.append("gpu_rdma_mode must be one of %s, got %r" % (", ".join(GPU_MODES), gpu_mode))
+    threshold = params.get("threshold", 0.8)
+    if threshold is None or not 0 < float(threshold) <= 1:
+        errors.append("threshold must be in (0, 1], got %r" % (threshold,))
+    if params.get("link_rate_gbps") is not None and float(params["link_rate_gbps"]) <= 0:
+        errors.append("link_rate_gbps must be positive, got %r" % (params["link_rate_gbps"],))
+    for name in ("qps", "duration", "iterations", "message_size", "parallel_pairs"):
+        if params.get(name) is not None and int(params[name]) < 1:
+            errors.append("%s must be at least 1, got %r" % (name, params[name]))
+    gpu_resource = params.get("gpu_resource", "nvidia.com/gpu")
+    if gpu_mode != "none" and not gpu_resource:
+        errors.append("gpu_rdma_mode %s puts the buffers in GPU memory: gpu_resource must name the GPU resource" % gpu_mode)
+    rail_mode = params.get("rails") or "all"
+    if rail_mode not in RAIL_MODES:
+        errors.append("rails must be all or first, got %r" % (rail_mode,))
+    if errors:
+        raise SettingsError("; ".join(errors))
+    groups = (configuration.get("nic_selection") or {}).get("groups") or []
+    rails = []
+    # A network or resources given by the user pin the test to that one network, as before rails existed.
+    if rail_mode == "all" and len(groups) > 1 and not params.get("network") and not params.get("resources"):
+        for index, group in enumerate(groups):
+            rail, problem = _plan_rail(index, group, networks, namespace, resources)
+            if problem:
+                errors.append(problem)
+            rails.append(rail)
+        if len(rails) > 1 and params.get("rdma_device"):
+            errors.append("rdma_device names one device for all %d rails: leave it empty (each rail's device comes from nic_ports) "
+                          "or set rails to first" % len(rails))
+        if errors:
+            raise SettingsError("; ".join(errors))
+    if not rails:
+        rails = [_rail(0, groups[0] if groups else {}, network, resources)]
+    for rail in rails:
+        rail["count"] = len(rails)
+    selection = _selection(rails[0])
+    sweep = bool(params.get("sweep"))
+    duration = int(params.get("duration") or 10)
+    iterations = int(params.get("iterations") or 5000)
+    run_timeout = params.get("run_timeout")
+    if not run_timeout:
+        # A sweep is 23 sizes of `iterations` messages; a single size runs `duration` seconds plus set-up.
+        run_timeout = 120 + (23 * max(1, iterations // 1000) if sweep else duration)
+    return {
+        "method": method,
+        "fabric": fabric,
+        "link_layer": LINK_LAYERS[fabric],
+        "namespace": namespace,
+        "network": rails[0]["network"],
+        "resources": dict(rails[0]["resources"]),
+        "gpu_resource": gpu_resource or "",
+        "gpu_rdma_mode": gpu_mode,
+        "gpu_index": int(params.get("gpu_index") or 0),
+        "image": params.get("image"),
+        "image_pull_policy": params.get("image_pull_policy") or "IfNotPresent",
+        "binary": params.get("binary") or "ib_write_bw",
+        "rdma_device": params.get("rdma_device") or "",
+        "nic_ports": list(params.get("nic_ports") or []),
+        "link_rate_gbps": float(params["link_rate_gbps"]) if params.get("link_rate_gbps") is not None else None,
+        "threshold": float(threshold),
+        "rdma_cm": params.get("rdma_cm", True) is not False,
+        "gid_index": params.get("gid_index"),
+        "qps": int(params.get("qps") or 16),
+        "message_size": int(params.get("message_size") or 65536),
+        "sweep": sweep,
+        "iterations": iterations,
+        "duration": duration,
+        "port": int(params.get("port") or 18515),
+        "extra_args": [str(a) for a in params.get("extra_args") or []],
+        "secondary_interface": params.get("secondary_interface") or "net1",
+        "nodes": list(params.get("nodes") or []),
+        "node_selector": dict(params.get("node_selector") or {}),
+        "start_timeout": int(params.get("start_timeout") or 600),
+        "run_timeout": int(run_timeout),
+        "pending_grace_period": int(params.get("pending_grace_period") if params.get("pending_grace_period") is not None else 60),
+        "cleanup_timeout": int(params.get("cleanup_timeout") or 120),
+        "parallel_pairs": int(params.get("parallel_pairs") or DEFAULT_PARALLEL_PAIRS),
+        "service_account": params.get("service_account") or "",
+        "selection": selection,
+        "rails": rails,
+        "configuration_label": configuration.get("configuration") or "%s/%s" % (method, fabric),
+    }
+
+
+def _selection(rail):
+    return dict((key, list(rail[key])) for key in ("interfaces", "pci_addresses", "device_ids"))
+
+
+def _rail(index, group, network, resources):
+    """What one rail is tested with, and how reports and messages name it."""
+    selection = dict((key, [str(item) for item in group.get(key) or []]) for key in ("interfaces", "pci_addresses", "device_ids"))
+    return {
+        "index": index,
+        "network": network,
+        "resources": dict(resources),
+        "resource": ", ".join(sorted(resources)),
+        "interfaces": selection["interfaces"],
+        "pci_addresses": selection["pci_addresses"],
+        "device_ids": selection["device_ids"],
+        "nic": ", ".join(selection["interfaces"] or selection["pci_addresses"] or selection["device_ids"]),
+        "ipam_range": group.get("ipam_range"),
+        # gpudirect_rdma_second_fabric's group has the other fabric: its device and link rate are of that link layer.
+        "fabric": group.get("fabric"),
+    }
+
+
+def _plan_rail(index, group, networks, namespace, pod_resources):
+    """(rail, problem or None) of NIC group `index`: its network in `namespace` and its own resource only."""
+    name = group.get("network_name")
+    # With several network namespaces a rail's network is named <network_name>-<namespace> (render/rdma.py).
+    found = [n for n in networks if n.get("namespace") == namespace and n.get("name") in (name, "%s-%s" % (name, namespace))]
+    wanted = str(group.get("resource_name") or "").rsplit("/", maxsplit=1)[-1]
+    resources = dict((key, count) for key, count in pod_resources.items() if wanted and key.split("/")[-1] == wanted)
+    rail = _rail(index, group, (found[0].get("annotation") or found[0].get("name")) if found else None, resources)
+    problems = []
+    if not found:
+        problems.append("no network %s in namespace %s" % (name, namespace))
+    if not resources:
+        problems.append("no pod resource named %s in the configuration's pod_resources (%s)" % (wanted or "-", ", ".join(sorted(pod_resources))))
+    if problems:
+        return rail, "rail %d (%s): %s" % (index, rail["nic"] or "NIC group %d" % index, "; ".join(problems))
+    return rail, None
+
+
+def rail_settings(settings, rail):
+    """The settings one rail's pods use: its network, its resource and its NIC selection."""
+    fabric = rail.get("fabric") if rail.get("fabric") in LINK_LAYERS else settings["fabric"]
+    return dict(settings, network=rail["network"], resources=dict(rail["resources"]), selection=_selection(rail), rail=rail,
+                fabric=fabric, link_layer=LINK_LAYERS[fabric])
+
+
+def rail_text(rail):
+    """How messages name a rail: rail 1 (network rdmashared-net-2, resource rdma/rail_b, NIC ens2f0np0)."""
+    parts = ["network %s" % rail.get("network"), "resource %s" % (rail.get("resource") or "-")]
+    if rail.get("nic"):
+        parts.append("NIC %s" % rail["nic"])
+    return "rail %s (%s)" % (rail.get("index"), ", ".join(parts))
+
+
+def public_rail(rail):
+    return dict((key, value) for key, value in rail.items() if key != "resources")
+
+
+def perftest_args(settings):
+    """Arguments both sides pass to ib_write_bw (the client adds the server address)."""
+    args = ["-F", "--report_gbits", "-q", str(settings["qps"])]
+    if settings["sweep"]:
+        args += ["-a", "-n", str(settings["iterations"])]
+    else:
+        args += ["-s", str(settings["message_size"]), "-D", str(settings["duration"])]
+    if settings["rdma_cm"]:
+        args.append("-R")
+    if settings["gid_index"] is not None:
+        args += ["-x", str(settings["gid_index"])]
+    if settings["gpu_rdma_mode"] != "none":
+        args.append("--use_cuda=%d" % settings["gpu_index"])
+        if settings["gpu_rdma_mode"] == "dmabuf":
+            args.append("--use_cuda_dmabuf")
+    return args + settings["extra_args"]
+
+
+def ring_pairs(nodes):
+    """(server, client) pairs: one for two nodes, else around the ring n0->n1, ..., n(k-1)->n0."""
+    nodes = list(nodes)
+    if len(nodes) < 2:
+        return []
+    if len(nodes) == 2:
+        return [(nodes[0], nodes[1])]
+    return [(nodes[i], nodes[(i + 1) % len(nodes)]) for i in range(len(nodes))]
+
+
+def pair_rounds(pairs):
+    """[[pair index, ...], ...]: the pairs in rounds whose pairs share no node, so a round's pairs can run at once.
+
+    pairs: [(server node, client node)]. First fit in the given order; around a ring that is two rounds for an even
+    number of nodes and three for an odd one (every node is in two pairs; an odd cycle needs a third)."""
+    rounds = []
+    busy = []
+    for index, (server, client) in enumerate(pairs):
+        for number, nodes in enumerate(busy):
+            if server not in nodes and client not in nodes:
+                rounds[number].append(index)
+                nodes.update((server, client))
+                break
+        else:
+            rounds.append([index])
+            busy.append(set((server, client)))
+    return rounds
+
+
+def nodes_to_test(items, settings):
+    """[(name, hostname label)] of the nodes to test, in name order; raises SettingsError naming what is missing.
+
+    items: the cluster's Node objects. Without settings' nodes: schedulable nodes matching node_selector that have
+    the GPU resource allocatable (or GPU feature discovery's gpu.present label)."""
+    by_name = dict((n["metadata"]["name"], n) for n in items)
+    wanted = settings["nodes"]
+    if wanted:
+        missing = [n for n in wanted if n not in by_name]
+        if missing:
+            raise SettingsError("verify nodes not in the cluster: %s" % ", ".join(missing))
+        chosen = [by_name[n] for n in wanted]
+    else:
+        chosen = []
+        for name in sorted(by_name):
+            node = by_name[name]
+            labels = node["metadata"].get("labels") or {}
+            if any(labels.get(k) != str(v) for k, v in settings["node_selector"].items()):
+                continue
+            if (node.get("spec") or {}).get("unschedulable"):
+                continue
+            gpu = settings["gpu_resource"]
+            if gpu:
+                allocatable = (node.get("status") or {}).get("allocatable") or {}
+                if resource_count(allocatable.get(gpu)) < 1 and labels.get(GPU_PRESENT_LABEL) != "true":
+                    continue
+            elif labels.get("feature.node.kubernetes.io/pci-15b3.present") != "true" and not settings["node_selector"]:
+                continue
+            chosen.append(node)
+    if len(chosen) < 2:
+        raise SettingsError("The bandwidth test needs two nodes with a GPU (%s allocatable or label %s=true)%s; found %d: %s" % (
+            settings["gpu_resource"] or "no GPU", GPU_PRESENT_LABEL,
+            " matching %s" % settings["node_selector"] if settings["node_selector"] else "",
+            len(chosen), ", ".join(n["metadata"]["name"] for n in chosen) or "none"))
+    return [(n["metadata"]["name"], (n["metadata"].get("labels") or {}).get("kubernetes.io/hostname") or n["metadata"]["name"])
+            for n in chosen]
+
+
+def pod_name(run_id, pair_index, role):
+    return "gpudirect-verify-%s-%d-%s" % (run_id, pair_index, role)
+
+
+def pod_manifest(settings, run_id, pair_index, role, node, node_hostname=None, rdma_device=None, server_ip=None, round_index=None):
+    """The server or client pod of one pair, pinned to its node through the hostname label (as the chapter does)."""
+    resources = dict((name, str(count)) for name, count in settings["resources"].items())
+    if settings["gpu_resource"]:
+        resources[settings["gpu_resource"]] = "1"
+    env = [
+        {"name": "PERFTEST_BINARY", "value": settings["binary"]},
+        {"name": "PERFTEST_PORT", "value": str(settings["port"])},
+        {"name": "PERFTEST_ROLE", "value": role},
+        {"name": "RDMA_DEVICE", "value": rdma_device or ""},
+        {"name": "RDMA_LINK_LAYER", "value": settings["link_layer"]},
+        {"name": "SECONDARY_INTERFACE", "value": settings["secondary_interface"]},
+    ]
+    if server_ip:
+        env.append({"name": "PERFTEST_SERVER_IP", "value": server_ip})
+    deadline = settings["start_timeout"] + settings["run_timeout"] + 60
+    spec = {
+        "restartPolicy": "Never",
+        # Backstop: the kubelet stops the pod even if the controller that started it died.
+        "activeDeadlineSeconds": deadline,
+        "terminationGracePeriodSeconds": 5,
+        # The test talks to no API: no service account token in the pod.
+        "automountServiceAccountToken": False,
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        "nodeSelector": {"kubernetes.io/hostname": node_hostname or node},
+        "containers": [{
+            "name": CONTAINER,
+            "image": settings["image"],
+            "imagePullPolicy": settings["image_pull_policy"],
+            "command": ["/bin/bash", "-c", POD_SCRIPT, SCRIPT_NAME] + perftest_args(settings),
+            "env": env,
+            # IPC_LOCK (pinned memory for RDMA) is the only capability perftest needs.
+            "securityContext": {"capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]},
+                                "allowPrivilegeEscalation": False},
+            "resources": {"requests": dict(resources), "limits": dict(resources)},
+        }],
+    }
+    if settings["service_account"]:
+        spec["serviceAccountName"] = settings["service_account"]
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": pod_name(run_id, pair_index, role),
+            "namespace": settings["namespace"],
+            "labels": {
+                COMPONENT_LABEL: COMPONENT,
+                MANAGED_BY_LABEL: MANAGED_BY_VALUE,
+                RUN_LABEL: run_id,
+                PAIR_LABEL: str(pair_index),
+                ROLE_LABEL: role,
+            },
+            "annotations": {NETWORKS_ANNOTATION: settings["network"]},
+        },
+        "spec": spec,
+    }
+    if round_index is not None:
+        manifest["metadata"]["labels"][ROUND_LABEL] = str(round_index)
+    return manifest
+
+
+def secondary_ips(pod, network, namespace):
+    """Addresses of the pod on `network`, from Multus' network-status annotation ([] until Multus wrote it)."""
+    annotations = (pod or {}).get("metadata", {}).get("annotations") or {}
+    raw = annotations.get(NETWORK_STATUS_ANNOTATION)
+    if not raw:
+        return []
+    try:
+        entries = json.loads(raw)
+    except ValueError:
+        return []
+    short = network.split("/")[-1]
+    wanted = (network, short, "%s/%s" % (namespace, short))
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and not entry.get("default") and entry.get("name") in wanted:
+            return [ip.split("/")[0] for ip in entry.get("ips") or []]
+    return []
+
+
+def _port_rate(port):
+    for key in ("rate_gbps", "speed_gbps", "link_rate_gbps"):
+        if port.get(key) not in (None, ""):
+            return float(port[key])
+    for key in ("speed", "rate"):
+        value = port.get(key)
+        if value not in (None, ""):
+            try:
+                return perftest._rate(value, key)  # pylint: disable=protected-access
+            except ValueError:
+                continue
+    if port.get("speed_mbps"):
+        return float(port["speed_mbps"]) / 1000.0
+    return None
+
+
+def facts_ports(settings, node):
+    """The fact entries (hardware_facts_nic_ports) of `node` that match the fabric and the NIC selection."""
+    selection = settings["selection"]
+    ports = [p for p in settings["nic_ports"] if isinstance(p, dict) and p.get("node") == node]
+    ports = [p for p in ports if not p.get("link_layer") or p.get("link_layer") == settings["link_layer"]]
+    chosen = []
+    for port in ports:
+        if selection["interfaces"] and port.get("netdev") not in selection["interfaces"]:
+            continue
+        if selection["pci_addresses"] and port.get("pci_address") not in selection["pci_addresses"]:
+            continue
+        if selection["device_ids"] and str(port.get("device_id") or "") not in selection["device_ids"]:
+            continue
+        chosen.append(port)
+    return chosen or ports
+
+
+def device_for(settings, node):
+    """RDMA device to pass with -d on `node`, or None to let the pod find it.
+
+    SR-IOV pods get a VF with its own RDMA device, which only the pod can see, so facts (PFs) are not used there.
+    """
+    if settings["rdma_device"]:
+        return settings["rdma_device"]
+    if settings["method"] == "sriov_legacy":
+        return None
+    for port in facts_ports(settings, node):
+        if port.get("rdma_device"):
+            return port["rdma_device"]
+    return None
+
+
+def link_rate_for(settings, node, device=None, node_state=None):
+    """(Gb/s, where it came from) for the port `node` tests, or (None, reason)."""
+    if settings["link_rate_gbps"] is not None:
+        return settings["link_rate_gbps"], "link_rate_gbps option"
+    ports = facts_ports(settings, node)
+    if device and settings["method"] != "sriov_legacy":
+        ports = [p for p in ports if p.get("rdma_device") == device] or ports
+    for port in ports:
+        rate = _port_rate(port)
+        if rate:
+            return rate, "facts of %s %s" % (node, port.get("rdma_device") or port.get("netdev") or "")
+    for interface in ((node_state or {}).get("status") or {}).get("interfaces") or []:
+        selection = settings["selection"]
+        if selection["interfaces"] and interface.get("name") not in selection["interfaces"]:
+            continue
+        if selection["pci_addresses"] and interface.get("pciAddress") not in selection["pci_addresses"]:
+            continue
+        link_type = (interface.get("linkType") or "").upper()
+        if link_type and link_type != ("IB" if settings["link_layer"] == "InfiniBand" else "ETH"):
+            continue
+        match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*Mb/s", str(interface.get("linkSpeed") or ""))
+        if match and float(match.group(1)) > 0:
+            return float(match.group(1)) / 1000.0, "SriovNetworkNodeState %s %s" % (node, interface.get("name"))
+    return None, "no link rate for %s: set verify_link_rate_gbps, or give the NIC facts (hardware_facts role)" % node
+
+
+def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, timed_out=False, problem=None):
+    """Verdict of one pair: (parsed client run or None, evaluation or None, diagnosis)."""
+    parsed = None
+    evaluation = None
+    log_for_diagnosis = client_log or ""
+    pod_for_diagnosis = client_pod
+    if client_log and client_log.strip():
+        try:
+            parsed = perftest.parse_bw_output(client_log, require_results=False)
+        except perftest.PerftestParseError:
+            parsed = None
+    if parsed and parsed.get("rows") and link_rate:
+        evaluation = perftest.evaluate_bw(parsed, link_rate, settings["threshold"])
+        if evaluation["passed"] and settings["gpu_rdma_mode"] != "none":
+            # A run from host memory measures the NIC, not GPUDirect: refuse it.
+            if not parsed.get("use_cuda"):
+                evaluation = dict(evaluation, passed=False, code="no_gpu_memory_path",
+                                  reason="perftest ran from host memory (no CUDA set-up in its output); the image's perftest lacks CUDA")
+            elif settings["gpu_rdma_mode"] == "dmabuf" and not parsed.get("use_dmabuf"):
+                evaluation = dict(evaluation, passed=False, code="no_gpu_memory_path",
+                                  reason="perftest did not register the GPU buffers with DMA-BUF although --use_cuda_dmabuf was asked for")
+    # The side that failed first explains the pair: a server that exited before the client ran, or a
+    # client that never started, is diagnosed from its own state and log.
+    if problem == "server" or (server_pod and pod_phase(server_pod) == "Failed" and not (parsed and parsed.get("rows"))):
+        log_for_diagnosis = server_log or ""
+        pod_for_diagnosis = server_pod
+    diagnosis = perftest.diagnose(log=log_for_diagnosis, pod=pod_for_diagnosis, timed_out=timed_out,
+                                  evaluation=evaluation if evaluation and evaluation.get("code") != "no_gpu_memory_path" else None)
+    if evaluation and evaluation.get("code") == "no_gpu_memory_path" and diagnosis["ok"]:
+        diagnosis = {"code": "no_gpu_memory_path", "ok": False,
+                     "message": "perftest did not use the GPU memory path: %s" % evaluation["reason"], "evidence": []}
+    if diagnosis["ok"] and not evaluation:
+        diagnosis = {"code": "unknown", "ok": False, "message": "perftest printed results but there is no link rate to judge them against",
+                     "evidence": []}
+    return parsed, evaluation, diagnosis
+
+
+def summarize(pairs, threshold):
+    """Aggregate of the pairs for set_stats and reports; with rails, also one entry per rail."""
+    summary = _aggregate(pairs, threshold)
+    rails = {}
+    for pair in pairs:
+        if pair.get("rail"):
+            rails.setdefault(pair["rail"].get("index"), (pair["rail"], []))[1].append(pair)
+    if rails:
+        summary["rails"] = []
+        for index in rails:  # first seen first: the pairs come rail after rail
+            rail, members = rails[index]
+            entry = dict((key, rail.get(key)) for key in ("index", "network", "resource", "nic", "interfaces", "pci_addresses", "ipam_range"))
+            aggregate = _aggregate(members, threshold)
+            entry.update((key, aggregate[key]) for key in ("pairs", "passed", "failed", "all_passed", "min_bandwidth_gbps",
+                                                           "avg_bandwidth_gbps", "max_bandwidth_gbps", "diagnoses"))
+            summary["rails"].append(entry)
+    return summary
+
+
+def _aggregate(pairs, threshold):
+    measured = [p["bandwidth_gbps"] for p in pairs if p.get("bandwidth_gbps") is not None]
+    passed = [p for p in pairs if p.get("verdict") == "passed"]
+    return {
+        "pairs": len(pairs),
+        "passed": len(passed),
+        "failed": len(pairs) - len(passed),
+        "all_passed": bool(pairs) and len(passed) == len(pairs),
+        "min_bandwidth_gbps": round(min(measured), 2) if measured else None,
+        "avg_bandwidth_gbps": round(sum(measured) / len(measured), 2) if measured else None,
+        "max_bandwidth_gbps": round(max(measured), 2) if measured else None,
+        "threshold": threshold,
+        "diagnoses": sorted(set(p["diagnosis"]["code"] for p in pairs if p.get("verdict") != "passed")),
+    }
+
+
+def failure_message(pairs):
+    lines = []
+    weak = []
+    # Name the rail only when there are several: a one-rail message stays as it always was.
+    several = any((p.get("rail") or {}).get("count", 1) > 1 for p in pairs)
+    for pair in pairs:
+        if pair.get("verdict") == "passed":
+            continue
+        diagnosis = pair.get("diagnosis") or {}
+        evidence = diagnosis.get("evidence") or []
+        rail = pair.get("rail") if several else None
+        if rail and rail.get("index") not in weak:
+            weak.append(rail.get("index"))
+        lines.append("%s%s -> %s: %s: %s%s" % (
+            "%s: " % rail_text(rail) if rail else "", pair["server_node"], pair["client_node"], diagnosis.get("code"),
+            diagnosis.get("message"), " [%s]" % " | ".join(str(e) for e in evidence[:3]) if evidence else ""))
+    rails = ""
+    if several:
+        count = max((p.get("rail") or {}).get("count", 1) for p in pairs)
+        rails = ", on %d of %d rail(s)" % (len(weak), count)
+    return "GPUDirect RDMA bandwidth test failed for %d of %d pair(s)%s: %s" % (len(lines), len(pairs), rails, "; ".join(lines))
