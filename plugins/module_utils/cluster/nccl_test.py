@@ -17,7 +17,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_tests
+from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth, nccl_tests, pod_states
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import bandwidth_test
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
@@ -132,10 +132,10 @@ def _pod(settings, name, run_id, role, node_selector, command, env, resources):
     if settings["service_account"]:
         spec["serviceAccountName"] = settings["service_account"]
     metadata = {"name": name, "namespace": settings["namespace"],
-                "labels": {bandwidth_test.COMPONENT_LABEL: COMPONENT, MANAGED_BY_LABEL: MANAGED_BY_VALUE, RUN_LABEL: run_id,
+                "labels": {bandwidth.COMPONENT_LABEL: COMPONENT, MANAGED_BY_LABEL: MANAGED_BY_VALUE, RUN_LABEL: run_id,
                            ROLE_LABEL: role}}
     if role == "worker" and settings["rails"]:
-        metadata["annotations"] = {bandwidth_test.NETWORKS_ANNOTATION: ",".join(rail["network"] for rail in settings["rails"])}
+        metadata["annotations"] = {bandwidth.NETWORKS_ANNOTATION: ",".join(rail["network"] for rail in settings["rails"])}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
@@ -210,7 +210,12 @@ def suspect_rails(nic_ports, affinity, rails_devices, nodes):
 
 
 class NcclAllReduceTest(bandwidth_test.BandwidthTest):
-    """Runs the workers and the launcher against a cluster; every pod is gone when run() returns."""
+    """Runs the workers and the launcher against a cluster; every pod is gone when run() returns. The pods go through
+    the bandwidth test's pod-run service (create, logs, delete by label)."""
+
+    @property
+    def pods_resource(self):
+        return self.pods.resource
 
     def run(self, check_mode=False, nic_ports=None, affinity=None):
         nodes = self.nodes()
@@ -249,14 +254,14 @@ class NcclAllReduceTest(bandwidth_test.BandwidthTest):
             for pod in workers:
                 # Unschedulable or image pull trouble can clear by itself (device plugin registering): a failure
                 # only once it lasts the grace period
-                if bandwidth_test.pending_problem(pod):
+                if pod_states.pending_problem(pod):
                     state["since"].setdefault(pod["metadata"]["name"], now)
                 else:
                     state["since"].pop(pod["metadata"]["name"], None)
-            failed = [p for p in workers if bandwidth_test.pod_phase(p) in ("Failed", "Succeeded")
+            failed = [p for p in workers if pod_states.pod_phase(p) in ("Failed", "Succeeded")
                       or now - state["since"].get(p["metadata"]["name"], now) >= grace > 0]
             state["failed"] = failed
-            running = [p for p in workers if bandwidth_test.pod_phase(p) == "Running" and (p.get("status") or {}).get("podIP")]
+            running = [p for p in workers if pod_states.pod_phase(p) == "Running" and (p.get("status") or {}).get("podIP")]
             state["ips"] = [p["status"]["podIP"] for p in sorted(running, key=lambda p: p["metadata"]["name"])]
             return bool(failed) or len(running) == count
 
@@ -273,13 +278,13 @@ class NcclAllReduceTest(bandwidth_test.BandwidthTest):
             pod = state["failed"][0]
             return {"changed": True, "passed": False, "code": "worker_failed",
                     "reason": "NCCL worker %s on %s: %s" % (pod["metadata"]["name"], (pod.get("spec") or {}).get("nodeName"),
-                                                            bandwidth_test.pod_state_text(pod))}
+                                                            pod_states.pod_state_text(pod))}
         return state["ips"]
 
     def _wait_launcher(self, selector):
         def predicate(items):
             return any((p["metadata"].get("labels") or {}).get(ROLE_LABEL) == "launcher"
-                       and bandwidth_test.pod_phase(p) in ("Failed", "Succeeded") for p in items or [])
+                       and pod_states.pod_phase(p) in ("Failed", "Succeeded") for p in items or [])
 
         try:
             wait_for(self.cluster, self.pods_resource, predicate, namespace=self.settings["namespace"], label_selector=selector,
