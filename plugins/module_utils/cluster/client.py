@@ -426,6 +426,13 @@ class ClusterClient:
         """GET ``path`` (a URL path below the API server), decoded; retried and timed like every read."""
         return self._request("get", path, **params)
 
+    def read_text(self, path, query_params=None):
+        """GET ``path`` whose answer is text, not JSON (a pod's log); retried and timed like every read."""
+        response = self.retry.call(self.dynamic.request, "get", path, serialize=False, query_params=query_params or [],
+                                   _request_timeout=self.request_timeout)
+        data = response.data
+        return data.decode("utf-8", "replace") if isinstance(data, bytes) else (data or "")
+
     def probe(self, path, timeout):
         """Whether the API server answers at all: one GET with ``timeout``, no retries. Raises what the request raised;
         any HTTP status counts as an answer to the caller, which looks at api_status of the exception."""
@@ -560,7 +567,7 @@ class ClusterClient:
             params["field_manager"] = field_manager
         return self._request("patch", path, body=operations, content_type="application/json-patch+json", **params)
 
-    def delete(self, resource, name, namespace=None, propagation_policy="Background"):
+    def delete(self, resource, name, namespace=None, propagation_policy="Background", grace_period_seconds=None):
         """Delete; returns the server's answer, or None when the object was already gone."""
         if self.skip_writes:
             return {}
@@ -568,6 +575,8 @@ class ClusterClient:
         params = self._write_params()
         if propagation_policy:
             params["propagation_policy"] = propagation_policy
+        if grace_period_seconds is not None:
+            params["grace_period_seconds"] = int(grace_period_seconds)
         try:
             return self._request("delete", path, **params)
         except Exception as exc:  # pylint: disable=broad-except

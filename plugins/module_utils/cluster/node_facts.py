@@ -646,11 +646,5 @@ class FactsRun:
                                "the rest): %s" % (RUN_LABEL, self.run_id, "; ".join(errors)))
 
     def _delete_now(self, resource, name):
-        path = resource.path(name=name, namespace=self.namespace)
-        try:
-            # The pods have finished: no grace period to wait for.
-            self.cluster.retry.call(self.cluster.dynamic.request, "delete", path, serialize=False, grace_period_seconds=0,
-                                    propagation_policy="Background")
-        except Exception as exc:  # pylint: disable=broad-except
-            if api_status(exc) != 404:
-                raise
+        # The pods have finished: no grace period to wait for. A 404 (already gone) is no error.
+        self.cluster.delete(resource, name, self.namespace, grace_period_seconds=0)

@@ -118,13 +118,11 @@ class PodRun:
         if tail:
             params.append(("tailLines", tail))
         try:
-            response = self.cluster.retry.call(self.cluster.dynamic.request, "get", path, serialize=False, query_params=params)
+            return self.cluster.read_text(path, params)
         except Exception as exc:  # pylint: disable=broad-except
             if missing_ok and api_status(exc) in (400, 404):
                 return ""
             raise ClusterError("cannot read the log of pod %s/%s: %s" % (self.namespace, name, api_message(exc)), status=api_status(exc))
-        data = response.data
-        return data.decode("utf-8", "replace") if isinstance(data, bytes) else (data or "")
 
     def delete_all(self, selector=None, wait_timeout=None):
         """Delete the pods matching ``selector`` (default: the run's) in one request (deletecollection, no grace period:
