@@ -94,7 +94,7 @@ def test_faults_and_a_single_node(kube):
 def test_perftest_on_the_rail_that_is_down_cannot_connect(kube):
     """The same profile's per-rail ib_write_bw (perftest pods): rail 3 of rail-ib-2 is down, so its client fails to
     connect while rail 2 of the same node passes."""
-    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import bandwidth_test as bt
+    from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth as bt
 
     settings = bt.settings_from({"configuration": {}, "method": "shared_device", "fabric": "infiniband", "image": "registry.example/perftest",
                                  "network": "railnet", "resources": {"rdma/unused": 1}, "gpu_resource": "", "rails": "first", "namespace": "default",
