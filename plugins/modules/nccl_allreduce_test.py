@@ -128,7 +128,17 @@ options:
     type: int
     default: 120
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpudirect.openshift.cluster_connection
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: partial
+    details: In check mode no pod is created; the result names the nodes that would run.
+  diff_mode:
+    support: none
+  platform:
+    support: full
+    platforms: posix
 """
 
 EXAMPLES = r"""
