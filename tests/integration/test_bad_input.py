@@ -110,7 +110,7 @@ def test_invalid_input_fails_before_any_write_naming_the_variable(shared_sim, ex
     failure = run.output[run.output.find("fatal:"):] if "fatal:" in run.output else run.output
     assert variable in failure, failure[-3000:]
     # One message, values cut: a 100 000-character value must not be echoed back whole.
-    assert len(failure) < 20000, (len(failure), failure[:3000])
+    assert len(failure) < 40000, (len(failure), failure[:3000])  # the role argument spec Ansible prints is about 20 000
 
 
 def test_at_least_forty_distinct_cases():

@@ -31,7 +31,8 @@ def cluster_policy_driver(sim):
 def nic_cluster_policy_images(sim):
     """The component images follow the installed Network Operator release (render/releases.py)."""
     spec = objects(sim, "mellanox.com/v1alpha1", "NicClusterPolicy")[0]["spec"]
-    return dict((key, spec[key]["version"]) for key in ("ofedDriver", "rdmaSharedDevicePlugin"))
+    # Pinned components carry tag@sha256:<digest> (render/releases.py): the tag says which release it is.
+    return dict((key, spec[key]["version"].split("@", 1)[0]) for key in ("ofedDriver", "rdmaSharedDevicePlugin"))
 
 
 def installed(sim, package, namespace):
@@ -190,7 +191,7 @@ def test_upgrade_playbook_plans_then_upgrades_exactly_what_olm_offers_and_report
     assert "nvidia-network-operator in nvidia-network-operator: nvidia-network-operator.v25.1.0 -> nvidia-network-operator.v26.4.1" in text
     assert "gpu-operator-certified in nvidia-gpu-operator: gpu-operator-certified.v25.3.1 -> gpu-operator-certified.v25.3.4" in text
     assert "nvcr.io/nvidia/mellanox/doca-driver:doca3.4.1-26.04-1.1.0.0-1" in text  # the new release's DOCA driver
-    assert "GPU driver reloads on: 1 node(s): nvd-srv-32" in text and "NIC driver reloads on:" in text
+    assert "GPU driver reloads on: 2 node(s): nvd-srv-32" in text and "NIC driver reloads on:" in text  # both mixed-lab workers have GPUs
     assert "run again with -e gpudirect_upgrade_approve=true" in text
     assert plan.writes == 0 and plan.dry_run_writes == 0
     assert installed(sim, "gpu-operator-certified", "nvidia-gpu-operator") == "gpu-operator-certified.v25.3.1"
