@@ -162,12 +162,13 @@ EXAMPLES = r"""
 
 RETURN = r"""
 passed:
-  description: Whether the bus bandwidth reached the threshold with no NCCL errors and no wrong results.
+  description: Whether the bus bandwidth reached the threshold with no NCCL errors, no wrong results and no rail of a tested node down.
   returned: always
   type: bool
 code:
-  description: V(passed), V(busbw_below_threshold), V(nccl_errors), V(wrong_results), V(too_few_nodes), V(unparsable_output),
-    V(timeout), V(workers_not_running) or V(worker_failed).
+  description: V(passed), V(busbw_below_threshold), V(rail_down) (the bandwidth reached the threshold but the facts show a rail
+    of a tested node with its link down, so NCCL ran without it), V(nccl_errors), V(wrong_results), V(too_few_nodes),
+    V(unparsable_output), V(timeout), V(workers_not_running) or V(worker_failed).
   returned: always
   type: str
 reason:

@@ -12,14 +12,21 @@ their networks and run by the same code as the perftest pods (perftest_pods.Perf
   writeBenchmarkLinePreamble, writeBenchmarkLineBody with getFloatStr, writeResultFooter), for the sizes of its
   -b/-e/-f arguments, one rank per GPU slot.
 
-Bandwidth model (a model, not measured): NCCL uses the HCAs named by NCCL_IB_HCA (the launcher's env, passed to
-every rank with mpirun -x). GPU k of a node sends its share of the ring through HCA k of that list; when that
-HCA's port is down NCCL falls back to another HCA of the node, which then carries two GPUs' channels. The data of
-a collective is split evenly over the channels, so the slowest channel sets the pace: one node carries
-GPUs x min(port speed / GPUs on that port) Gb/s, and the job the least of its nodes, at 92-97 % of it
-(deterministic per set of nodes, as the perftest pods). nccl-tests reports busbw = algbw x 2(n-1)/n
-(src/all_reduce.cu); time is a fixed 25 us of latency plus size / algbw. A single node is bound by NVLink instead:
-25 GB/s per link (NVLink 4) times the profile's nvlink_links_per_gpu, at 85 %.
+Bandwidth model (a model, not measured), following NVIDIA/nccl (master, the files named):
+- src/transport/net_ib/init.cc (ncclIbInit): NCCL keeps only IB ports named by NCCL_IB_HCA (the launcher's env, passed
+  to every rank with mpirun -x) whose state is IBV_PORT_ACTIVE; a port that is down is no NET of the node at all.
+- src/graph/search.cc (ncclTopoSelectNets, ncclTopoSearchRecNet): a node's ring channels start from the NETs local to
+  its GPUs (a GPU whose own NIC is gone gets the node's other NETs); every channel runs at one bandwidth (bwInter)
+  and takes it from the NET it crosses, and a NET with less left is skipped. So a node carries at most
+  max over s of s x sum(floor(NET bw / s)) -- the sum of its active rails when they share a speed.
+- src/init.cc (initTransportsRank): nChannels, bwIntra and bwInter become the minimum over all ranks, so the node
+  with the fewest or slowest active rails sets the pace of the whole job.
+- src/graph/tuning.cc (ncclTopoTuneModel): ring bus bandwidth = nChannels x per-channel bandwidth.
+A node with one of its 8 rails down therefore carries 7/8 of a healthy node, and the job with it 7/8 of a healthy
+job; the launcher reports that at 92-97 % (deterministic per set of nodes, as the perftest pods).
+nccl-tests reports busbw = algbw x 2(n-1)/n (src/all_reduce.cu); time is a fixed 25 us of latency plus
+size / algbw. A single node is bound by NVLink instead: 25 GB/s per link (NVLink 4) times the profile's
+nvlink_links_per_gpu, at 85 %.
 
 Faults, sim.faults.operator_faults["nccl"]: "launch_failure" (the launcher exits 3 with NCCL's failure lines),
 "wrong_results" (the largest size reports #wrong in place and the out-of-bounds check fails), "hang" (the launcher
@@ -69,21 +76,24 @@ def _fraction(nodes):
 
 
 def node_bus_gbps(pnode, hcas, gpus):
-    """Gb/s one node's rails carry for an all-reduce over `gpus` GPUs using the HCAs named (NCCL_IB_HCA)."""
+    """Gb/s one node's rails carry for an all-reduce over `gpus` GPUs using the HCAs named (NCCL_IB_HCA).
+
+    The NETs are the active listed ports local to the GPUs used (GPU k beside HCA k of the list; a GPU whose HCA is
+    down reaches every other active one); the channels share one speed s and each NET carries floor(its speed / s)
+    of them (see the module docstring for the NCCL source this follows).
+    """
     ports = dict((port.rdma_device, port) for nic in pnode.nics for port in nic.ports)
     listed = [ports[name] for name in hcas if name in ports]
     active = [port for port in listed if port.state == "ACTIVE"]
     if not active:
         return 0.0
-    load = dict((port.rdma_device, 0) for port in active)
-    mapping = []
-    for gpu in range(gpus):
-        port = listed[gpu % len(listed)] if listed else None
-        if port is None or port.state != "ACTIVE":
-            port = active[gpu % len(active)]  # NCCL falls back to another HCA of the node
-        load[port.rdma_device] += 1
-        mapping.append(port)
-    return gpus * min(port.speed_gbps / float(load[port.rdma_device]) for port in mapping)
+    nets = {}
+    for gpu in range(min(gpus, len(listed))):
+        own = listed[gpu]
+        for port in ([own] if own.state == "ACTIVE" else active):
+            nets[port.rdma_device] = port.speed_gbps
+    speeds = sorted(set(nets.values()))
+    return max(speed * sum(int(rate // speed) for rate in nets.values()) for speed in speeds)
 
 
 def result_rows(min_bytes, max_bytes, factor, ranks, busbw_peak_gbs, wrong_at_largest=0):
@@ -236,6 +246,7 @@ class NcclPodController(PerftestPodController):
         hcas = [item.strip().lstrip("=").split(":")[0] for item in (_env(launcher).get("NCCL_IB_HCA") or "").split(",") if item.strip()]
         nodes = sorted(set(node for _pod, node, _p, _s in workers))
         if len(nodes) > 1:
+            # the weakest node sets every rank's channels (src/init.cc); Gb/s to GB/s
             per_node = [node_bus_gbps(pnode, hcas, slots) if pnode else 0.0 for _pod, _node, pnode, slots in workers]
             peak = min(per_node) / 8.0 * _fraction(nodes)
         else:

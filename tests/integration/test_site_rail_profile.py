@@ -96,8 +96,9 @@ def test_verify_reports_each_rail_and_the_nccl_bus_bandwidth_and_names_the_degra
     assert sorted(verdicts) == RAILS
     assert [rail for rail, verdict in sorted(verdicts.items()) if verdict != "passed"] == ["rail3"]
     nccl = results["nccl"]
-    assert nccl["code"] == "busbw_below_threshold" and nccl["expected_busbw_gbs"] == 400.0
-    assert 180 < nccl["measured_busbw_gbs"] < 200 and nccl["nodes"] == ["rail-ib-0", "rail-ib-2"]
+    # 7 of 8 rails on rail-ib-2 (the simulator's NCCL model): above the default 80 %, failed for the rail that is down
+    assert nccl["code"] == "rail_down" and nccl["expected_busbw_gbs"] == 400.0
+    assert 320 < nccl["measured_busbw_gbs"] < 340 and nccl["nodes"] == ["rail-ib-0", "rail-ib-2"]
     assert nccl["suspects"] == [{"rail": 3, "node": "rail-ib-2", "nic": "ibp94s0", "rdma_device": "mlx5_3", "gpu": 3, "problem": "link DOWN"}]
     assert "link DOWN" in (tmp / "verify" / "nccl-report.html").read_text()
     text = " ".join(run.output.split())

@@ -177,9 +177,15 @@ def judge(settings, log, hosts_to_nodes, suspects=None):
     result.update(verdict)
     result["rows"] = [{"size_bytes": row["size_bytes"], "busbw_gbs": row["out_of_place"]["busbw_gbs"],
                        "algbw_gbs": row["out_of_place"]["algbw_gbs"]} for row in parsed["rows"]]
-    if not verdict["passed"] and suspects:
-        result["reason"] += "; from the facts: " + "; ".join(
-            "rail %s on %s: NIC %s (GPU %s) %s" % (s["rail"], s["node"], s["nic"], s["gpu"], s["problem"]) for s in suspects)
+    named = "; ".join("rail %s on %s: NIC %s (GPU %s) %s" % (s["rail"], s["node"], s["nic"], s["gpu"], s["problem"]) for s in suspects or [])
+    down = [s for s in suspects or [] if s["problem"].startswith("link ")]
+    if verdict["passed"] and down:
+        # NCCL uses only active ports (NVIDIA/nccl src/transport/net_ib/init.cc) and every rank runs at the pace of
+        # the weakest node (src/init.cc): one rail of n down costs 1/n, which a threshold <= (n-1)/n lets through.
+        result.update(passed=False, code="rail_down",
+                      reason="%s, but the job ran without the rails whose link is down: %s" % (verdict["reason"], named))
+    elif not verdict["passed"] and suspects:
+        result["reason"] += "; from the facts: " + named
     return result
 
 

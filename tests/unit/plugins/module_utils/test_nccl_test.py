@@ -80,9 +80,16 @@ def test_html_report_shows_verdict_suspects_and_chart():
     with open(fixture) as handle:
         log = handle.read()
     settings = nccl_test.settings_from({"image": "img", "gpus_per_node": 8, "rail_rates_gbps": [400] * 8})
-    suspects = [{"rail": 3, "node": "ztan-mig-gq73", "nic": "ibp94s0", "rdma_device": "mlx5_3", "gpu": 3, "problem": "link DOWN"}]
+    suspects = [{"rail": 3, "node": "ztan-mig-gq73", "nic": "ibp94s0", "rdma_device": "mlx5_3", "gpu": 3,
+                 "problem": "at 200 Gb/s, the others at 400"}]
     result = nccl_test.judge(settings, log, {"ztan-mig-235z": "node-a", "ztan-mig-gq73": "node-b"}, suspects)
     assert result["passed"] is True and result["nodes"] == ["node-a", "node-b"] and len(result["rows"]) == 31
     text = nccl_report.html(result)
     assert "PASSED" in text and "<svg" in text and text.count("<rect") == 31 and "8G" in text
-    assert "ibp94s0" in text and "link DOWN" in text and "<script" not in text
+    assert "ibp94s0" in text and "at 200 Gb/s" in text and "<script" not in text
+    # a rail whose link is down fails the run even above the threshold: NCCL ran without it
+    down = [dict(suspects[0], problem="link DOWN")]
+    result = nccl_test.judge(settings, log, {"ztan-mig-235z": "node-a", "ztan-mig-gq73": "node-b"}, down)
+    assert result["passed"] is False and result["code"] == "rail_down" and result["measured_busbw_gbs"] == 338.82
+    assert "rail 3 on ztan-mig-gq73: NIC ibp94s0 (GPU 3) link DOWN" in result["reason"]
+    assert "FAILED" in nccl_report.html(result)
