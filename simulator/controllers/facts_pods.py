@@ -311,4 +311,22 @@ def facts_for(sim, node_name):
     return json.loads(controller.collect(node_name))
 
 
-__all__ = ["FactsPodController", "build_node_tree", "facts_for"]
+def profile_facts(nodes):
+    """(nic_ports, gpu_nic_affinity) of profile nodes as the hardware_facts role hands them to the playbooks: the
+    collector run over each node's tree, flattened by module_utils/inventory.py (tests use these as variables)."""
+    from ansible_collections.gpudirect.openshift.plugins.module_utils import inventory
+
+    ports, affinity = [], []
+    for pnode in nodes:
+        base = tempfile.mkdtemp(prefix="sim-facts-")
+        try:
+            sys_root, proc_root = build_node_tree(base, pnode, modules=INBOX_MODULES)
+            facts = collector.collect(sys_root, proc_root)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+        ports += inventory.nic_ports(pnode.name, facts)
+        affinity += inventory.gpu_nic_affinity(pnode.name, facts)
+    return ports, affinity
+
+
+__all__ = ["FactsPodController", "build_node_tree", "facts_for", "profile_facts"]

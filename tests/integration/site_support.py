@@ -19,6 +19,7 @@ CONFIGURATIONS = {
     "sriov_legacy/roce": "5-sriov-legacy-roce.yml",
     "sriov_legacy/infiniband": "6-sriov-legacy-infiniband.yml",
 }
+RAILS = ["rail%d" % index for index in range(8)]
 RECAP = re.compile(r"^\S+\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 
 
@@ -85,3 +86,11 @@ def run_test_playbook(sim, tmp_path, playbook, extra_vars, check=False):
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(result_file.read_text())
+
+
+def rail_site_variables(fabric):
+    """site.yml variables of the rail profiles (issue 17): shared device, auto NIC selection, rail0..rail7 carved
+    from one range."""
+    return {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": fabric, "gpudirect_rdma_nic_selection": "auto",
+            "gpudirect_rdma_resource_names": list(RAILS), "gpudirect_rdma_network_names": list(RAILS),
+            "gpudirect_rdma_ipam_range": "192.168.0.0/16"}

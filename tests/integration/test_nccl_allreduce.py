@@ -2,34 +2,15 @@
 as an MPIJob lays them out, all_reduce_perf's output parsed and judged against 8 rails of 400 Gb/s; the run with
 the node whose rail 3 is down fails and names that rail (node, NIC, GPU) from the facts; no pod is left."""
 
-import shutil
-import tempfile
-
-from ansible_collections.gpudirect.openshift.plugins.module_utils import inventory
-from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import collector
-from simulator.controllers.facts_pods import INBOX_MODULES, build_node_tree
+from simulator.controllers.facts_pods import profile_facts
 from site_support import objects, run_test_playbook
 
 HCAS = ["mlx5_%d" % index for index in range(8)]
 
 
-def facts(sim):
-    ports, affinity = [], []
-    for node in sim.profile.workers:
-        base = tempfile.mkdtemp()
-        try:
-            sys_root, proc_root = build_node_tree(base, node, modules=INBOX_MODULES)
-            node_facts = collector.collect(sys_root, proc_root)
-        finally:
-            shutil.rmtree(base, ignore_errors=True)
-        ports += inventory.nic_ports(node.name, node_facts)
-        affinity += inventory.gpu_nic_affinity(node.name, node_facts)
-    return ports, affinity
-
-
 def test_allreduce_passes_on_healthy_rails_and_names_the_degraded_one(sim_factory, tmp_path):
     sim = sim_factory(profile="rail-ib-lab", config={"perftest_start_seconds": 0.02, "nccl_run_seconds": 0.05})
-    ports, affinity = facts(sim)
+    ports, affinity = profile_facts(sim.profile.workers)
     common = {"image": "registry.example/nccl-tests-mpi:2.19.6", "gpu_resource": "", "hcas": HCAS, "rail_rates_gbps": [400] * 8,
               "min_bytes": "1M", "max_bytes": "8G", "nic_ports": ports, "gpu_nic_affinity": affinity, "start_timeout": 60, "run_timeout": 60}
     steps = [dict(common, nodes=["rail-ib-0", "rail-ib-1"]), dict(common, nodes=["rail-ib-0", "rail-ib-2"])]

@@ -13,16 +13,12 @@ __metaclass__ = type
 
 import ipaddress
 import json
-import shutil
-import tempfile
 
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import inventory
-from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import collector
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import workload
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
-from simulator.controllers.facts_pods import INBOX_MODULES, build_node_tree
+from simulator.controllers.facts_pods import profile_facts
 from simulator.profiles import load_profile
 
 P = "gpudirect_rdma_"
@@ -30,29 +26,14 @@ RAILS = ["rail%d" % index for index in range(8)]
 NIC_BUS = [0x1a, 0x2c, 0x3c, 0x5e, 0x9c, 0xac, 0xbc, 0xdc]  # rail NICs of the profiles, GPU 0 to 7
 
 
-def profile_facts(name):
-    """(nic_facts, gpu_nic_affinity) of every worker of a profile, as hardware_facts hands them to site.yml."""
-    ports, affinity = [], []
-    for node in load_profile(name).workers:
-        base = tempfile.mkdtemp()
-        try:
-            sys_root, proc_root = build_node_tree(base, node, modules=INBOX_MODULES)
-            facts = collector.collect(sys_root, proc_root)
-        finally:
-            shutil.rmtree(base, ignore_errors=True)
-        ports += inventory.nic_ports(node.name, facts)
-        affinity += inventory.gpu_nic_affinity(node.name, facts)
-    return ports, affinity
-
-
 @pytest.fixture(scope="module")
 def ib_facts():
-    return profile_facts("rail-ib-lab")
+    return profile_facts(load_profile("rail-ib-lab").workers)
 
 
 @pytest.fixture(scope="module")
 def roce_facts():
-    return profile_facts("rail-roce-lab")
+    return profile_facts(load_profile("rail-roce-lab").workers)
 
 
 def rail_variables(method, fabric, facts, **extra):
