@@ -57,6 +57,17 @@ RAIL_MODES = ("all", "first")
 DEFAULT_PARALLEL_PAIRS = 16
 
 
+def rails_in_parallel(asked, gpu_rdma_mode):
+    """Whether the rails of a pair of nodes are tested at the same time.
+
+    Each rail's pods use that rail's NIC only (its own RDMA resource, network and device) and one GPU each from the
+    device plugin, which gives two pods of one node two different GPUs: with the buffers in GPU memory no two rails
+    share a NIC, a GPU or the PCIe path between them, so running them together measures what running them one after
+    another would, in 1/n of the time. With gpu_rdma_mode none every rail's buffers are in the node's host memory,
+    which all rails would then share: those rails run one after another."""
+    return asked is not False and gpu_rdma_mode != "none"
+
+
 class SettingsError(ValueError):
     """Options that cannot work together; the module reports the message as is."""
 
@@ -177,6 +188,7 @@ def settings_from(params):
         "pending_grace_period": int(params.get("pending_grace_period") if params.get("pending_grace_period") is not None else 60),
         "cleanup_timeout": int(params.get("cleanup_timeout") or 120),
         "parallel_pairs": int(params.get("parallel_pairs") or DEFAULT_PARALLEL_PAIRS),
+        "parallel_rails": rails_in_parallel(params.get("parallel_rails", True), gpu_mode),
         "service_account": params.get("service_account") or "",
         "selection": selection,
         "rails": rails,

@@ -27,7 +27,7 @@ description:
     round at most O(parallel_pairs) pairs run at once. One watch follows a round's pods; they are deleted by label in
     one request, and the next round starts when they are gone.
   - With several rails in O(configuration) (NIC groups, each with its own RDMA resource and network, from
-    C(gpudirect_rdma_resource_names)) every rail is tested in turn (O(rails=all)), and its pods request only that
+    C(gpudirect_rdma_resource_names)) every rail is tested (O(rails=all); together, see O(parallel_rails)), and its pods request only that
     rail's resource (and the GPU), attach only that rail's network and use that rail's RDMA device. Each pair result
     names its rail, and a failure names the rail (network, resource, NIC) that did not pass.
   - Every pod it created is deleted, and gone, before the module returns, also when a pair fails or times out.
@@ -196,6 +196,16 @@ options:
         switches, so a higher value finishes sooner and loads the spine links more.
     type: int
     default: 16
+  parallel_rails:
+    description:
+      - Test the rails of a pair of nodes at the same time (they share the pair's round) rather than one after another.
+      - Each rail's pods use only that rail's NIC, RDMA resource and network, and one GPU each from the device plugin,
+        which never gives one GPU to two pods: with the buffers in GPU memory the rails share no NIC, GPU or PCIe path,
+        so the result per rail is the one a run rail after rail gives.
+      - With O(gpu_rdma_mode=none) the buffers of every rail are in the node's host memory, so the rails run one after
+        another whatever this says.
+    type: bool
+    default: true
   artifacts_dir:
     description:
       - Directory, on the host that runs the module (the controller with the collection's playbooks), where the module
@@ -390,6 +400,7 @@ def argument_spec():
         pending_grace_period=dict(type="int", default=60),
         cleanup_timeout=dict(type="int", default=120),
         parallel_pairs=dict(type="int", default=16),
+        parallel_rails=dict(type="bool", default=True),
         artifacts_dir=dict(type="path"),
         cluster_name=dict(type="str"),
     )

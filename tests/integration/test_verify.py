@@ -95,15 +95,20 @@ def verify_account(namespace):
 
 
 class PodRecorder:
-    """Every verification pod the store saw created (they are gone by the time the playbook returns)."""
+    """Every verification pod the store saw created (they are gone by the time the playbook returns), and the order
+    in which the store added and deleted them (events: (ADDED or DELETED, pod name))."""
 
     def __init__(self, sim):
         self.pods = []
+        self.events = []
         sim.store.subscribe(self)
 
     def __call__(self, etype, rtype, obj):
-        if etype == "ADDED" and rtype.plural == "pods" and "gpudirect-verify" in str(obj["metadata"].get("labels") or {}):
-            self.pods.append(obj)
+        if rtype.plural == "pods" and "gpudirect-verify" in str(obj["metadata"].get("labels") or {}):
+            if etype == "ADDED":
+                self.pods.append(obj)
+            if etype in ("ADDED", "DELETED"):
+                self.events.append((etype, obj["metadata"]["name"]))
 
 
 class Fleet:

@@ -53,10 +53,12 @@ def two_rails(crd_dir, tmp_path_factory):
         recorder = PodRecorder(sim)
         passing = verify(sim, tmp, "pass")
         passing_pods = list(recorder.pods)
+        passing_events = list(recorder.events)
         # The second rail's NIC loses its link: only pods using mlx5_1 fail.
         sim.faults.operator_faults["perftest"] = {"fault": "link_down", "devices": ["mlx5_1"]}
         failing = verify(sim, tmp, "fail")
-        yield {"sim": sim, "tmp": tmp, "pass": passing, "fail": failing, "passing_pods": passing_pods}
+        yield {"sim": sim, "tmp": tmp, "pass": passing, "fail": failing, "passing_pods": passing_pods,
+               "passing_events": passing_events}
     finally:
         sim.stop()
     assert not sim.errors, sim.errors
@@ -97,6 +99,12 @@ def test_each_rail_is_tested_with_its_own_network_resource_and_device(two_rails)
         assert device == expected_device
         seen.add((network, pod["metadata"]["labels"]["gpudirect.openshift/verify-role"]))
     assert len(seen) == 4
+    # The two rails ran together (each its own NIC and GPU, buffers in GPU memory): one round, and the store added
+    # all four pods before it deleted any
+    assert [p["round"] for p in pairs] == [0, 0] and [r["pairs"] for r in results["rounds"]] == [[0, 1]]
+    events = two_rails["passing_events"]
+    first_delete = next(i for i, (etype, _name) in enumerate(events) if etype == "DELETED")
+    assert sorted(name for etype, name in events[:first_delete] if etype == "ADDED") == sorted(p["metadata"]["name"] for p in pods)
     report = (two_rails["tmp"] / "pass" / "report.md").read_text()
     assert "rdmashared-net-1" in report and "rdmashared-net-2" in report and "ens2f0np0" in report
     html = (two_rails["tmp"] / "pass" / "report.html").read_text()

@@ -4,8 +4,10 @@
 
 """Runs the cross-node GPUDirect RDMA bandwidth test (module_utils/bandwidth.py) as Kubernetes pods.
 
-Rail after rail, the pairs of GPU nodes (a ring when there are more than two) run in rounds of pairs that share
-no node (module_utils/bandwidth.py pair_rounds: at most three rounds around a ring), at most ``parallel_pairs`` at
+The pairs of GPU nodes (a ring when there are more than two) run in rounds in which no node is in two pairs of one
+rail (module_utils/bandwidth.py pair_rounds: at most three rounds around a ring). The rails of a pair share the
+round when the buffers are in GPU memory (bandwidth.rails_in_parallel says why that does not change the result),
+else they run rail after rail. At most ``parallel_pairs`` pairs run at
 once. For each pair a server pod starts on the first node; once it runs and has an address on the secondary network
 the client pod starts on the second node pointed at that address; when the client is done both logs are read and
 judged. One watch follows all pods of a round (cluster/pods.py); the round's pods are deleted by label in one
@@ -112,14 +114,15 @@ class BandwidthTest:
         return items[0] if items else None
 
     def plan(self, nodes):
-        """[(pair index, rail settings, server, client, round index)]: rail after rail, each rail's ring in rounds."""
+        """[(pair index, rail settings, server, client, round index)]: each rail's ring in rounds; the rails share
+        their rounds when they run in parallel (bandwidth.rails_in_parallel), else rail after rail."""
         planned = []
         for rail in self.settings["rails"]:
             settings = rail_settings(self.settings, rail)
             ring = ring_pairs(nodes)
             first = len(planned)
             rounds = pair_rounds([(s[0], c[0]) for s, c in ring])
-            numbering = len(set(p[4] for p in planned))
+            numbering = 0 if self.settings.get("parallel_rails") else len(set(p[4] for p in planned))
             by_pair = dict((pair, numbering + number) for number, members in enumerate(rounds) for pair in members)
             for position, (server, client) in enumerate(ring):
                 planned.append((first + position, settings, server, client, by_pair[position]))

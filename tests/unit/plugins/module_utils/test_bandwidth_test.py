@@ -345,13 +345,24 @@ def test_ring_pairs_run_in_at_most_three_rounds_of_node_disjoint_pairs(count, ro
         assert len(nodes) == len(set(nodes)), "a node is in two pairs of one round"
 
 
-def test_check_mode_plans_rounds_per_rail_with_round_labels():
+@pytest.mark.parametrize("params,rounds", [({"gpu_rdma_mode": "none"}, 4), ({"parallel_rails": False}, 4), ({}, 2)])
+def test_check_mode_plans_rounds_per_rail_with_round_labels(params, rounds):
+    """The rails share the rounds (each its own NIC and GPU) unless asked not to, or the buffers are in host memory."""
     nodes = [{"metadata": {"name": "n%d" % i, "labels": {"nvidia.com/gpu.present": "true"}}, "spec": {}, "status": {}} for i in range(10)]
-    test = BandwidthTest(_FakeCluster(nodes), settings(TWO_RAILS, nic_ports=RAIL_PORTS), run_id="abc123")
+    test = BandwidthTest(_FakeCluster(nodes), settings(TWO_RAILS, nic_ports=RAIL_PORTS, **params), run_id="abc123")
     outcome = test.run(check_mode=True)
-    assert [len(r["pairs"]) for r in outcome["rounds"]] == [5, 5, 5, 5]  # two rails, two rounds each
     rail_of = dict((p["index"], p["rail"]["index"]) for p in outcome["pairs"])
-    for entry in outcome["rounds"]:
-        assert len(set(rail_of[i] for i in entry["pairs"])) == 1  # rail after rail
+    if rounds == 4:
+        assert [len(r["pairs"]) for r in outcome["rounds"]] == [5, 5, 5, 5]  # two rails, two rounds each
+        for entry in outcome["rounds"]:
+            assert len(set(rail_of[i] for i in entry["pairs"])) == 1  # rail after rail
+    else:
+        assert [len(r["pairs"]) for r in outcome["rounds"]] == [10, 10]  # both rails of a pair in the same round
+        for entry in outcome["rounds"]:
+            assert sorted(set(rail_of[i] for i in entry["pairs"])) == [0, 1]
+            for rail in (0, 1):  # within one rail the pairs of a round still share no node
+                ends = [end for p in outcome["pairs"] if p["index"] in entry["pairs"] and rail_of[p["index"]] == rail
+                        for end in (p["server_node"], p["client_node"])]
+                assert len(ends) == len(set(ends))
     labels = [p["metadata"]["labels"][bt.ROUND_LABEL] for p in outcome["pods"]]
     assert labels == [str(p["round"]) for p in outcome["pairs"] for _role in ("server", "client")]
