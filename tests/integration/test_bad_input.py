@@ -115,3 +115,50 @@ def test_invalid_input_fails_before_any_write_naming_the_variable(shared_sim, ex
 
 def test_at_least_forty_distinct_cases():
     assert len(CASES) >= 40 and len({c[0] for c in CASES}) == len(CASES)
+
+
+# Issue 17: bad rail input on the rail profile, with auto selection from the nodes' facts given as variables (so
+# site.yml starts no facts pod either). (case id, change of the facts or variables, variable named, refused or warned)
+RAIL_CASES = [
+    ("overlapping-rail-ranges", {"gpudirect_rdma_ipam_range": None,
+                                 "gpudirect_rdma_ipam_ranges": ["192.168.%d.0/24" % i for i in range(7)] + ["192.168.0.128/25"]},
+     "gpudirect_rdma_ipam_ranges", "refused"),
+    ("more-rails-than-nics", {"gpudirect_rdma_resource_names": ["rail%d" % i for i in range(9)],
+                              "gpudirect_rdma_network_names": ["rail%d" % i for i in range(9)]},
+     "gpudirect_rdma_resource_names", "refused"),
+    ("rail-nic-near-no-gpu", {"move_mlx5_5": "NODE"}, "gpudirect_rdma_gpu_nic_affinity", "warned"),
+]
+
+
+@pytest.fixture(scope="module")
+def rail_sim(crd_dir):
+    from simulator import SimulatedCluster
+    with SimulatedCluster(profile="rail-ib-lab", crd_dir=crd_dir) as sim:
+        yield sim
+
+
+@pytest.mark.parametrize("extra,variable,outcome", [c[1:] for c in RAIL_CASES], ids=[c[0] for c in RAIL_CASES])
+def test_bad_rail_input_is_refused_or_warned_before_any_write(rail_sim, extra, variable, outcome):
+    from simulator.controllers.facts_pods import profile_facts
+    from site_support import rail_site_variables
+
+    ports, affinity = profile_facts(rail_sim.profile.workers)
+    extra = dict(extra)
+    relation = extra.pop("move_mlx5_5", None)
+    if relation:  # rail 5's NIC on rail-ib-0 moved out of GPU 5's PCIe switch
+        affinity = [dict(link, relation=relation) if (link["node"], link["rdma_device"]) == ("rail-ib-0", "mlx5_5") else link
+                    for link in affinity]
+    variables = dict(rail_site_variables("infiniband"), gpudirect_rdma_nic_facts=ports, gpudirect_rdma_gpu_nic_affinity=affinity,
+                     **extra)
+    args = ["-e", json.dumps({k: v for k, v in variables.items() if v is not None})]
+    # the warned case in check mode: the warning comes from planning, where nothing is written in any mode
+    run = run_playbook(rail_sim, *(args + (["--check"] if outcome == "warned" else [])))
+    assert run.writes == 0, run.output[-3000:]
+    if outcome == "refused":
+        assert run.rc != 0 and run.dry_run_writes == 0, run.output[-3000:]
+        failure = run.output[run.output.find("fatal:"):] if "fatal:" in run.output else run.output
+        assert variable in failure, failure[-3000:]
+    else:
+        assert run.rc == 0, run.output[-3000:]
+        text = " ".join(run.output.split())
+        assert "%s: NIC ibp172s0 (0000:ac:00.0) on node rail-ib-0 is NODE to every GPU" % variable in text, run.output[-4000:]
