@@ -61,7 +61,8 @@ def rails_in_parallel(asked, gpu_rdma_mode):
     """Whether the rails of a pair of nodes are tested at the same time.
 
     Each rail's pods use that rail's NIC only (its own RDMA resource, network and device) and one GPU each from the
-    device plugin, which gives two pods of one node two different GPUs: with the buffers in GPU memory no two rails
+    device plugin, which gives two pods of one node two different GPUs (unless GPUs are shared by time-slicing: then
+    ask for rail after rail): with the buffers in GPU memory no two rails
     share a NIC, a GPU or the PCIe path between them, so running them together measures what running them one after
     another would, in 1/n of the time. With gpu_rdma_mode none every rail's buffers are in the node's host memory,
     which all rails would then share: those rails run one after another."""
