@@ -16,6 +16,8 @@ __metaclass__ = type
 import math
 import re
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.text_tables import NOT_A_NUMBER, CellError, cell_number
+
 # Element sizes by the type names nccl-tests prints (src/common.cu test_typenames).
 TYPE_BYTES = {
     'int8': 1, 'uint8': 1, 'int32': 4, 'uint32': 4, 'int64': 8, 'uint64': 8,
@@ -57,18 +59,17 @@ def _strip(line):
 
 def _number(token, lineno, name):
     try:
-        value = float(token)
-    except ValueError:
-        raise NcclTestsParseError('result row at line %d: %s is not a number (%r)' % (lineno, name, token))
-    if math.isnan(value) or math.isinf(value) or value < 0:
-        raise NcclTestsParseError('result row at line %d: %s is not a finite non-negative number (%r)' % (lineno, name, token))
-    return value
+        return cell_number(token)
+    except CellError as exc:
+        text = 'a number' if exc.problem == NOT_A_NUMBER else 'a finite non-negative number'
+        raise NcclTestsParseError('result row at line %d: %s is not %s (%r)' % (lineno, name, text, token))
 
 
 def _integer(token, lineno, name, signed=False):
-    if not re.match(r'^-?\d{1,20}$' if signed else r'^\d{1,20}$', token):
+    try:
+        return cell_number(token, whole=True, signed=signed)
+    except CellError:
         raise NcclTestsParseError('result row at line %d: %s is not a whole number (%r)' % (lineno, name, token))
-    return int(token)
 
 
 def _half_unit(token):

@@ -13,6 +13,8 @@ __metaclass__ = type
 import math
 import re
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.text_tables import NEGATIVE, NOT_A_NUMBER, NOT_FINITE, NOT_WHOLE, CellError, cell_number
+
 # perftest's "MB" is 2^20 bytes (format_factor 0x100000 in print_report_bw), its "Gb" is 10^9 bits
 # (format_factor 125000000 bytes). So 1 MB/sec = 2^20 * 8 / 10^9 Gb/s = 0.008388608 Gb/s.
 MIB_PER_SEC_TO_GBPS = (1 << 20) * 8 / 1e9
@@ -148,16 +150,14 @@ def _classify(line):
     return None, None
 
 
+_CELL_TEXT = {NOT_A_NUMBER: 'non-numeric', NOT_WHOLE: 'non-numeric', NOT_FINITE: 'non-finite', NEGATIVE: 'negative'}
+
+
 def _number(token, kind, lineno):
     try:
-        value = int(token) if kind is int else float(token)
-    except ValueError:
-        raise PerftestParseError('result row at line %d has a non-numeric value %r' % (lineno, token))
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        raise PerftestParseError('result row at line %d has a non-finite value %r' % (lineno, token))
-    if value < 0:
-        raise PerftestParseError('result row at line %d has a negative value %r' % (lineno, token))
-    return value
+        return cell_number(token, whole=kind is int)
+    except CellError as exc:
+        raise PerftestParseError('result row at line %d has a %s value %r' % (lineno, _CELL_TEXT[exc.problem], token))
 
 
 def _parse_address(rest):

@@ -8,7 +8,8 @@ The pods follow MPI Operator's layout for an MPIJob (kubeflow/mpi-operator): one
 node's GPUs and every rail (resource and network), running the image's SSH daemon, and one launcher pod that runs
 ``mpirun -H <worker IP>:<GPUs>,... all_reduce_perf_mpi`` once every worker runs. The launcher's log is parsed with
 module_utils/nccl_tests.py and judged against the sum of one node's rail rates. Every pod is deleted when run()
-returns, also when anything fails. Pod creation, log reading and deletion are BandwidthTest's (bandwidth_test.py).
+returns, also when anything fails. Pods are created, followed, read and deleted through the collection's one pod
+runner (cluster/pods.py PodRun); the nodes are chosen as the bandwidth test chooses them (bandwidth.nodes_to_test).
 
 The helpers above ``NcclAllReduceTest`` are pure and unit tested without a cluster.
 """
@@ -17,8 +18,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import time
+
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth, nccl_tests, pod_states
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import bandwidth_test
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.workload import nccl_environment
@@ -215,19 +219,46 @@ def suspect_rails(nic_ports, affinity, rails_devices, nodes):
     return suspects
 
 
-class NcclAllReduceTest(bandwidth_test.BandwidthTest):
-    """Runs the workers and the launcher against a cluster; every pod is gone when run() returns. The pods go through
-    the bandwidth test's pod-run service (create, logs, delete by label)."""
+class NcclAllReduceTest:
+    """Runs the workers and the launcher against a cluster (a ClusterClient); every pod is gone when run() returns."""
+
+    def __init__(self, cluster, settings, run_id=None, clock=time.monotonic):
+        self.cluster = cluster
+        self.settings = settings
+        self.run_id = run_id or pod_states.new_run_id()
+        self.clock = clock
+        self.pods = PodRun(cluster, settings["namespace"], RUN_LABEL, self.run_id, grace=settings["pending_grace_period"], clock=clock)
 
     @property
     def pods_resource(self):
         return self.pods.resource
 
+    def nodes(self):
+        """[(name, hostname label)] of the nodes to run on, in name order."""
+        items, _rv = self.cluster.list(self.cluster.require("v1", "Node"))
+        try:
+            return bandwidth.nodes_to_test(items, self.settings)
+        except bandwidth.SettingsError as exc:
+            raise ClusterError(str(exc))
+
+    def _create(self, manifest):
+        refused = self.pods.create(manifest)
+        if refused is not None:
+            status, message = refused
+            raise ClusterError("The API server refused pod %s: %s" % (manifest["metadata"]["name"], message), status=status)
+
+    def read_log(self, name):
+        return self.pods.log(name)
+
+    def delete_pods(self, selector):
+        """Delete the pods matching `selector` in one request and wait until they are gone."""
+        return self.pods.delete_all(selector, wait_timeout=self.settings["cleanup_timeout"])
+
     def run(self, check_mode=False, nic_ports=None, affinity=None):
         nodes = self.nodes()
         if check_mode:
             return {"changed": False, "planned_nodes": [n for n, _h in nodes], "passed": None}
-        selector = "%s=%s" % (RUN_LABEL, self.run_id)
+        selector = self.pods.selector()
         hosts_to_nodes = {}
         try:
             for index, (node, hostname) in enumerate(nodes):

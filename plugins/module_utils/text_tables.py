@@ -1,0 +1,46 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 gpudirect.openshift maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Numbers in the result tables that benchmark tools print (perftest.py, nccl_tests.py): one definition of what a
+cell may hold, so that neither parser turns garbage into a silent wrong number. Pure standard library."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import math
+import re
+
+NOT_A_NUMBER = 'not a number'
+NOT_WHOLE = 'not a whole number'
+NOT_FINITE = 'not finite'
+NEGATIVE = 'negative'
+_WHOLE = re.compile(r'^\d{1,20}$')
+_SIGNED_WHOLE = re.compile(r'^-?\d{1,20}$')
+
+
+class CellError(ValueError):
+    """A table cell that is not the number it should be; ``problem`` is one of the constants above."""
+
+    def __init__(self, token, problem):
+        super(CellError, self).__init__('%r is %s' % (token, problem))
+        self.token = token
+        self.problem = problem
+
+
+def cell_number(token, whole=False, signed=False):
+    """The value of one cell: a whole number (``whole``; ``signed`` allows a minus sign) or a finite float, never
+    negative unless ``signed``. Raises CellError saying what is wrong."""
+    if whole:
+        if not (_SIGNED_WHOLE if signed else _WHOLE).match(token):
+            raise CellError(token, NOT_WHOLE)
+        return int(token)
+    try:
+        value = float(token)
+    except ValueError:
+        raise CellError(token, NOT_A_NUMBER)
+    if math.isnan(value) or math.isinf(value):
+        raise CellError(token, NOT_FINITE)
+    if value < 0 and not signed:
+        raise CellError(token, NEGATIVE)
+    return value
