@@ -200,7 +200,7 @@ options:
     description:
       - Test the rails of a pair of nodes at the same time (they share the pair's round) rather than one after another.
       - Each rail's pods use only that rail's NIC, RDMA resource and network, and one GPU each from the device plugin,
-        which does not give one GPU to two pods: with the buffers in GPU memory the rails share no NIC, GPU or PCIe path,
+        which does not give one GPU to two pods. With the buffers in GPU memory the rails share no NIC, GPU or PCIe path,
         so the result per rail is the one a run rail after rail gives. Set it to false where the GPU Operator shares
         GPUs by time-slicing.
       - With O(gpu_rdma_mode=none) the buffers of every rail are in the node's host memory, so the rails run one after
