@@ -294,7 +294,7 @@ arguments:
   sample: -F --report_gbits -q 16 -s 65536 -D 10 -R --use_cuda=0 --use_cuda_dmabuf
 pairs:
   description:
-    - One entry per pair and rail, rail after rail, with index (unique in the run), rail (index, count, network,
+    - One entry per pair and rail, in rail order, with index (unique in the run), rail (index, count, network,
       resource, nic, interfaces, pci_addresses, device_ids, ipam_range), server_node, client_node, server_device,
       client_device, server_ip, link_rate_gbps, link_rate_source, threshold, threshold_gbps, bandwidth_gbps (BW average
       of the largest message), bw_peak_gbps, msg_rate_mpps, message_size, fraction, use_cuda, use_dmabuf, gpu, sweep (bytes and bw_avg_gbps per size),
