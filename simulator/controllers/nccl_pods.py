@@ -18,7 +18,9 @@ Bandwidth model (a model, not measured), following NVIDIA/nccl (master, the file
 - src/graph/search.cc (ncclTopoSelectNets, ncclTopoSearchRecNet): a node's ring channels start from the NETs local to
   its GPUs (a GPU whose own NIC is gone gets the node's other NETs); every channel runs at one bandwidth (bwInter)
   and takes it from the NET it crosses, and a NET with less left is skipped. So a node carries at most
-  max over s of s x sum(floor(NET bw / s)) -- the sum of its active rails when they share a speed.
+  max over s of s x sum(floor(NET bw / s)) -- the sum of its active rails when they share a speed. (Left out: the
+  bound of each GPU's own PCIe link on the paths search.cc follows, which matters only with fewer GPUs than rails,
+  and that a GPU without its own NIC prefers the NETs at the nearest path type rather than all of them.)
 - src/init.cc (initTransportsRank): nChannels, bwIntra and bwInter become the minimum over all ranks, so the node
   with the fewest or slowest active rails sets the pace of the whole job.
 - src/graph/tuning.cc (ncclTopoTuneModel): ring bus bandwidth = nChannels x per-channel bandwidth.
