@@ -8,8 +8,10 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The entries of a ``waits`` option (module_utils/cluster/waits.py WAIT_OPTIONS). A module that extends this
-    # fragment documents ``waits`` itself (description, type, default); the fragment adds the suboptions.
+    # The options of one wait (module_utils/cluster/waits.py WAIT_OPTIONS). DOCUMENTATION nests them under a
+    # ``waits`` list (apply_manifests, plan_status: the module documents ``waits`` itself and the fragment adds the
+    # suboptions); OBJECT gives them as the module's own options (resource_wait waits on one entry). ansible-test
+    # wants literal strings, so the text is written twice; tests/unit/test_one_definition.py keeps both the same.
     DOCUMENTATION = r"""
 options:
   waits:
@@ -17,36 +19,44 @@ options:
     type: list
     elements: dict
     suboptions:
+
       title:
         description: What the condition is about, for messages and results.
         type: str
+
       api_version:
-        description: API version of the objects.
+        description: API version of the objects, for example V(mellanox.com/v1alpha1).
         type: str
         required: true
       kind:
-        description: Kind of the objects.
+        description: Kind of the objects, for example V(NicClusterPolicy).
         type: str
         required: true
       name:
-        description: 'One object, seen by the condition as the document; without it the condition sees C({"items": [...]}).'
+        description:
+          - One object. The condition sees the object itself, or an empty object while it does not exist.
+          - 'Without it, the condition sees C({"items": [...]}), every object matching the namespace and the label selectors.'
         type: str
       namespace:
-        description: Namespace of the objects; without it all namespaces.
+        description: Namespace of namespaced objects; without it a list covers all namespaces.
         type: str
       label_selectors:
-        description: Label selectors the listed objects must match.
+        description: Label selectors that listed objects must all match.
         type: list
         elements: str
         default: []
       condition:
-        description: JMESPath expression that holds when the objects are ready; each entry has this or O(waits[].count).
+        description:
+          - JMESPath expression that is true (not false, null or empty) when the objects are ready.
+          - For example V(status.state == 'ready') or V(length(items[?metadata.labels."nvidia.com/gpu.present" == 'true']) >= `2`).
+          - Each wait has this or C(count), not both.
         type: str
       count:
         description:
-          - Instead of O(waits[].condition), counters over the listed objects; the wait holds when every counter holds.
-            One event evaluates the counters on one object, so the work per event does not grow with the number of
-            objects. Without O(waits[].name) only.
+          - Instead of C(condition), counters over the listed objects; the wait holds when every counter holds. Each
+            watch event evaluates the counters on the one object it carries, so the work per event does not grow with
+            the number of objects (a list condition re-reads all of them). Without C(name), C(failure_condition) and
+            C(progress).
           - Minimums only (no C(all)) start with a watch without resourceVersion, whose first events are the current
             objects, so one request serves any number of them; with C(all) the list is read first, in pages.
         type: list
@@ -65,20 +75,102 @@ options:
             type: bool
             default: false
       failure_condition:
-        description: JMESPath expression that holds when the objects report a failure.
+        description: JMESPath expression that is true when the objects report a failure.
         type: str
       failure_message:
-        description: JMESPath expression giving the text to quote when the failure condition holds.
+        description: JMESPath expression giving the text to quote when the failure condition holds, for example V(status.reason).
         type: str
       progress:
-        description: JMESPath expression giving a progress text, quoted when the condition does not hold in time.
+        description:
+          - JMESPath expression giving a progress text; each distinct value is returned in order, and the last one is
+            quoted when the wait times out.
         type: str
       timeout:
-        description: Seconds to wait; unset means 600. Not used by M(gpudirect.openshift.plan_status), which does not wait.
+        description:
+          - Seconds to wait before failing; unset means 600.
+          - Not used by M(gpudirect.openshift.plan_status), which does not wait.
         type: int
       failure_grace_period:
         description:
-          - Seconds the failure condition must hold without interruption before the wait fails; unset means 0.
+          - Seconds the failure condition must hold without interruption before the wait fails; unset means 0 (operators
+            often pass through an error state while starting, so the roles set one).
           - Not used by M(gpudirect.openshift.plan_status), which does not wait.
         type: int
+"""
+
+    OBJECT = r"""
+options:
+
+  api_version:
+    description: API version of the objects, for example V(mellanox.com/v1alpha1).
+    type: str
+    required: true
+  kind:
+    description: Kind of the objects, for example V(NicClusterPolicy).
+    type: str
+    required: true
+  name:
+    description:
+      - One object. The condition sees the object itself, or an empty object while it does not exist.
+      - 'Without it, the condition sees C({"items": [...]}), every object matching the namespace and the label selectors.'
+    type: str
+  namespace:
+    description: Namespace of namespaced objects; without it a list covers all namespaces.
+    type: str
+  label_selectors:
+    description: Label selectors that listed objects must all match.
+    type: list
+    elements: str
+    default: []
+  condition:
+    description:
+      - JMESPath expression that is true (not false, null or empty) when the objects are ready.
+      - For example V(status.state == 'ready') or V(length(items[?metadata.labels."nvidia.com/gpu.present" == 'true']) >= `2`).
+      - Each wait has this or C(count), not both.
+    type: str
+  count:
+    description:
+      - Instead of C(condition), counters over the listed objects; the wait holds when every counter holds. Each
+        watch event evaluates the counters on the one object it carries, so the work per event does not grow with
+        the number of objects (a list condition re-reads all of them). Without C(name), C(failure_condition) and
+        C(progress).
+      - Minimums only (no C(all)) start with a watch without resourceVersion, whose first events are the current
+        objects, so one request serves any number of them; with C(all) the list is read first, in pages.
+    type: list
+    elements: dict
+    suboptions:
+      each:
+        description: JMESPath expression over one object that holds when the object counts.
+        type: str
+        required: true
+      at_least:
+        description: The counter holds when at least this many objects count.
+        type: int
+        default: 1
+      all:
+        description: The counter holds only when every listed object counts (and at least one is listed).
+        type: bool
+        default: false
+  failure_condition:
+    description: JMESPath expression that is true when the objects report a failure.
+    type: str
+  failure_message:
+    description: JMESPath expression giving the text to quote when the failure condition holds, for example V(status.reason).
+    type: str
+  progress:
+    description:
+      - JMESPath expression giving a progress text; each distinct value is returned in order, and the last one is
+        quoted when the wait times out.
+    type: str
+  timeout:
+    description:
+      - Seconds to wait before failing; unset means 600.
+      - Not used by M(gpudirect.openshift.plan_status), which does not wait.
+    type: int
+  failure_grace_period:
+    description:
+      - Seconds the failure condition must hold without interruption before the wait fails; unset means 0 (operators
+        often pass through an error state while starting, so the roles set one).
+      - Not used by M(gpudirect.openshift.plan_status), which does not wait.
+    type: int
 """

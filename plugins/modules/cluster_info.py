@@ -153,13 +153,11 @@ summary:
            "gpu_nic_nodes": ["worker-0"], "total_gpus": 8, "allocatable_gpus": 8}
 """
 
-import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import gather
 
 
@@ -175,14 +173,13 @@ def argument_spec():
 
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
-    try:
+
+    def work():
         cluster = connect(module, check_mode=module.check_mode, rediscover_once=True)
-        info = gather(cluster, node_names=module.params["nodes"], label_selectors=module.params["label_selectors"],
+        return gather(cluster, node_names=module.params["nodes"], label_selectors=module.params["label_selectors"],
                       extra_label_prefixes=module.params["extra_label_prefixes"])
-    except (CoreException, ClusterError) as exc:
-        module.fail_from_exception(exc)
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg="Failed to gather cluster information: %s" % api_message(exc), exception=traceback.format_exc())
+
+    info = run_cluster_work(module, "Failed to gather cluster information", work)
     module.exit_json(changed=False, **info)
 
 

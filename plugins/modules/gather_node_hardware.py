@@ -264,14 +264,12 @@ cluster_name:
 
 import json
 import os
-import traceback
 from collections.abc import Mapping
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, DEFAULT_MAX_PODS_IN_FLIGHT, FactsRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import (
     gpu_nic_affinity,
@@ -397,18 +395,15 @@ def main():
     if params["max_pods_in_flight"] < 1:
         module.fail_json(msg="max_pods_in_flight (hardware_facts_max_pods_in_flight) must be at least 1, got %d" % params["max_pods_in_flight"])
     report_dir = None if module.check_mode else params["report_dir"]
-    run = None
-    try:
+
+    def work():
         documents = Documents(report_dir, params["return_facts"])
         cluster = connect(module, check_mode=module.check_mode)
         run = FactsRun(cluster, params, on_document=documents)
-        result = run.run(check_mode=module.check_mode)
-    except (CoreException, ClusterError) as exc:
-        module.fail_from_exception(exc)
-    except (IOError, OSError) as exc:
-        module.fail_json(msg="Cannot write the hardware documents to %s: %s" % (report_dir, exc))
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg="Gathering node hardware facts failed: %s" % api_message(exc), exception=traceback.format_exc())
+        return documents, cluster, run, run.run(check_mode=module.check_mode)
+
+    documents, cluster, run, result = run_cluster_work(module, "Gathering node hardware facts failed", work, handlers=[(
+        (IOError, OSError), lambda exc: module.fail_json(msg="Cannot write the hardware documents to %s: %s" % (report_dir, exc)))])
     flat = documents.flat()
     name = params["cluster_name"] or cluster_name(cluster.api_host())
     result.update(cluster_name=name, changed=run.changed, nic_ports=flat[0], gpu_nic_affinity=flat[1], readiness=flat[2])

@@ -205,13 +205,11 @@ rows:
 """
 
 import signal
-import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_report
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.nccl_test import NcclAllReduceTest, SettingsError, settings_from
 
@@ -258,14 +256,9 @@ def main():
         settings = settings_from(module.params)
     except (SettingsError, ValueError, TypeError) as exc:
         module.fail_json(msg="Invalid options: %s" % exc)
-    try:
-        cluster = connect(module, check_mode=module.check_mode)
-        result = NcclAllReduceTest(cluster, settings).run(check_mode=module.check_mode, nic_ports=module.params["nic_ports"],
-                                                          affinity=module.params["gpu_nic_affinity"])
-    except (CoreException, ClusterError) as exc:
-        module.fail_from_exception(exc)
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg="The NCCL all-reduce test failed: %s" % api_message(exc), exception=traceback.format_exc())
+    cluster = run_cluster_work(module, "The NCCL all-reduce test failed", lambda: connect(module, check_mode=module.check_mode))
+    result = run_cluster_work(module, "The NCCL all-reduce test failed", lambda: NcclAllReduceTest(cluster, settings).run(
+        check_mode=module.check_mode, nic_ports=module.params["nic_ports"], affinity=module.params["gpu_nic_affinity"]))
     result["changed"] = False  # pods come and go; nothing stays on the cluster
     if not module.check_mode:
         result["report_html"] = nccl_report.html(result)

@@ -280,14 +280,12 @@ operator_problems:
 """
 
 import copy
-import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import ConditionError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift import (
     CATALOG_SOURCE,
@@ -355,7 +353,8 @@ def problems_of(operators, subscriptions):
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    try:
+
+    def work():
         cluster = connect(module, check_mode=True, rediscover_once=True)
         snapshot = SnapshotClient(cluster)
         if params["compare"]:
@@ -376,12 +375,11 @@ def main():
             leftovers = []
             differences = compare(snapshot, params["operators"], params["manifests"], params["waits"],
                                   params["prune_kinds"], params["prune_label_selector"], versions=versions, leftovers=leftovers)
-    except (ConditionError, ValueError) as exc:
-        module.fail_json(msg="Invalid input: %s" % exc)
-    except (CoreException, ClusterError) as exc:
-        module.fail_from_exception(exc)
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg="Failed to read the cluster: %s" % api_message(exc), exception=traceback.format_exc())
+        return snapshot, kinds, info, differences, versions, leftovers
+
+    snapshot, kinds, info, differences, versions, leftovers = run_cluster_work(
+        module, "Failed to read the cluster", work,
+        handlers=[((ConditionError, ValueError), lambda exc: module.fail_json(msg="Invalid input: %s" % exc))])
 
     packages = set(o["package"] for o in params["operators"])
     subscriptions = snapshot.items(*SUBSCRIPTION)

@@ -344,12 +344,11 @@ pods_left:
 import json
 import os
 import signal
-import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
 from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth import (
     SettingsError,
@@ -359,7 +358,6 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth impo
     summarize,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import BandwidthTest
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 
 
@@ -443,14 +441,9 @@ def main():
     except (SettingsError, ValueError, TypeError) as exc:
         module.fail_json(msg="Invalid options: %s" % exc)
     arguments = " ".join(perftest_args(settings))
-    try:
-        cluster = connect(module, check_mode=module.check_mode)
-        test = BandwidthTest(cluster, settings)
-        outcome = test.run(check_mode=module.check_mode)
-    except (CoreException, ClusterError) as exc:
-        module.fail_from_exception(exc)
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg="The bandwidth test failed: %s" % api_message(exc), exception=traceback.format_exc())
+    cluster = run_cluster_work(module, "The bandwidth test failed", lambda: connect(module, check_mode=module.check_mode))
+    outcome = run_cluster_work(module, "The bandwidth test failed",
+                               lambda: BandwidthTest(cluster, settings).run(check_mode=module.check_mode))
 
     if module.check_mode:
         module.exit_json(changed=False, passed=False, run_id=outcome["run_id"], arguments=arguments,

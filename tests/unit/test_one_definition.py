@@ -5,6 +5,8 @@ import glob
 import os
 import re
 
+import yaml
+
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -121,3 +123,14 @@ def test_cluster_errors_are_kubernetes_core_errors():
     from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
 
     assert issubclass(ClusterError, CoreException)
+
+
+def test_the_wait_options_are_documented_once_for_both_shapes():
+    """resource_wait's own options and the entries of apply_manifests' and plan_status' ``waits`` are one text."""
+    from ansible_collections.gpudirect.openshift.plugins.doc_fragments.wait_entries import ModuleDocFragment
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS
+
+    entries = yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"]["waits"]["suboptions"]
+    own = yaml.safe_load(ModuleDocFragment.OBJECT)["options"]
+    assert own == dict((key, value) for key, value in entries.items() if key != "title")
+    assert set(entries) == set(WAIT_OPTIONS)
