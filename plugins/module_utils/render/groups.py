@@ -357,7 +357,7 @@ def merged_summary(per_group):
         for group in summary["nic_selection"]["groups"]:
             group = dict(group, fabric=group.get("fabric") or summary["fabric"])
             group.setdefault("variable", group_variable(name))
-            group["node_group"] = name
+            group.update({"node_group": name, "method": model["method"], "num_vfs": model.get("num_vfs")})
             merged["nic_selection"]["groups"].append(group)
         merged["node_groups"].append({
             "name": name, "variable": group_variable(name), "node_selector": summary["node_selector"],
@@ -365,6 +365,8 @@ def merged_summary(per_group):
             "configuration": summary["configuration"], "method": summary["method"], "fabric": summary["fabric"],
             "resources": summary["resources"], "networks": [n["name"] for n in summary["networks"]],
             "machineconfig_pool": summary["machineconfig_pool"]})
+    # The SriovOperatorConfig of merge(): the config daemons run on the sriov_legacy group's nodes, else the first group's.
+    merged["sriov_daemon_group"] = ([m["node_group"] for m, _s in per_group if _uses_vfs(m)] or [per_group[0][0]["node_group"]])[0]
     merged["configuration"] = "; ".join("%s: %s" % (g["name"], g["configuration"]) for g in merged["node_groups"])
     merged["fabrics"] = sorted(set(f for _m, s in per_group for f in s["fabrics"]))
     return merged

@@ -52,8 +52,13 @@ def reported_nic_problems(summary, node_states, num_vfs=None):
         return problems
     reported_names = sorted(set(i.get("name") for _n, i in reported))
     reported_pcis = sorted(set(i.get("pciAddress") for _n, i in reported if i.get("pciAddress")))
-    sriov = summary.get("method") == "sriov_legacy" and num_vfs
+    daemons_on = summary.get("sriov_daemon_group")
     for group in (summary.get("nic_selection") or {}).get("groups") or []:
+        # With node groups the config daemons run on one group's nodes only (render/groups.py): only its ports are reported.
+        if daemons_on and group.get("node_group") != daemons_on:
+            continue
+        group_vfs = group.get("num_vfs", num_vfs) if group.get("node_group") else num_vfs
+        sriov = group.get("method", summary.get("method")) == "sriov_legacy" and group_vfs
         # A group of gpudirect_rdma_second_fabric has its own fabric, and its variables are that mapping's keys.
         fabric = group.get("fabric") or summary.get("fabric")
         wanted_link = "IB" if fabric == "infiniband" else "ETH"
@@ -84,7 +89,7 @@ def reported_nic_problems(summary, node_states, num_vfs=None):
                     "a port of the %s fabric." % (fabric_variable, fabric_value, _port(iface, node),
                                                   "an InfiniBand" if link == "IB" else "an Ethernet", iface.get("linkType"), fabric))
             if sriov:
-                _vf_problems(problems, num_vfs, iface, node)
+                _vf_problems(problems, group_vfs, iface, node)
     return problems
 
 
