@@ -237,7 +237,8 @@ def _selector_list(entry):
 def _merge_nic_cluster_policy(kept, owners, name, manifest, errors):
     """Adds a group's device-plugin entries and secondary networks to the one NicClusterPolicy. The Network Operator
     runs each device plugin as one DaemonSet with one ConfigMap on every NIC node (network-operator
-    manifests/state-rdma-shared-device-plugin/0060_rdma-shared-dev-plugin-ds.yaml, and state-sriov-device-plugin), so
+    manifests/state-rdma-shared-device-plugin/0060_rdma-shared-dev-plugin-ds.yaml and
+    manifests/state-sriov-device-plugin/0030-sriov-dp-daemonset.yaml: NIC-node selector, one ConfigMap), so
     every group's entries apply on every node: they must name different ports, and the two plugins cannot be split
     between groups."""
     spec, new = kept["spec"], manifest["spec"]
