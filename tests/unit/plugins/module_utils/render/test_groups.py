@@ -105,3 +105,14 @@ def test_node_group_problems_name_the_group_and_the_node():
         "group only; give each group a node_selector with a label the other group's nodes do not carry"]
     problems = groups.node_group_problems(summary, [{"item": ib, "resources": [node]}, {"item": roce, "resources": []}])
     assert len(problems) == 1 and problems[0].startswith("gpudirect_rdma_node_groups[roce].node_selector: %s=roce selects no node" % LABEL)
+
+
+def test_reported_nics_are_checked_only_for_the_group_the_sriov_config_daemons_serve():
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.render.reported import reported_nic_problems
+
+    summary = render_all(variables(IB, dict(ROCE, method="sriov_legacy", num_vfs=32)))["summary"]
+    states = [{"node": "roce-0", "interfaces": [{"name": "ens8f0np0", "pciAddress": "0000:a0:00.0", "vendor": "8086", "linkType": "ETH",
+                                                 "totalvfs": 16}]}]
+    problems = reported_nic_problems(summary, states)
+    # ibs2f0 of the ib group is on nodes without config daemons: not reported, not an error; the roce group's VF count is.
+    assert [p.split(":")[0] for p in problems["errors"]] == ["gpudirect_rdma_node_groups[roce].num_vfs"], problems
