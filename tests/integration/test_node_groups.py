@@ -61,6 +61,14 @@ def test_a_rerun_writes_nothing(groups):
     assert again.rc == 0 and again.changed == 0 and again.writes == 0, again.output[-4000:]
 
 
+def test_a_group_left_out_of_the_list_is_pruned(groups, tmp_path):
+    sim = groups["sim"]
+    run = run_playbook(sim, "-e", _with_groups(tmp_path, lambda items: items.pop()))
+    assert run.rc == 0, run.output[-4000:]
+    assert _objects(sim, "SriovNetwork") == [] and _objects(sim, "SriovNetworkNodePolicy") == []
+    assert sorted(n["metadata"]["name"] for n in _objects(sim, "IPoIBNetwork")) == RAILS
+
+
 def test_teardown_removes_both_groups_objects(groups):
     sim = groups["sim"]
     down = run_playbook(sim, "-e", "@" + VARS, playbook="playbooks/teardown.yml")

@@ -366,8 +366,8 @@ def merged_summary(per_group):
             "configuration": summary["configuration"], "method": summary["method"], "fabric": summary["fabric"],
             "resources": summary["resources"], "networks": [n["name"] for n in summary["networks"]],
             "machineconfig_pool": summary["machineconfig_pool"]})
-    # The SriovOperatorConfig of merge(): the config daemons run on the sriov_legacy group's nodes, else the first group's.
-    merged["sriov_daemon_group"] = ([m["node_group"] for m, _s in per_group if _uses_vfs(m)] or [per_group[0][0]["node_group"]])[0]
+    # The SriovOperatorConfig of merge(): the config daemons run on the sriov_legacy group's nodes (None: no such group).
+    merged["sriov_daemon_group"] = ([m["node_group"] for m, _s in per_group if _uses_vfs(m)] or [None])[0]
     merged["configuration"] = "; ".join("%s: %s" % (g["name"], g["configuration"]) for g in merged["node_groups"])
     merged["fabrics"] = sorted(set(f for _m, s in per_group for f in s["fabrics"]))
     return merged

@@ -54,8 +54,9 @@ def reported_nic_problems(summary, node_states, num_vfs=None):
     reported_pcis = sorted(set(i.get("pciAddress") for _n, i in reported if i.get("pciAddress")))
     daemons_on = summary.get("sriov_daemon_group")
     for group in (summary.get("nic_selection") or {}).get("groups") or []:
-        # With node groups the config daemons run on one group's nodes only (render/groups.py): only its ports are reported.
-        if daemons_on and group.get("node_group") != daemons_on:
+        # With node groups the config daemons run on the sriov_legacy group's nodes only (render/groups.py): only its
+        # ports are checked; the reports of other nodes may be those of a previous configuration.
+        if summary.get("node_groups") and group.get("node_group") != daemons_on:
             continue
         group_vfs = group.get("num_vfs", num_vfs) if group.get("node_group") else num_vfs
         sriov = group.get("method", summary.get("method")) == "sriov_legacy" and group_vfs
