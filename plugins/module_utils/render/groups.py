@@ -182,6 +182,10 @@ def build(variables, require_facts=True):
     errors = input_model.Errors()
     warnings = []
     items = _check_items(variables[VARIABLE], errors)
+    shared_selector = variables.get(names.variable("node_selector"))
+    if shared_selector not in (None, "", {}) and shared_selector != input_model.FIELDS["node_selector"].default:
+        warnings.append("%s is not used with %s: each group's node_selector picks its nodes"
+                        % (names.variable("node_selector"), VARIABLE))
     models = []
     for item in items:
         sub, set_here = _group_variables(variables, item, errors)

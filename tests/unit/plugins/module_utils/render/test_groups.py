@@ -51,6 +51,12 @@ def test_two_groups_share_the_nic_cluster_policy_with_names_that_cannot_collide(
         ("rdma/rdma_shared_device_ib_ib allocatable", [LABEL + "=ib"]), ("rdma/rdma_shared_device_eth_roce allocatable", [LABEL + "=roce"])]
 
 
+def test_the_shared_node_selector_is_unused_with_groups():
+    plan = render_all(variables(IB, ROCE, node_selector={LABEL: "any"}))
+    assert plan["errors"] == [] and plan["warnings"] == [
+        "gpudirect_rdma_node_selector is not used with gpudirect_rdma_node_groups: each group's node_selector picks its nodes"]
+
+
 def test_each_group_has_its_own_machineconfig_pool():
     plan = render_all(variables(dict(IB, machineconfig_pool="rdma-ib"), dict(ROCE, machineconfig_pool="rdma-roce"),
                                 apply_machineconfigs=True))
