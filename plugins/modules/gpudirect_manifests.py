@@ -202,7 +202,11 @@ waits:
   type: dict
   sample: {"sriov_node_states": {"kind": "SriovNetworkNodeState", "namespace": "openshift-sriov-network-operator"}}
 summary:
-  description: Configuration label and number (1-6), pod resources, networks and their pod annotation, NIC selection and expected reboots.
+  description:
+    - Configuration label and number (1-6), pod resources, networks and their pod annotation, NIC selection and expected reboots.
+    - With C(gpudirect_rdma_node_groups), every group's resources, networks and NICs, and C(node_groups), one entry per group
+      (name, node selector, configuration, resources, networks, MachineConfigPool). C(configuration) names every group's;
+      C(method), C(fabric) and the other keys are the first group's.
   returned: always
   type: dict
   sample:

@@ -91,6 +91,13 @@ CASES = [
     ("gpu-repository-with-quote", {"gpudirect_rdma_gpu_driver_repository": 'a b"c'}, "gpudirect_rdma_gpu_driver_repository"),
     ("control-plane-pool", {"gpudirect_rdma_apply_machineconfigs": True, "gpudirect_rdma_machineconfigs": ["crio_memlock"],
                             "gpudirect_rdma_machineconfig_pool": "master"}, "gpudirect_rdma_machineconfig_pool"),
+    # Node groups (issue 17): two groups of one name, and two groups whose networks hand out the same addresses.
+    ("node-groups-duplicate-name", {"gpudirect_rdma_node_groups": [{"name": "a", "node_selector": {"group": "a"}},
+                                                                   {"name": "a", "node_selector": {"group": "b"}}]},
+     "gpudirect_rdma_node_groups: two groups are named a"),
+    ("node-groups-overlapping-ranges", {"gpudirect_rdma_node_groups": [
+        {"name": "a", "node_selector": {"group": "a"}, "ipam_range": "192.168.0.0/16"},
+        {"name": "b", "node_selector": {"group": "b"}, "nic_interfaces": ["ens9f0np0"]}]}, "gpudirect_rdma_node_groups[b].ipam_range"),
 ]
 
 

@@ -144,6 +144,8 @@ FIELDS = {
     "machineconfig_allow_control_plane": Field("bool", False),
     "memlock_pool": Field("str", DEFAULT_MEMLOCK_POOL),
     "ignition_version": Field("str", "3.2.0"),
+    # node groups (render/groups.py): each item the keys of groups.GROUP_KEYS on top of the shared variables
+    "node_groups": Field("dictlist", []),
 }
 
 # The documentation half of the schema, for every field of FIELDS: (section of docs/input-model.md, default as
@@ -156,7 +158,8 @@ DOC_SECTIONS = ("Configuration",
                 "Link settings",
                 "Device plugins and VFs",
                 "Operators",
-                "MachineConfigs (reboot: opt-in)")
+                "MachineConfigs (reboot: opt-in)",
+                "Node groups")
 DOCS = {
     "method": ("Configuration", "required", None, "`shared_device`, `host_device` or `sriov_legacy` (see [method-chooser.md](method-chooser.md))"),
     "fabric": ("Configuration", "required", None, "`roce` or `infiniband`"),
@@ -309,6 +312,12 @@ DOCS = {
         "or selects no node. The pool name of `gpudirect_rdma_machineconfig_role` (e.g. `worker`) puts memlock into the main MachineConfig of "
         "that whole pool"),
     "ignition_version": ("MachineConfigs (reboot: opt-in)", "`3.2.0`", None, "Must be 3.x"),
+    "node_groups": (
+        "Node groups", "`[]` (one implicit group: the variables above)", None,
+        "Several sets of nodes, each with its own configuration (docs/node-groups.md). Each item: `name` (DNS-1123 label, at most 20), "
+        "`node_selector` (required; no node in two groups) and any of `method`, `fabric`, the NIC lists, resource and network names, "
+        "IPAM, link, device-plugin and VF keys, `machineconfig_pool`, `_role`, `_name` (without the `gpudirect_rdma_` prefix); the other "
+        "variables are shared. Names a group does not set get `_<group>` (resources) or `-<group>` (networks, policies) appended"),
 }
 
 # Options that only mean something for some configurations: (predicate on method/fabric, where it applies).

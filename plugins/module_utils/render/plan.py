@@ -8,6 +8,7 @@ __metaclass__ = type
 
 import copy
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import groups
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import machineconfigs
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model as input_model
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
@@ -26,20 +27,12 @@ def _empty(errors, warnings):
 
 def validate(variables, require_facts=False):
     """Only the checks: (errors, warnings). Accepts nic_selection auto before facts exist."""
-    _model, errors, warnings = input_model.build(variables, require_facts=require_facts)
+    _models, errors, warnings = groups.build(variables, require_facts=require_facts)
     return errors, warnings
 
 
-def render_all(variables):
-    """Render every object of the configuration the variables describe.
-
-    Returns {"errors", "warnings", "manifests": [{"phase", "order", "file", "manifest"}],
-    "phases": {phase: [names]}, "teardown_order": [...], "summary": {...}}; with errors, nothing else.
-    """
-    model, errors, warnings = input_model.build(variables, require_facts=True)
-    if errors:
-        return _empty(errors, warnings)
-    render_errors = input_model.Errors()
+def render_objects(model, render_errors):
+    """[(phase, manifest)] of one group's configuration (the one renderer; render_all runs it once per node group)."""
     objects = []
     objects.extend(("machineconfig", mc) for mc in machineconfigs.machineconfigs(model, render_errors))
     objects.append(("nfd", operators.node_feature_discovery(model)))
@@ -53,13 +46,30 @@ def render_all(variables):
         objects.append(("sriov_pool", pool))
     objects.extend(("sriov_policy", p) for p in rdma.sriov_node_policies(model))
     objects.extend(("network", n) for n in rdma.networks(model))
+    return objects
+
+
+def render_all(variables):
+    """Render every object of the configuration the variables describe (each node group's, merged).
+
+    Returns {"errors", "warnings", "manifests": [{"phase", "order", "file", "manifest"}],
+    "phases": {phase: [names]}, "teardown_order": [...], "summary": {...}}; with errors, nothing else.
+    """
+    models, errors, warnings = groups.build(variables, require_facts=True)
+    if errors:
+        return _empty(errors, warnings)
+    render_errors = input_model.Errors()
+    rendered = [(model, render_objects(model, render_errors)) for model in models]
+    objects = groups.merge(rendered, render_errors) if len(rendered) > 1 or models[0].get("node_group") else rendered[0][1]
     if render_errors.messages:
         return _empty(render_errors.messages, warnings)
     manifests = _number(objects)
     phases = {}
     for entry in manifests:
         phases.setdefault(entry["phase"], []).append(entry["file"])
-    summary = _summary(model, manifests)
+    per_group = [(model, _summary(model, _number(copy.deepcopy(group_objects)))) for model, group_objects in rendered]
+    summary = groups.merged_summary(per_group)
+    summary["object_count"] = len(manifests)
     return {
         "errors": [],
         "warnings": warnings,
@@ -68,9 +78,9 @@ def render_all(variables):
         "teardown_order": teardown_order(manifests),
         "summary": summary,
         "images": images_of(manifests),
-        "waits": render_waits(manifests, model),
-        # not applied: the pod a job uses the rails with (render.yml writes it, docs/nccl-tests.md)
-        "workload": workload.rail_job_pod(model, summary),
+        "waits": render_waits(manifests, models[0]),
+        # not applied: the pod a job uses the rails with (render.yml writes it, docs/nccl-tests.md); the first group's
+        "workload": workload.rail_job_pod(models[0], per_group[0][1]),
     }
 
 

@@ -52,8 +52,14 @@ def reported_nic_problems(summary, node_states, num_vfs=None):
         return problems
     reported_names = sorted(set(i.get("name") for _n, i in reported))
     reported_pcis = sorted(set(i.get("pciAddress") for _n, i in reported if i.get("pciAddress")))
-    sriov = summary.get("method") == "sriov_legacy" and num_vfs
+    daemons_on = summary.get("sriov_daemon_group")
     for group in (summary.get("nic_selection") or {}).get("groups") or []:
+        # With node groups the config daemons run on the sriov_legacy group's nodes only (render/groups.py): only its
+        # ports are checked; the reports of other nodes may be those of a previous configuration.
+        if summary.get("node_groups") and group.get("node_group") != daemons_on:
+            continue
+        group_vfs = group.get("num_vfs", num_vfs) if group.get("node_group") else num_vfs
+        sriov = group.get("method", summary.get("method")) == "sriov_legacy" and group_vfs
         # A group of gpudirect_rdma_second_fabric has its own fabric, and its variables are that mapping's keys.
         fabric = group.get("fabric") or summary.get("fabric")
         wanted_link = "IB" if fabric == "infiniband" else "ETH"
@@ -84,25 +90,26 @@ def reported_nic_problems(summary, node_states, num_vfs=None):
                     "a port of the %s fabric." % (fabric_variable, fabric_value, _port(iface, node),
                                                   "an InfiniBand" if link == "IB" else "an Ethernet", iface.get("linkType"), fabric))
             if sriov:
-                _vf_problems(problems, num_vfs, iface, node)
+                _vf_problems(problems, group_vfs, iface, node,
+                             group["variable"] + ".num_vfs" if group.get("node_group") else "gpudirect_rdma_num_vfs")
     return problems
 
 
-def _vf_problems(problems, num_vfs, iface, node):
+def _vf_problems(problems, num_vfs, iface, node, variable="gpudirect_rdma_num_vfs"):
     total = iface.get("totalvfs")
     if total is None:
         return problems
     total, num_vfs = int(total), int(num_vfs)
     if str(iface.get("vendor") or "").lower() == names.MELLANOX_VENDOR_ID:
         if num_vfs > MELLANOX_MAX_VFS:
-            problems["errors"].append("gpudirect_rdma_num_vfs: %d is more than the %d VFs the SR-IOV operator allows on "
-                                      "a Mellanox NIC (%s); give at most %d." % (num_vfs, MELLANOX_MAX_VFS, _port(iface, node),
+            problems["errors"].append("%s: %d is more than the %d VFs the SR-IOV operator allows on "
+                                      "a Mellanox NIC (%s); give at most %d." % (variable, num_vfs, MELLANOX_MAX_VFS, _port(iface, node),
                                                                                  MELLANOX_MAX_VFS))
         elif num_vfs != total:
-            problems["warnings"].append("gpudirect_rdma_num_vfs: %d differs from the %d VFs the firmware of %s enables "
+            problems["warnings"].append("%s: %d differs from the %d VFs the firmware of %s enables "
                                         "(NUM_OF_VFS); the SR-IOV operator rewrites the firmware and reboots the node."
-                                        % (num_vfs, total, _port(iface, node)))
+                                        % (variable, num_vfs, total, _port(iface, node)))
     elif num_vfs > total:
-        problems["errors"].append("gpudirect_rdma_num_vfs: %d is more than the %d VFs %s supports (totalvfs); give at most "
-                                  "%d." % (num_vfs, total, _port(iface, node), total))
+        problems["errors"].append("%s: %d is more than the %d VFs %s supports (totalvfs); give at most "
+                                  "%d." % (variable, num_vfs, total, _port(iface, node), total))
     return problems

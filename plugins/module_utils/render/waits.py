@@ -200,8 +200,10 @@ def rdma_wait_sets(plan, min_ready_nodes=1, all_nodes=False):
     sets["configuration"].extend(network_cr_wait(kind) for kind in NETWORK_OPERATOR_KINDS if kind in kinds)
     if networks:
         sets["configuration"].append(network_attachments_wait(networks))
-    sets["configuration"].extend(allocatable_wait(resource, min_ready_nodes, summary.get("node_selector"), all_nodes)
-                                 for resource in summary.get("resources") or [])
+    # With node groups each group's resources are watched on that group's nodes only (render/groups.py).
+    for group in summary.get("node_groups") or [summary]:
+        sets["configuration"].extend(allocatable_wait(resource, min_ready_nodes, group.get("node_selector"), all_nodes)
+                                     for resource in group.get("resources") or [])
     return sets
 
 
