@@ -167,7 +167,7 @@ def scale_table(results):
              "%s, %d pods" % (cell(res["auto"]["rerun"]), res["auto"]["rerun"]["pods_created"]),
              facts_cell(res["facts"]["first"]), facts_cell(res["facts"]["rerun"]), verify_cell(res["verify"])] for res in results]
     body += "\n\n" + table(["GPU workers", "auto converge", "auto no-op re-run", "facts.yml first run", "facts.yml re-run",
-                             "verify.yml"], rows)
+                            "verify.yml"], rows)
     worst = dict((name, max(res[name]["requests"] for res in results)) for name in ("converge", "check"))
     targets = ["%s at every size <= %d requests: %s (most %d)" % (
         "fresh converge" if name == "converge" else "check run", bench_scale.TARGETS[name],
