@@ -136,6 +136,14 @@ options:
     description: Start a pod on every selected node even when its cached document matches its fingerprint.
     type: bool
     default: false
+  cache_only:
+    description:
+      - Only read the per-node cache, start no pod and send no write. The facts of the selected nodes the cache
+        holds with a matching fingerprint are returned; RV(counts) says how many (C(from_cache) below C(selected)
+        means the cache lacks nodes, which a normal run then gathers). Nothing is written to O(report_dir) either.
+      - site.yml uses it with NIC selection auto, so that a re-run has its plan before anything is written.
+    type: bool
+    default: false
   report_dir:
     description:
       - Directory, on the host that runs the module (the controller with the collection's playbooks), where the module
@@ -303,6 +311,7 @@ def argument_spec():
         pending_grace_period=dict(type="int", default=60),
         cache=dict(type="bool", default=True),
         refresh=dict(type="bool", default=False),
+        cache_only=dict(type="bool", default=False),
         report_dir=dict(type="path"),
         cluster_name=dict(type="str"),
         return_facts=dict(type="bool", default=False),
@@ -394,7 +403,7 @@ def main():
         module.fail_json(msg="image (hardware_facts_image): %r is not an image reference; use %s" % (params["image"], names.IMAGE_REFERENCE_HINT))
     if params["max_pods_in_flight"] < 1:
         module.fail_json(msg="max_pods_in_flight (hardware_facts_max_pods_in_flight) must be at least 1, got %d" % params["max_pods_in_flight"])
-    report_dir = None if module.check_mode else params["report_dir"]
+    report_dir = None if module.check_mode or params["cache_only"] else params["report_dir"]
 
     def work():
         documents = Documents(report_dir, params["return_facts"])

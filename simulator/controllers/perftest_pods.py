@@ -112,6 +112,10 @@ class PerftestPodController:
         self.pod_ips = {}  # (namespace, name) -> (nad key, ip)
         self.waiting_servers = {}  # server secondary ip -> (namespace, name)
         self.started = 0  # pods started so far: numbers their cluster-network addresses
+        # node name -> verify pods bound there (namespace, name). kube-scheduler keeps such a cache of the pods per
+        # node and counts a pod it just bound before the watch reports it (kubernetes/kubernetes,
+        # pkg/scheduler/backend/cache/cache.go, AssumePod); entries are checked against the stored pod when used.
+        self.on_node = {}
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
@@ -161,11 +165,17 @@ class PerftestPodController:
         ident = (meta.get("namespace"), meta["name"])
         if etype == "DELETED":
             self._forget(ident)
-        elif etype == "ADDED":
+            return
+        node_name = (obj.get("spec") or {}).get("nodeName")
+        if node_name:
+            self.on_node.setdefault(node_name, set()).add(ident)
+        if etype == "ADDED":
             self.rt.enqueue(("perftest-schedule",) + ident, lambda: self.schedule(*ident))
 
     def _forget(self, ident):
         self.unscheduled.discard(ident)
+        for idents in self.on_node.values():
+            idents.discard(ident)
         entry = self.pod_ips.pop(ident, None)
         if entry:
             nad_key, ip = entry
@@ -178,12 +188,13 @@ class PerftestPodController:
 
     # ------------------------------------------------------------------ scheduler
     def _used(self, node_name, exclude):
+        """Extended resources the other running verify pods on the node hold (the pods of self.on_node, read now)."""
         used = {}
-        for pod in self.rt.list("", "pods"):
-            meta = pod["metadata"]
-            if (meta.get("namespace"), meta["name"]) == exclude or not self.is_mine(pod):
+        for ident in sorted(self.on_node.get(node_name) or ()):
+            if ident == exclude:
                 continue
-            if (pod.get("spec") or {}).get("nodeName") != node_name:
+            pod = self._get(*ident)
+            if pod is None or (pod.get("spec") or {}).get("nodeName") != node_name:
                 continue
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 continue
@@ -191,32 +202,49 @@ class PerftestPodController:
                 used[name] = used.get(name, 0) + count
         return used
 
+    def _fits(self, node, selector, wanted, exclude):
+        """None when the pod fits the node, else the scheduler's reasons against it (kube-scheduler's NodeAffinity,
+        NodeUnschedulable and NodeResourcesFit filters, pkg/scheduler/framework/plugins/)."""
+        if not node_matches(node, selector):
+            return ["node(s) didn't match Pod's node affinity/selector"]
+        if (node.get("spec") or {}).get("unschedulable"):
+            return ["node(s) were unschedulable"]
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        used = self._used(node["metadata"]["name"], exclude)
+        short = [res for res, count in sorted(wanted.items()) if _count(allocatable.get(res)) - used.get(res, 0) < count]
+        return ["Insufficient %s" % res for res in short] or None
+
+    def _scan(self, selector, wanted, exclude):
+        """(first node that fits or None, every node, {reason: node count}): kube-scheduler filtering each node."""
+        nodes = self.rt.list("", "nodes")
+        reasons = {}
+        for node in nodes:
+            against = self._fits(node, selector, wanted, exclude)
+            if against is None:
+                return node, nodes, reasons
+            for reason in against:
+                reasons[reason] = reasons.get(reason, 0) + 1
+        return None, nodes, reasons
+
     def schedule(self, namespace, name):
         pod = self._get(namespace, name)
         if pod is None or (pod.get("spec") or {}).get("nodeName") or pod["metadata"].get("deletionTimestamp"):
             self.unscheduled.discard((namespace, name))
             return
-        nodes = self.rt.list("", "nodes")
         selector = (pod.get("spec") or {}).get("nodeSelector") or {}
         wanted = _requests(pod)
-        reasons = {}
         chosen = None
-        for node in nodes:
-            if not node_matches(node, selector):
-                reasons["node(s) didn't match Pod's node affinity/selector"] = reasons.get("node(s) didn't match Pod's node affinity/selector", 0) + 1
-                continue
-            if (node.get("spec") or {}).get("unschedulable"):
-                reasons["node(s) were unschedulable"] = reasons.get("node(s) were unschedulable", 0) + 1
-                continue
-            allocatable = (node.get("status") or {}).get("allocatable") or {}
-            used = self._used(node["metadata"]["name"], (namespace, name))
-            short = [res for res, count in sorted(wanted.items()) if _count(allocatable.get(res)) - used.get(res, 0) < count]
-            if short:
-                for res in short:
-                    reasons["Insufficient %s" % res] = reasons.get("Insufficient %s" % res, 0) + 1
-                continue
-            chosen = node
-            break
+        # The verify pods select one node by its kubernetes.io/hostname label, which the kubelet sets to the node's
+        # own name by default (kubernetes/kubernetes, pkg/kubelet/kubelet_node_status.go, initialNode): that node is
+        # read alone. Any other selector, a hostname that is not the node name, or a node that does not fit takes
+        # the scan of every node below, which also words the Unschedulable message.
+        hostname = selector.get("kubernetes.io/hostname")
+        if hostname:
+            node = self.rt.get("", "nodes", None, str(hostname))
+            if node is not None and self._fits(node, selector, wanted, (namespace, name)) is None:
+                chosen = node
+        if chosen is None:
+            chosen, nodes, reasons = self._scan(selector, wanted, (namespace, name))
         if chosen is None:
             self.unscheduled.add((namespace, name))
             detail = ", ".join("%d %s" % (count, reason) for reason, count in sorted(reasons.items()))
@@ -247,6 +275,7 @@ class PerftestPodController:
             }
 
         self.rt.mutate("", "pods", namespace, name, bind)
+        self.on_node.setdefault(node_name, set()).add((namespace, name))
         self.rt.later(self.cfg("perftest_start_seconds"), lambda: self.start(namespace, name))
 
     # ------------------------------------------------------------------ Multus + kubelet

@@ -179,10 +179,16 @@ class Profile:
     source: str = ""
 
     def node(self, name):
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        raise KeyError(name)
+        # Names are unique (checked when parsed): a dict finds one in O(1) on 1000-node profiles. It is rebuilt when
+        # the node list changed (a test may add or drop nodes).
+        index = self.__dict__.get("_by_name")
+        found = index.get(name) if index is not None else None
+        if found is None or found.name != name or len(index) != len(self.nodes):
+            index = self.__dict__["_by_name"] = dict((n.name, n) for n in self.nodes)
+            found = index.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
 
     @property
     def workers(self):

@@ -4,9 +4,11 @@ re-run at 2, 100 and 1000 GPU workers (simulator synthetic profiles, configurati
 Each run is one ansible-playbook process started by a small wrapper that reports the largest resident set of its
 descendants (ru_maxrss of RUSAGE_CHILDREN: ansible-playbook or one of its forks, whichever peaked). Requests come
 from the simulator's request log (dry runs included for the check run, which sends only dry runs).
-The facts and verify columns belong to bench_facts.py and the verify benchmarks; they are shown as '-' here.
+With --auto, also site.yml with gpudirect_rdma_nic_selection auto on a fresh cluster: a converge (the facts pods run)
+then a no-op re-run (the per-node facts cache: no pod). Facts and verify at scale are in bench_scale_facts.py;
+tests/bench/run_all.py puts all of them in one table.
 
-Usage: source hack/env.sh && python tests/bench/bench_scale.py [--nodes 2,100,1000] [--json F]
+Usage: source hack/env.sh && python tests/bench/bench_scale.py [--nodes 2,100,1000] [--auto] [--json F]
 """
 
 import argparse
@@ -27,7 +29,10 @@ SIZES = (2, 100, 1000)
 # Configuration 1 (shared device, RoCE) on the synthetic NICs: the first Ethernet port of every worker.
 VARS_FILE = bench_site.example_file(1)
 EXTRA = ["-e", '{"gpudirect_rdma_nic_interfaces": ["enp26s0np0"]}']
-TARGETS = {"converge": 85, "check": 40}
+TARGETS = {"converge": 85, "check": 40, "auto_rerun": 30}
+AUTO_EXTRA = ["-e", '{"gpudirect_rdma_nic_interfaces": [], "gpudirect_rdma_nic_selection": "auto"}']
+# The simulated facts pods step faster than the default (the kubelet's timings are not what is measured here).
+FAST_FACTS = {"facts_pod_step_seconds": 0.02}
 _WRAPPER = ("import resource, subprocess, sys; rc = subprocess.call(sys.argv[1:]); "
             "sys.stderr.write('\\nPEAK_RSS_KIB=%d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(rc)")
 
@@ -36,9 +41,9 @@ def profile(nodes):
     return "synthetic:nodes=%d,gpus=8,nics=8,masters=3,link_layer=Ethernet" % nodes
 
 
-def run(sim, *args):
+def run(sim, *args, extra=None):
     env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-    cmd = [sys.executable, "-c", _WRAPPER, "ansible-playbook", bench_site.SITE, "-e", "@" + VARS_FILE] + EXTRA + list(args)
+    cmd = [sys.executable, "-c", _WRAPPER, "ansible-playbook", bench_site.SITE, "-e", "@" + VARS_FILE] + (extra or EXTRA) + list(args)
     mark = sim.mark()
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
@@ -50,6 +55,7 @@ def run(sim, *args):
     return {"wall_s": round(wall, 1), "requests": len(log),
             "discovery": sum(1 for r in log if r["verb"] in bench_site.READS and not r.get("plural")),
             "writes": sim.count(writes_only=True, since=mark),
+            "pods_created": sum(1 for r in log if r["verb"] == "create" and r.get("plural") == "pods"),
             "peak_mb": round(int(peak[-1].split("=")[1]) / 1024.0) if peak else None}
 
 
@@ -64,9 +70,18 @@ def bench_size(nodes):
     return {"nodes": nodes, "check": check, "converge": converge, "rerun": rerun}
 
 
+def bench_auto(nodes):
+    """site.yml with NIC selection auto: a converge (facts pods on every worker) then a no-op re-run (facts cache)."""
+    with SimulatedCluster(profile=profile(nodes), config=dict(FAST_FACTS)) as sim:
+        converge = run(sim, extra=AUTO_EXTRA)
+        rerun = run(sim, extra=AUTO_EXTRA)
+    return {"nodes": nodes, "converge": converge, "rerun": rerun}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", default=",".join(str(n) for n in SIZES), help="GPU worker counts (default 2,100,1000)")
+    parser.add_argument("--auto", action="store_true", help="also converge and re-run with NIC selection auto")
     parser.add_argument("--json", help="append one JSON line per size to this file")
     args = parser.parse_args(argv)
     for nodes in [int(n) for n in args.nodes.split(",") if n]:
@@ -75,6 +90,12 @@ def main(argv=None):
             r = res[name]
             print("%5d nodes %-8s %4d requests (%d discovery, %d writes) %7.1f s  peak %s MB" % (
                 nodes, name, r["requests"], r["discovery"], r["writes"], r["wall_s"], r["peak_mb"]))
+        if args.auto:
+            res["auto"] = bench_auto(nodes)
+            for name in ("converge", "rerun"):
+                r = res["auto"][name]
+                print("%5d nodes auto %-8s %4d requests (%d writes, %d pods created) %7.1f s  peak %s MB" % (
+                    nodes, name, r["requests"], r["writes"], r["pods_created"], r["wall_s"], r["peak_mb"]))
         sys.stdout.flush()
         if args.json:
             with open(args.json, "a") as handle:

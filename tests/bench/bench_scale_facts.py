@@ -8,9 +8,8 @@ facts:  playbooks/facts.yml on `synthetic:nodes=N,gpus=8,nics=8`, a first run (e
 verify: playbooks/verify.yml over N GPU nodes (`synthetic:nodes=N,gpus=2,nics=2,link_layer=Ethernet`, shared device
         RoCE, the cluster prepared as tests/integration/test_verify.py does): rounds of node-disjoint pairs, pairs,
         wall time, requests, and whether every pair passed.
-At 1000 nodes the verify column is limited by the simulator, not the collection: its perftest-pod controller lists every
-pod and node for each pod it schedules (O(n^2)), so use 100-300 nodes there; the rounds do not depend on the size
-(two for an even ring, three for an odd one, unit-tested at 1000 and 1001 nodes).
+The simulated scheduler reads the one node a verify pod selects and the verify pods counted on it (no list per pod),
+so 1000 nodes run end to end; the rounds do not depend on the size (two for an even ring, three for an odd one).
 Targets (issue 21, at 1000 nodes): facts peak controller memory <= 150 MB and <= 60 s controller CPU; a re-run starts no
 pods and makes <= 30 requests; verify in <= 3 rounds.
 

@@ -1,12 +1,14 @@
 """Every benchmark of the collection, as tables (what `make bench` runs). Prints numbers and target verdicts; never fails on them.
 
   1. site.yml against the naive baseline for each example configuration (tests/bench/bench_site.py);
-     site.yml at 2, 100 and 1000 GPU workers: requests, wall time, peak memory (tests/bench/bench_scale.py);
+     site.yml at 2, 100 and 1000 GPU workers: requests, wall time, peak memory, also with NIC selection auto
+     (tests/bench/bench_scale.py), facts.yml and verify.yml at the same sizes (tests/bench/bench_scale_facts.py);
   2. facts collection time (bench_facts.py), cluster_info at 3 and 1000 GPU nodes (bench_cluster_info.py),
      site.yml with real-world timings: time to RDMA-ready against the critical path, reboots, fail fast (bench_realistic.py),
      wait latency after readiness (bench_olm_wait.py), simulator GET throughput (python -m simulator.bench);
   3. the duration of the last full hack/test.sh run, when .cache/last-test-duration holds one.
-With --write, also writes the tables with the machine description and the date to docs/benchmarks.md.
+With --write, also writes the tables with the machine description and the date to docs/benchmarks.md: the whole file
+is generated (what the scale numbers mean, in prose, is in docs/scale.md).
 
 Usage: source hack/env.sh && python tests/bench/run_all.py [--configs 1,2,3,4,5,6] [--naive-delay 10] [--write]
 """
@@ -18,11 +20,13 @@ import platform
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench_scale  # noqa: E402  pylint: disable=wrong-import-position
+import bench_scale_facts  # noqa: E402  pylint: disable=wrong-import-position
 import bench_site  # noqa: E402  pylint: disable=wrong-import-position
 
 ROOT = bench_site.ROOT
@@ -117,29 +121,73 @@ def site_tables(results):
     return main, ratios, targets
 
 
-def run_scale(sizes):
+def run_scale(sizes, workdir):
     results = []
     for nodes in sizes:
-        print(">> site.yml at %d GPU workers: check (fresh cluster), converge, no-op re-run" % nodes, flush=True)
+        print(">> %d GPU workers: site.yml check (fresh cluster), converge, no-op re-run; the same with NIC selection auto; "
+              "facts.yml twice; verify.yml" % nodes, flush=True)
         res = bench_scale.bench_size(nodes)
         for name in ("check", "converge", "rerun"):
             r = res[name]
-            print("   %-8s %4d requests %7.1f s  peak %s MB" % (name, r["requests"], r["wall_s"], r["peak_mb"]), flush=True)
+            print("   %-13s %5d requests %7.1f s  peak %s MB" % (name, r["requests"], r["wall_s"], r["peak_mb"]), flush=True)
+        res["auto"] = bench_scale.bench_auto(nodes)
+        for name in ("converge", "rerun"):
+            r = res["auto"][name]
+            print("   auto %-8s %5d requests %7.1f s  %d pods created" % (name, r["requests"], r["wall_s"], r["pods_created"]), flush=True)
+        res["facts"] = bench_scale_facts.bench_facts(nodes, workdir)
+        for name in ("first", "rerun"):
+            r = res["facts"][name]
+            print("   facts %-7s rc %d %5d requests %7.1f s  %d pods created" % (name, r["rc"], r["requests"], r["wall_s"], r["pods_created"]),
+                  flush=True)
+        res["verify"] = r = bench_scale_facts.bench_verify(nodes, workdir, parallel=1000)
+        print("   verify        rc %d %5d requests %7.1f s  %s pairs in %s rounds, passed %s" % (
+            r["rc"], r["requests"], r["wall_s"], r.get("pairs"), r.get("rounds"), r.get("passed")), flush=True)
         results.append(res)
     return results
 
 
 def scale_table(results):
-    """The scale table and its target lines (facts and verify have their own benchmarks: '-' here)."""
+    """The scale tables (site.yml; NIC selection auto, facts and verify) and their target lines."""
     def cell(run):
         return "%d requests, %.1f s, %s MB" % (run["requests"], run["wall_s"], run["peak_mb"])
 
-    rows = [[res["nodes"], cell(res["converge"]), cell(res["rerun"]), cell(res["check"]), "-", "-"] for res in results]
-    body = table(["GPU workers", "converge", "no-op re-run", "check (fresh cluster)", "facts", "verify"], rows)
+    def facts_cell(run):
+        return "%s%d requests, %.1f s, %d pods, %.1f s controller CPU, peak %.0f MB" % (
+            "" if run["rc"] == 0 else "FAILED (rc %d), " % run["rc"], run["requests"], run["wall_s"], run["pods_created"],
+            run["controller_cpu_s"], max(run["peak_rss_mb"]["ansible-playbook"], run["peak_rss_mb"]["worker"]))
+
+    def verify_cell(run):
+        return "%s%s pairs in %s rounds (%s), %d requests, %.1f s" % (
+            "" if run["rc"] == 0 else "FAILED (rc %d), " % run["rc"], run.get("pairs"), run.get("rounds"),
+            "all passed" if run.get("passed") else "NOT all passed", run["requests"], run["wall_s"])
+
+    rows = [[res["nodes"], cell(res["converge"]), cell(res["rerun"]), cell(res["check"])] for res in results]
+    body = table(["GPU workers", "converge", "no-op re-run", "check (fresh cluster)"], rows)
+    rows = [[res["nodes"], cell(res["auto"]["converge"]),
+             "%s, %d pods" % (cell(res["auto"]["rerun"]), res["auto"]["rerun"]["pods_created"]),
+             facts_cell(res["facts"]["first"]), facts_cell(res["facts"]["rerun"]), verify_cell(res["verify"])] for res in results]
+    body += "\n\n" + table(["GPU workers", "auto converge", "auto no-op re-run", "facts.yml first run", "facts.yml re-run",
+                            "verify.yml"], rows)
     worst = dict((name, max(res[name]["requests"] for res in results)) for name in ("converge", "check"))
     targets = ["%s at every size <= %d requests: %s (most %d)" % (
         "fresh converge" if name == "converge" else "check run", bench_scale.TARGETS[name],
         verdict(worst[name] <= bench_scale.TARGETS[name]), worst[name]) for name in ("converge", "check")]
+    auto = [res["auto"]["rerun"] for res in results]
+    targets.append("no-op re-run with NIC selection auto at every size: no pod and <= %d requests: %s (most %d requests, %d pods)" % (
+        bench_scale.TARGETS["auto_rerun"],
+        verdict(all(r["pods_created"] == 0 and r["requests"] <= bench_scale.TARGETS["auto_rerun"] for r in auto)),
+        max(r["requests"] for r in auto), max(r["pods_created"] for r in auto)))
+    verify = [res["verify"] for res in results]
+    targets.append("verify.yml end to end at every size in <= %d rounds, every pair passed: %s (most %s rounds)" % (
+        bench_scale_facts.ROUNDS_TARGET,
+        verdict(all(v["rc"] == 0 and v.get("passed") and (v.get("rounds") or 99) <= bench_scale_facts.ROUNDS_TARGET for v in verify)),
+        max((v.get("rounds") or 0) for v in verify)))
+    largest = max(results, key=lambda res: res["nodes"])
+    first = largest["facts"]["first"]
+    memory = max(max(r["peak_rss_mb"]["ansible-playbook"], r["peak_rss_mb"]["worker"]) for r in largest["facts"].values())
+    targets.append("facts.yml at %d workers: peak controller memory <= %d MB: %s (%.0f MB); controller CPU <= %d s: %s (%.1f s)" % (
+        largest["nodes"], bench_scale_facts.MEMORY_TARGET_MB, verdict(memory <= bench_scale_facts.MEMORY_TARGET_MB), memory,
+        bench_scale_facts.CPU_TARGET_S, verdict(first["controller_cpu_s"] <= bench_scale_facts.CPU_TARGET_S), first["controller_cpu_s"]))
     return body, targets
 
 
@@ -213,9 +261,10 @@ def main(argv=None):
                          main_table + "\n\n" + ratio_table))
     sizes = [int(n) for n in args.scale_nodes.split(",") if n.strip()]
     if sizes:
-        body, scale_targets = scale_table(run_scale(sizes))
+        with tempfile.TemporaryDirectory(prefix="bench-scale-") as workdir:
+            body, scale_targets = scale_table(run_scale(sizes, workdir))
         targets += scale_targets
-        sections.append(("site.yml at scale (synthetic profiles, configuration 1; peak memory of the largest ansible process)", body))
+        sections.append(("At scale (synthetic profiles; `tests/bench/bench_scale.py`, `tests/bench/bench_scale_facts.py`)", body))
     for title, text, line in other_benches():
         print(">> %s\n%s" % (title, text), flush=True)
         sections.append((title, "```\n%s\n```" % text))
@@ -245,6 +294,8 @@ def write_doc(when, host, sections, targets, args):
     parts = [
         "# Benchmarks",
         "",
+        "<!-- Generated by tests/bench/run_all.py --write (make bench): do not edit by hand. -->",
+        "",
         "Measured with `make bench` (`tests/bench/run_all.py --write`) on %s." % when,
         "",
         "Machine: %s. Other jobs shared the machine, so wall times carry noise of tens of percent; request counts are exact."
@@ -266,6 +317,9 @@ def write_doc(when, host, sections, targets, args):
         "skips the roles. The simulated operators become ready within a second, so the naive playbook's first poll almost "
         "always succeeds and its `delay` rarely costs anything here; on a real cluster each wait would overshoot "
         "readiness by up to `delay` seconds (the wait-latency benchmark below measures ours)." % args.naive_delay,
+        "",
+        "The tables at scale run on the simulator's synthetic profiles; [scale.md](scale.md) says what each column "
+        "measures and why some request counts depend on the size.",
         "",
     ]
     for title, body in sections:

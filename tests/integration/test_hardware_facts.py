@@ -265,3 +265,26 @@ def test_a_rerun_on_unchanged_nodes_starts_no_pod_and_writes_nothing(sim_factory
     created = [r for r in sim.request_log[mark:] if r["verb"] == "create" and r["plural"] == "pods"]
     assert len(created) == 2 and "%d from the cache, 2 gathered now" % (len(workers) - 2) in proc.stdout
     assert leftovers(sim) == []
+
+
+def test_teardown_removes_the_facts_cache_and_only_it(sim_factory, tmp_path):
+    """The per-node cache ConfigMaps outlive facts runs; teardown deletes them (issue 21), and a ConfigMap of the
+    same namespace that the collection did not create stays."""
+    sim = sim_factory(profile="roce-lab")
+    proc, _report_dir = run_facts(sim, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    configmaps = sim.dynamic_client().resources.get(api_version="v1", kind="ConfigMap")
+    cache_selector = "%s=%s" % (nf.COMPONENT_LABEL, nf.CACHE_COMPONENT)
+    cached = sorted(c.metadata.name for c in configmaps.get(namespace=NAMESPACE, label_selector=cache_selector).items)
+    assert cached
+    # Same component label, but not the collection's (no managed-by label): teardown must leave it.
+    configmaps.create(namespace=NAMESPACE, body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "someone-elses", "labels": {nf.COMPONENT_LABEL: nf.CACHE_COMPONENT}}, "data": {"a": "b"}})
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run(["ansible-playbook", os.path.join(ROOT, "playbooks", "teardown.yml")], env=env, cwd=ROOT,
+                          capture_output=True, text=True, check=False, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    left = [c.metadata.name for c in configmaps.get(namespace=NAMESPACE, label_selector=cache_selector).items]
+    assert left == ["someone-elses"]
+    assert all("ConfigMap %s/%s" % (NAMESPACE, name) in proc.stdout for name in cached), proc.stdout[-3000:]
+    assert leftovers(sim) == []

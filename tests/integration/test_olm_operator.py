@@ -167,9 +167,13 @@ def test_manual_approval_approves_only_the_plan_of_the_wanted_csv(sim_factory, t
     decoy = client.resources.get(api_version=OLM_V1A1, kind="InstallPlan").create(namespace=ns, body={
         "apiVersion": OLM_V1A1, "kind": "InstallPlan", "metadata": {"name": "install-decoy", "namespace": ns},
         "spec": {"approval": "Manual", "approved": False, "clusterServiceVersionNames": [head]}}).to_dict()
+    first = sim.mark()
     results, _took = run_olm(sim, tmp_path, [dict(OPERATORS[3], install_plan_approval="Manual", starting_csv=pinned)])
     result = results[0]
     assert_ok(result)
+    # The InstallPlan wait and the CSV wait share one Subscription health tracker: at most one read of the
+    # Subscription within its interval (10 s at the default grace period), not one per wait.
+    assert sim.count(verb="get", plural="subscriptions", since=first) <= 1
     assert result["csv"] == pinned and result["phase"] == "Succeeded" and result["version"] == "25.3.1"
     plans = {p["metadata"]["name"]: p for p in items(client, OLM_V1A1, "InstallPlan", ns)}
     assert plans["install-decoy"]["spec"]["approved"] is False

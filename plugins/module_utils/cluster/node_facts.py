@@ -448,7 +448,7 @@ class FactsRun:
         labels = dict((name, _labels_of(node)) for name, node in by_name.items())
         for name in from_cache:
             self._document(result, name, cache[name][1], labels.get(name))
-        if check_mode or not pods:
+        if check_mode or not pods or self.params.get("cache_only"):
             result["counts"]["failed"] = len(result["failed_nodes"])
             return result
         try:

@@ -524,6 +524,7 @@ class OperatorInstaller:
         self.subscription_name = params.get("subscription_name") or self.package
         self.timeline = []
         self.result = {"package": self.package, "namespace": self.namespace}
+        self._health = None  # subscription_health()
 
     # resource handles are looked up lazily: OLM kinds may be missing on a vanilla cluster
     def _res(self, api_kind):
@@ -762,11 +763,15 @@ class OperatorInstaller:
             self._approve(resource, plan, wanted_csv)
 
     def subscription_health(self):
-        resource = self._res(SUBSCRIPTION)
-        groups = self._res(OPERATOR_GROUP)
-        return SubscriptionHealth(lambda: self.cluster.get(resource, self.subscription_name, self.namespace),
-                                  self.params.get("failure_grace_period", 30), clock=self.clock,
-                                  count_operator_groups=lambda: len(self.cluster.list(groups, self.namespace)[0]))
+        """One tracker for the whole install: the InstallPlan wait and the CSV wait that follows share its reads (no
+        second read within its interval) and its grace period (a failure seen in the first wait keeps its start)."""
+        if self._health is None:
+            resource = self._res(SUBSCRIPTION)
+            groups = self._res(OPERATOR_GROUP)
+            self._health = SubscriptionHealth(lambda: self.cluster.get(resource, self.subscription_name, self.namespace),
+                                              self.params.get("failure_grace_period", 30), clock=self.clock,
+                                              count_operator_groups=lambda: len(self.cluster.list(groups, self.namespace)[0]))
+        return self._health
 
     def wait_for_csv(self, wanted_csv):
         resource = self._res(CSV)
