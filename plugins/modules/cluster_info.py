@@ -146,11 +146,11 @@ nodes:
       type: dict
       returned: always
 summary:
-  description: Cluster-wide counts.
+  description: Cluster-wide counts; C(role_counts) is the number of nodes per role (the node-role.kubernetes.io/ labels).
   returned: always
   type: dict
   sample: {"node_count": 3, "ready_nodes": 3, "gpu_nodes": ["worker-0"], "nic_nodes": ["worker-0"],
-           "gpu_nic_nodes": ["worker-0"], "total_gpus": 8, "allocatable_gpus": 8}
+           "gpu_nic_nodes": ["worker-0"], "role_counts": {"master": 3, "worker": 1}, "total_gpus": 8, "allocatable_gpus": 8}
 """
 
 

@@ -135,6 +135,13 @@ options:
         every node. Keeps the result small on large clusters (M(gpudirect.openshift.cluster_info) returns them all).
     type: int
     default: 20
+  machine_config_pools:
+    description:
+      - MachineConfigPools whose existence to report in RV(machine_config_pools), read with the same one list of
+        the kind that the O(waits) on pools use (preflight checks the pool of the CRI-O memlock MachineConfig).
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - gpudirect.openshift.cluster_connection
   - gpudirect.openshift.wait_entries
@@ -216,7 +223,7 @@ cluster:
     - What M(gpudirect.openshift.cluster_info) returns (C(openshift), C(nodes), C(summary), C(sriov_node_states_served)), with
       C(kubernetes) null, capped by O(node_sample) - C(nodes) holds the first nodes by name and the C(summary) lists
       (C(gpu_nodes), C(nic_nodes), C(gpu_nic_nodes)) the first names, while C(node_count), C(ready_nodes), C(worker_nodes),
-      C(gpu_node_count), C(nic_node_count), C(gpu_nic_node_count) and the GPU totals count every node.
+      C(gpu_node_count), C(nic_node_count), C(gpu_nic_node_count), C(role_counts) and the GPU totals count every node.
     - C(sriov_reports) holds each distinct set of interfaces the SR-IOV config daemons report, with the first node that
       reports it and how many do (C(node), C(nodes), C(interfaces)).
   returned: always
@@ -251,6 +258,12 @@ subscriptions:
   returned: always
   type: list
   elements: dict
+machine_config_pools:
+  description: The names of O(machine_config_pools) that exist (none while the kind is not served).
+  returned: always
+  type: list
+  elements: str
+  sample: ["gpudirect-rdma"]
 nic_cluster_policies:
   description: NicClusterPolicies, as read (empty while the kind is not served).
   returned: always
@@ -289,6 +302,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import ConditionError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift import (
     CATALOG_SOURCE,
+    MACHINE_CONFIG_POOL,
     MARKETPLACE,
     NIC_CLUSTER_POLICY,
     compare,
@@ -321,6 +335,7 @@ def argument_spec():
         nodes=dict(type="list", elements="str"),
         label_selectors=dict(type="list", elements="str"),
         node_sample=dict(type="int", default=20),
+        machine_config_pools=dict(type="list", elements="str", default=[]),
     )
     return spec
 
@@ -359,11 +374,12 @@ def main():
         snapshot = SnapshotClient(cluster)
         if params["compare"]:
             kinds = prefetch_kinds(params["operators"], params["manifests"], params["waits"], params["prune_kinds"],
-                                   sriov_states=True)
+                                   sriov_states=True, machine_config_pools=bool(params["machine_config_pools"]))
         else:
             # The SR-IOV node states say which interfaces, link types and VF limits the nodes have: preflight checks
             # the NIC variables against them (when the operator already runs).
-            kinds = prefetch_kinds(params["operators"], [], [], [], sriov_states=True, olm_state=False)
+            kinds = prefetch_kinds(params["operators"], [], [], [], sriov_states=True, olm_state=False,
+                                   machine_config_pools=bool(params["machine_config_pools"]))
         for api_version, kind, namespace, selector in kinds:
             snapshot.prefetch(api_version, kind, namespace, selector)
         info = gather(snapshot, node_names=params["nodes"], label_selectors=params["label_selectors"], kubernetes_version=False,
@@ -399,6 +415,8 @@ def main():
         operator_groups=snapshot.items(*OPERATOR_GROUP),
         subscriptions=subscriptions,
         nic_cluster_policies=snapshot.items(*NIC_CLUSTER_POLICY),
+        machine_config_pools=sorted(set(params["machine_config_pools"])
+                                    & set(p["metadata"]["name"] for p in snapshot.items(*MACHINE_CONFIG_POOL))),
         operator_versions=versions,
         operator_problems=problems_of(params["operators"], subscriptions)
         + [problem for _m, problem in choices if problem],

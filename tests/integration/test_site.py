@@ -262,6 +262,23 @@ def test_memlock_is_raised_only_on_the_labelled_rdma_nodes(sim_factory, tmp_path
     assert again.rc == 0 and again.changed == 0 and again.writes == 0, again.output[-3000:]
 
 
+def test_the_memlock_pool_check_counts_every_node_on_a_large_cluster(sim_factory, tmp_path):
+    """plan_status names only a sample of the nodes (node_sample, 20) on large clusters; the memlock pool check
+    counts the pool's nodes over all of them, and reads the pool in plan_status's one list of the kind."""
+    sim = sim_factory(profile="synthetic:nodes=25,gpus=1,nics=1,link_layer=Ethernet")
+    kube = Kube(sim, str(tmp_path / "discovery.json"))
+    # The last worker by name: outside the first 20 nodes the sample holds.
+    kube.patch("v1", "Node", "gpu-worker-0024", {"metadata": {"labels": {"node-role.kubernetes.io/gpudirect-rdma": ""}}})
+    with open(os.path.join(ROOT, "deploy", "machineconfigpool-gpudirect-rdma.yml")) as handle:
+        kube.create(yaml.safe_load(handle))
+    memlock = '{"gpudirect_rdma_apply_machineconfigs": true, "gpudirect_rdma_machineconfigs": ["crio_memlock"]}'
+    start = len(sim.request_log)
+    run = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", memlock, "--tags", "preflight")
+    assert "gpudirect_rdma_memlock_pool" not in run.output, run.output[-3000:]
+    assert run.rc == 0 and run.writes == 0, run.output[-3000:]
+    assert sim.count(since=start, plural="machineconfigpools", verb="list") == 1
+
+
 SRIOV_NS = "openshift-sriov-network-operator"
 SRIOV_V1 = "sriovnetwork.openshift.io/v1"
 

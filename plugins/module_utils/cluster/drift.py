@@ -34,6 +34,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits 
 MARKETPLACE = "openshift-marketplace"
 CATALOG_SOURCE = ("operators.coreos.com/v1alpha1", "CatalogSource")
 NIC_CLUSTER_POLICY = ("mellanox.com/v1alpha1", "NicClusterPolicy")
+MACHINE_CONFIG_POOL = ("machineconfiguration.openshift.io/v1", "MachineConfigPool")
 # OLM copies the CSV of an AllNamespaces operator into every namespace; the copies say nothing new.
 NOT_COPIED_CSV = "!olm.copiedFrom"
 WRITES = ("create", "update", "approve", "delete")
@@ -51,10 +52,11 @@ def operator_params(entry):
     return params
 
 
-def prefetch_kinds(operators, manifests, waits, prune_kinds, sriov_states, olm_state=True):
+def prefetch_kinds(operators, manifests, waits, prune_kinds, sriov_states, olm_state=True, machine_config_pools=False):
     """(apiVersion, kind, namespace, label selector) to list once each, in a stable order.
 
-    The first seven are what preflight checks; ``olm_state`` adds what the operators' state needs.
+    The first seven are what preflight checks; ``olm_state`` adds what the operators' state needs;
+    ``machine_config_pools`` the pools (listed once, also for the waits on them).
     """
     package_namespaces = sorted(set(operator_params(o)["package_namespace"] for o in operators)) or [MARKETPLACE]
     kinds = [CLUSTER_VERSION + (None, None), NODE + (None, None), CATALOG_SOURCE + (MARKETPLACE, None),
@@ -64,6 +66,8 @@ def prefetch_kinds(operators, manifests, waits, prune_kinds, sriov_states, olm_s
         kinds += [NAMESPACE + (None, None), CSV + (None, NOT_COPIED_CSV)]
     if sriov_states:
         kinds.append(SRIOV_NODE_STATE + (None, None))
+    if machine_config_pools:
+        kinds.append(MACHINE_CONFIG_POOL + (None, None))
     extra = [(m.get("apiVersion"), m.get("kind")) for m in manifests]
     extra += [parse_kind(k) if isinstance(k, str) else tuple(k) for k in prune_kinds]
     extra += [(w.get("api_version"), w.get("kind")) for w in waits]

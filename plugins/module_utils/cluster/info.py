@@ -115,12 +115,18 @@ def summarize_cluster(nodes, sample=None):
     def names(selected):
         found = [n["name"] for n in selected]
         return found if sample is None else found[:sample]
+    # Every node counted, as a sample of names may miss them (preflight checks that a custom pool's role has nodes).
+    role_counts = {}
+    for node in nodes:
+        for role in node["roles"]:
+            role_counts[role] = role_counts.get(role, 0) + 1
     summary = {
         "node_count": len(nodes),
         "ready_nodes": sum(1 for n in nodes if n["ready"]),
         "gpu_nodes": names(n for n in nodes if n["has_gpu"]),
         "nic_nodes": names(n for n in nodes if n["has_nvidia_nic"]),
         "gpu_nic_nodes": names(n for n in nodes if n["has_gpu"] and n["has_nvidia_nic"]),
+        "role_counts": role_counts,
         "total_gpus": sum(n["gpus"]["capacity"] for n in nodes),
         "allocatable_gpus": sum(n["gpus"]["allocatable"] for n in nodes),
     }

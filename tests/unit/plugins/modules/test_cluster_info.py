@@ -97,7 +97,8 @@ def test_cluster_summary():
     nodes = [info.summarize_node(n) for n in (GPU_NODE, MASTER, NOT_READY_NIC_ONLY)]
     assert info.summarize_cluster(nodes) == {
         "node_count": 3, "ready_nodes": 2, "gpu_nodes": ["worker-0"], "nic_nodes": ["worker-0", "worker-1"],
-        "gpu_nic_nodes": ["worker-0"], "total_gpus": 8, "allocatable_gpus": 7}
+        "gpu_nic_nodes": ["worker-0"], "role_counts": {"control-plane": 1, "master": 1, "worker": 2},
+        "total_gpus": 8, "allocatable_gpus": 7}
 
 
 def test_openshift_version_from_cluster_version():
