@@ -13,20 +13,8 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.plain_data import plain
 from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import render_html, render_markdown
-
-
-def _plain(value):
-    """Turn Ansible's lazy/tagged containers and strings into plain Python ones."""
-    if isinstance(value, dict):
-        return dict((to_text(key), _plain(item)) for key, item in value.items())
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, (bool, int, float)) or value is None:
-        return value
-    if isinstance(value, (str, bytes)):
-        return to_text(value, errors='surrogate_or_strict')
-    return value
 
 
 def _check(name, nodes, failed):
@@ -34,7 +22,7 @@ def _check(name, nodes, failed):
         raise AnsibleFilterError('%s: expects a mapping of node name to facts, got %s' % (name, type(nodes).__name__))
     if failed is not None and not isinstance(failed, (list, tuple)):
         raise AnsibleFilterError('%s: failed must be a list of {node, error}' % name)
-    return _plain(nodes), _plain(list(failed or []))
+    return plain(nodes), plain(list(failed or []))
 
 
 def hardware_report_markdown(nodes, title='GPU/NIC inventory', failed=None):

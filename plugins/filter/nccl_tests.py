@@ -13,25 +13,13 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.plain_data import plain
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.workload import rails_from_plan
 from ansible_collections.gpudirect.openshift.plugins.module_utils.nccl_tests import (
     NcclTestsParseError,
     evaluate_allreduce,
     parse_nccl_tests_output,
 )
-
-
-def _plain(value):
-    """Turn Ansible's lazy/tagged containers and strings into plain Python ones."""
-    if isinstance(value, dict):
-        return dict((to_text(key), _plain(item)) for key, item in value.items())
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, (bool, int, float)) or value is None:
-        return value
-    if isinstance(value, (str, bytes)):
-        return to_text(value, errors='surrogate_or_strict')
-    return value
 
 
 def nccl_tests_parse(output, require_results=True, collective=None):
@@ -42,7 +30,7 @@ def nccl_tests_parse(output, require_results=True, collective=None):
         output = '\n'.join(to_text(line) for line in output)
     try:
         return parse_nccl_tests_output(to_text(output, errors='surrogate_or_strict'), require_results=bool(require_results),
-                                       collective=_plain(collective))
+                                       collective=plain(collective))
     except NcclTestsParseError as exc:
         raise AnsibleFilterError('nccl_tests_parse: %s' % exc)
 
@@ -50,8 +38,8 @@ def nccl_tests_parse(output, require_results=True, collective=None):
 def nccl_allreduce_evaluate(parsed, rail_rates_gbps, threshold=0.8, message_size=None, min_nodes=2):
     """Judge a parsed all_reduce_perf run against threshold x the sum of one node's rail rates."""
     try:
-        return evaluate_allreduce(_plain(parsed), _plain(rail_rates_gbps), _plain(threshold), _plain(message_size),
-                                  _plain(min_nodes))
+        return evaluate_allreduce(plain(parsed), plain(rail_rates_gbps), plain(threshold), plain(message_size),
+                                  plain(min_nodes))
     except (NcclTestsParseError, TypeError, ValueError, KeyError) as exc:
         raise AnsibleFilterError('nccl_allreduce_evaluate: %s' % exc)
 
@@ -59,7 +47,7 @@ def nccl_allreduce_evaluate(parsed, rail_rates_gbps, threshold=0.8, message_size
 def nccl_rails(summary, nic_ports=None, gpu_nic_affinity=None, namespace=None):
     """The rails of a rendered plan as nccl_allreduce_test takes them: networks, resources, rates and RDMA devices."""
     try:
-        return rails_from_plan(_plain(summary), _plain(nic_ports), _plain(gpu_nic_affinity), _plain(namespace) or None)
+        return rails_from_plan(plain(summary), plain(nic_ports), plain(gpu_nic_affinity), plain(namespace) or None)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise AnsibleFilterError('nccl_rails: %s' % exc)
 

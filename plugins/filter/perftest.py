@@ -13,25 +13,13 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.plain_data import plain
 from ansible_collections.gpudirect.openshift.plugins.module_utils.perftest import (
     PerftestParseError,
     diagnose,
     evaluate_bw,
     parse_bw_output,
 )
-
-
-def _plain(value):
-    """Turn Ansible's lazy/tagged containers and strings into plain Python ones."""
-    if isinstance(value, dict):
-        return dict((to_text(key), _plain(item)) for key, item in value.items())
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, (bool, int, float)) or value is None:
-        return value
-    if isinstance(value, (str, bytes)):
-        return to_text(value, errors='surrogate_or_strict')
-    return value
 
 
 def ib_write_bw_parse(output, require_results=True):
@@ -50,7 +38,7 @@ def ib_write_bw_parse(output, require_results=True):
 def ib_write_bw_evaluate(parsed, link_rate_gbps, threshold=0.8, message_size=None):
     """Judge a parsed run against threshold * link rate."""
     try:
-        return evaluate_bw(_plain(parsed), _plain(link_rate_gbps), _plain(threshold), _plain(message_size))
+        return evaluate_bw(plain(parsed), plain(link_rate_gbps), plain(threshold), plain(message_size))
     except PerftestParseError as exc:
         raise AnsibleFilterError('ib_write_bw_evaluate: %s' % exc)
     except (TypeError, ValueError, KeyError) as exc:
@@ -60,7 +48,7 @@ def ib_write_bw_evaluate(parsed, link_rate_gbps, threshold=0.8, message_size=Non
 def perftest_diagnose(data=None, log=None, phase=None, reason=None, message=None, events=None, timed_out=False,
                       evaluation=None, pod=None):
     """Diagnose a perftest run from its log text and/or pod state."""
-    data = _plain(data)
+    data = plain(data)
     if isinstance(data, dict):
         if 'status' in data or data.get('kind') == 'Pod':
             pod = pod or data
@@ -82,9 +70,9 @@ def perftest_diagnose(data=None, log=None, phase=None, reason=None, message=None
     if log is not None and not isinstance(log, str):
         raise AnsibleFilterError('perftest_diagnose: log must be text, got %s' % type(log).__name__)
     try:
-        return diagnose(log=log, phase=_plain(phase), reason=_plain(reason), message=_plain(message),
-                        events=_plain(events), timed_out=bool(timed_out), evaluation=_plain(evaluation),
-                        pod=_plain(pod))
+        return diagnose(log=log, phase=plain(phase), reason=plain(reason), message=plain(message),
+                        events=plain(events), timed_out=bool(timed_out), evaluation=plain(evaluation),
+                        pod=plain(pod))
     except (TypeError, ValueError, AttributeError) as exc:
         raise AnsibleFilterError('perftest_diagnose: %s' % exc)
 

@@ -16,7 +16,7 @@ __metaclass__ = type
 import math
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.text_tables import NOT_A_NUMBER, CellError, cell_number
+from ansible_collections.gpudirect.openshift.plugins.module_utils.text_tables import NOT_A_NUMBER, CellError, cell_number, judged_row, threshold_fraction
 
 # Element sizes by the type names nccl-tests prints (src/common.cu test_typenames).
 TYPE_BYTES = {
@@ -430,23 +430,8 @@ def evaluate_allreduce(parsed, rail_rates_gbps, threshold=0.8, message_size=None
         raise ValueError('expected the result of nccl_tests_parse (a dict with rows), got %s' % type(parsed).__name__)
     if parsed.get('collective') not in (None, 'all_reduce'):
         raise ValueError('the run is %s, not all_reduce: its bus bandwidth is computed differently' % parsed.get('collective'))
-    try:
-        fraction_required = float(threshold)
-    except (TypeError, ValueError):
-        raise ValueError('threshold must be a number in (0, 1], got %r' % (threshold,))
-    if not 0 < fraction_required <= 1:
-        raise ValueError('threshold must be a number in (0, 1], got %r' % (threshold,))
-    rows = parsed.get('rows') or []
-    if not rows:
-        raise ValueError('the parsed run has no result rows to evaluate')
-    if message_size is not None:
-        matching = [row for row in rows if row['size_bytes'] == int(message_size)]
-        if not matching:
-            raise ValueError('no result row for message size %d (sizes: %s)'
-                             % (int(message_size), ', '.join(str(row['size_bytes']) for row in rows)))
-        row = matching[-1]
-    else:
-        row = parsed.get('largest_message_row') or max(rows, key=lambda item: item['size_bytes'])
+    fraction_required = threshold_fraction(threshold)
+    row = judged_row(parsed, message_size, 'size_bytes')
     expected = expected_allreduce_busbw(rail_rates_gbps)
     required = round(expected * fraction_required, 3)
     measured = float(row['out_of_place']['busbw_gbs'])

@@ -13,7 +13,9 @@ __metaclass__ = type
 import math
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.text_tables import NEGATIVE, NOT_A_NUMBER, NOT_FINITE, NOT_WHOLE, CellError, cell_number
+from ansible_collections.gpudirect.openshift.plugins.module_utils.text_tables import (
+    NEGATIVE, NOT_A_NUMBER, NOT_FINITE, NOT_WHOLE, CellError, cell_number, judged_row, threshold_fraction,
+)
 
 # perftest's "MB" is 2^20 bytes (format_factor 0x100000 in print_report_bw), its "Gb" is 10^9 bits
 # (format_factor 125000000 bytes). So 1 MB/sec = 2^20 * 8 / 10^9 Gb/s = 0.008388608 Gb/s.
@@ -568,25 +570,8 @@ def evaluate_bw(parsed, link_rate_gbps, threshold=0.8, message_size=None):
     if not isinstance(parsed, dict) or 'rows' not in parsed:
         raise ValueError('expected the result of ib_write_bw_parse (a dict with rows), got %s' % type(parsed).__name__)
     link = _rate(link_rate_gbps, 'link_rate_gbps')
-    try:
-        fraction_required = float(threshold)
-    except (TypeError, ValueError):
-        raise ValueError('threshold must be a number between 0 and 1, got %r' % (threshold,))
-    if not 0 < fraction_required <= 1:
-        raise ValueError('threshold must be a number in (0, 1], got %r' % (threshold,))
-    rows = parsed.get('rows') or []
-    if not rows:
-        raise ValueError('the parsed run has no result rows to evaluate')
-
-    if message_size is not None:
-        size = int(message_size)
-        matching = [row for row in rows if row['bytes'] == size]
-        if not matching:
-            raise ValueError('no result row for message size %d (sizes: %s)'
-                             % (size, ', '.join(str(row['bytes']) for row in rows)))
-        row = matching[-1]
-    else:
-        row = parsed.get('largest_message_row') or max(rows, key=lambda item: item['bytes'])
+    fraction_required = threshold_fraction(threshold)
+    row = judged_row(parsed, message_size, 'bytes')
 
     measured = float(row['bw_avg_gbps'])
     expected = round(link * fraction_required, 6)

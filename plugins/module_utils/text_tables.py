@@ -44,3 +44,29 @@ def cell_number(token, whole=False, signed=False):
     if value < 0 and not signed:
         raise CellError(token, NEGATIVE)
     return value
+
+
+def threshold_fraction(threshold):
+    """The fraction of the expected bandwidth a run must reach: a number in (0, 1]; ValueError otherwise."""
+    try:
+        fraction = float(threshold)
+    except (TypeError, ValueError):
+        fraction = None
+    if fraction is None or not 0 < fraction <= 1:
+        raise ValueError('threshold must be a number in (0, 1], got %r' % (threshold,))
+    return fraction
+
+
+def judged_row(parsed, message_size, size_key):
+    """The row a verdict judges: the one for ``message_size`` when given (the last, if repeated), else the parser's
+    largest-message row (the plateau of a sweep). ``size_key`` names the row's size in bytes."""
+    rows = parsed.get('rows') or []
+    if not rows:
+        raise ValueError('the parsed run has no result rows to evaluate')
+    if message_size is None:
+        return parsed.get('largest_message_row') or max(rows, key=lambda item: item[size_key])
+    size = int(message_size)
+    matching = [row for row in rows if row[size_key] == size]
+    if not matching:
+        raise ValueError('no result row for message size %d (sizes: %s)' % (size, ', '.join(str(row[size_key]) for row in rows)))
+    return matching[-1]

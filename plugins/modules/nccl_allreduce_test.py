@@ -204,12 +204,11 @@ rows:
   elements: dict
 """
 
-import signal
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_report
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import clean_up_on_sigterm, run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.nccl_test import NcclAllReduceTest, SettingsError, settings_from
 
@@ -244,14 +243,9 @@ def argument_spec():
     return spec
 
 
-def _terminate(signum, frame):
-    # Ansible stops a task that exceeds its timeout with SIGTERM: raise so that the clean-up in `finally` runs.
-    raise SystemExit("stopped by signal %d" % signum)
-
-
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
-    signal.signal(signal.SIGTERM, _terminate)
+    clean_up_on_sigterm()
     try:
         settings = settings_from(module.params)
     except (SettingsError, ValueError, TypeError) as exc:

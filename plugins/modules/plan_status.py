@@ -135,6 +135,15 @@ options:
         every node. Keeps the result small on large clusters (M(gpudirect.openshift.cluster_info) returns them all).
     type: int
     default: 20
+  node_groups:
+    description:
+      - Node groups (the plan summary's C(node_groups)) whose nodes to report in RV(node_groups), picked from the
+        same one list of the nodes (preflight checks that each group selects nodes, and no node two groups).
+      - Each entry has C(name) and C(label_selectors) (all of which a node of the group matches); other keys are
+        ignored.
+    type: list
+    elements: dict
+    default: []
   machine_config_pools:
     description:
       - MachineConfigPools whose existence to report in RV(machine_config_pools), read with the same one list of
@@ -258,6 +267,12 @@ subscriptions:
   returned: always
   type: list
   elements: dict
+node_groups:
+  description: Each of O(node_groups) (C(item)) with the names of the nodes it selects (C(nodes)).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"item": {"name": "roce", "label_selectors": ["gpudirect.example.com/rdma-group=roce"]}, "nodes": ["roce-0", "roce-1"]}]
 machine_config_pools:
   description: The names of O(machine_config_pools) that exist (none while the kind is not served).
   returned: always
@@ -308,7 +323,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift 
     compare,
     prefetch_kinds,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import SRIOV_NODE_STATE, gather
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import NODE, SRIOV_NODE_STATE, gather
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm import (
     OPERATOR_GROUP,
     OPERATOR_OPTIONS,
@@ -318,7 +333,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm im
     operator_problems,
     planned_subscription,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import SnapshotClient
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import SnapshotClient, selected_nodes
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS
 
 
@@ -336,6 +351,7 @@ def argument_spec():
         label_selectors=dict(type="list", elements="str"),
         node_sample=dict(type="int", default=20),
         machine_config_pools=dict(type="list", elements="str", default=[]),
+        node_groups=dict(type="list", elements="dict", default=[]),
     )
     return spec
 
@@ -415,6 +431,8 @@ def main():
         operator_groups=snapshot.items(*OPERATOR_GROUP),
         subscriptions=subscriptions,
         nic_cluster_policies=snapshot.items(*NIC_CLUSTER_POLICY),
+        node_groups=[{"item": group, "nodes": selected_nodes(snapshot.items(*NODE), group.get("label_selectors"))}
+                     for group in params["node_groups"]],
         machine_config_pools=sorted(set(params["machine_config_pools"])
                                     & set(p["metadata"]["name"] for p in snapshot.items(*MACHINE_CONFIG_POOL))),
         operator_versions=versions,

@@ -343,10 +343,9 @@ pods_left:
 
 import json
 import os
-import signal
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import clean_up_on_sigterm, run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
@@ -426,14 +425,9 @@ def write_artifacts(directory, report_input, result, settings, message):
     return [name for name, _content in files]
 
 
-def _terminate(signum, frame):
-    # Ansible stops a task that exceeds its timeout with SIGTERM: raise so that the clean-up in `finally` runs.
-    raise SystemExit("stopped by signal %d" % signum)
-
-
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
-    signal.signal(signal.SIGTERM, _terminate)
+    clean_up_on_sigterm()
     if not names.is_image_reference(module.params["image"]):
         module.fail_json(msg="image (verify_image): %r is not an image reference; use %s" % (module.params["image"], names.IMAGE_REFERENCE_HINT))
     try:

@@ -4,6 +4,7 @@ import hashlib
 import json
 
 from ..catalog import csv_version
+from ..selectors import labels_match
 from ._base import OLM_GROUP, now
 from .types import PACKAGEMANIFEST
 
@@ -145,20 +146,11 @@ def label_selector_matches(selector, labels):
     the caller decides what an empty selector means."""
     if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
         return None
-    if any(labels.get(k) != str(v) for k, v in (selector.get("matchLabels") or {}).items()):
-        return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), [str(v) for v in expr.get("values") or []]
-        present = key in labels
-        if op == "In" and not (present and labels[key] in values):
-            return False
-        if op == "NotIn" and present and labels[key] in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-    return True
+    ops = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!exists"}
+    reqs = [(key, "=", [str(value)]) for key, value in (selector.get("matchLabels") or {}).items()]
+    reqs += [(expr.get("key"), ops.get(expr.get("operator")), [str(v) for v in expr.get("values") or []])
+             for expr in selector.get("matchExpressions") or []]
+    return labels_match(reqs, labels)
 
 
 def node_pool(labels, pools=None):

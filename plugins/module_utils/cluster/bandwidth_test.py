@@ -130,22 +130,6 @@ class BandwidthTest:
 
     # -- pods ------------------------------------------------------------------------------------
 
-    def _create(self, manifest):
-        refused = self.pods.create(manifest)
-        if refused is None:
-            return
-        status, message = refused
-        if status == 403 and "error looking up service account" in message:
-            # The pods must run in the networks' namespace (Multus isolation), so the account must exist there too.
-            namespace = self.settings["namespace"]
-            raise ClusterError(
-                "service_account (verify_service_account): the account %r does not exist in namespace %s, where the test "
-                "pods run because the network is there. Create it as deploy/rbac/workloads.yml does for default (the "
-                "gpudirect-verify ServiceAccount and its gpudirect-verify-scc RoleBinding, with namespace: %s), or give an "
-                "account of that namespace. The API server said: %s"
-                % (manifest["spec"].get("serviceAccountName") or "default", namespace, namespace, message), status=403)
-        raise ClusterError("The API server refused pod %s: %s" % (manifest["metadata"]["name"], message), status=status)
-
     def read_log(self, name):
         return self.pods.log(name)
 
@@ -159,8 +143,8 @@ class BandwidthTest:
         pair.state = "server"
         pair.started = now
         pair.deadline = now + pair.settings["start_timeout"]
-        self._create(pod_manifest(pair.settings, self.run_id, pair.index, "server", pair.server_node, pair.server_host,
-                                  pair.server_device, round_index=pair.round_index))
+        self.pods.create_or_fail(pod_manifest(pair.settings, self.run_id, pair.index, "server", pair.server_node, pair.server_host,
+                                              pair.server_device, round_index=pair.round_index))
 
     def _grace_over(self, pair, now):
         since = [self.pods.problem_since.get(name) for name in (pair.server_pod, pair.client_pod)]
@@ -184,8 +168,8 @@ class BandwidthTest:
                 pair.state = "client"
                 # start_timeout to get the client running, then run_timeout for the test itself.
                 pair.deadline = now + settings["start_timeout"] + settings["run_timeout"]
-                self._create(pod_manifest(settings, self.run_id, pair.index, "client", pair.client_node, pair.client_host,
-                                          pair.client_device, pair.server_ip, round_index=pair.round_index))
+                self.pods.create_or_fail(pod_manifest(settings, self.run_id, pair.index, "client", pair.client_node, pair.client_host,
+                                                      pair.client_device, pair.server_ip, round_index=pair.round_index))
                 return False
             elif now >= pair.deadline:
                 pair.timed_out = True

@@ -241,19 +241,6 @@ class NcclAllReduceTest:
         except bandwidth.SettingsError as exc:
             raise ClusterError(str(exc))
 
-    def _create(self, manifest):
-        refused = self.pods.create(manifest)
-        if refused is not None:
-            status, message = refused
-            raise ClusterError("The API server refused pod %s: %s" % (manifest["metadata"]["name"], message), status=status)
-
-    def read_log(self, name):
-        return self.pods.log(name)
-
-    def delete_pods(self, selector):
-        """Delete the pods matching `selector` in one request and wait until they are gone."""
-        return self.pods.delete_all(selector, wait_timeout=self.settings["cleanup_timeout"])
-
     def run(self, check_mode=False, nic_ports=None, affinity=None):
         nodes = self.nodes()
         if check_mode:
@@ -264,13 +251,13 @@ class NcclAllReduceTest:
             for index, (node, hostname) in enumerate(nodes):
                 manifest = worker_manifest(self.settings, self.run_id, index, node, hostname)
                 hosts_to_nodes[manifest["metadata"]["name"]] = node
-                self._create(manifest)
+                self.pods.create_or_fail(manifest)
             workers = self._wait_workers(selector, len(nodes))
             if isinstance(workers, dict):
                 return workers
-            self._create(launcher_manifest(self.settings, self.run_id, workers))
+            self.pods.create_or_fail(launcher_manifest(self.settings, self.run_id, workers))
             outcome = self._wait_launcher(selector)
-            log = self.read_log("nccl-%s-launcher" % self.run_id)
+            log = self.pods.log("nccl-%s-launcher" % self.run_id)
             devices = self.settings["hcas"]
             suspects = suspect_rails(nic_ports, affinity, devices, [n for n, _h in nodes]) if devices else []
             result = judge(self.settings, log, hosts_to_nodes, suspects)
@@ -279,7 +266,7 @@ class NcclAllReduceTest:
             result["changed"] = True
             return result
         finally:
-            self.delete_pods(selector)
+            self.pods.delete_all(selector, wait_timeout=self.settings["cleanup_timeout"])
 
     def _wait_workers(self, selector, count):
         state = {"since": {}}

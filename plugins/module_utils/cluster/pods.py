@@ -59,6 +59,22 @@ class PodRun:
         self.created.append(name)
         return None
 
+    def create_or_fail(self, manifest):
+        """Create a pod; a refusal raises ClusterError with the API server's message. A missing service account gets
+        the fix: the pods run in the networks' namespace (Multus isolation), so the account must exist there."""
+        refused = self.create(manifest)
+        if refused is None:
+            return
+        status, message = refused
+        if status == 403 and "error looking up service account" in message:
+            raise ClusterError(
+                "service_account (verify_service_account): the account %r does not exist in namespace %s, where the test "
+                "pods run because the network is there. Create it as deploy/rbac/workloads.yml does for default (the "
+                "gpudirect-verify ServiceAccount and its gpudirect-verify-scc RoleBinding, with namespace: %s), or give an "
+                "account of that namespace. The API server said: %s"
+                % (manifest["spec"].get("serviceAccountName") or "default", self.namespace, self.namespace, message), status=403)
+        raise ClusterError("The API server refused pod %s: %s" % (manifest["metadata"]["name"], message), status=status)
+
     def failure(self, pod, now=None):
         """pod_failure with the grace period measured from when this run first saw the pod's pending problem."""
         name = pod["metadata"]["name"]

@@ -11,6 +11,7 @@ message and the traceback.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import signal
 import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
@@ -34,3 +35,13 @@ def run_cluster_work(module, doing, work, handlers=()):
         if isinstance(exc, CoreException):  # the collection's ClusterError included
             module.fail_from_exception(exc)
         module.fail_json(msg="%s: %s" % (doing, api_message(exc)), exception=traceback.format_exc())
+
+
+def _stop(signum, frame):
+    raise SystemExit("stopped by signal %d" % signum)
+
+
+def clean_up_on_sigterm():
+    """Ansible stops a task that exceeds its timeout with SIGTERM: turn it into SystemExit, so that the ``finally``
+    clean-up of the pods a module started still runs."""
+    signal.signal(signal.SIGTERM, _stop)

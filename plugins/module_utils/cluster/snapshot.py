@@ -77,6 +77,13 @@ def labels_match(requirements, labels):
     return True
 
 
+
+def selected_nodes(nodes, label_selectors):
+    """Names of the ``nodes`` that match every one of ``label_selectors``, sorted."""
+    requirements = [r for selector in label_selectors or [] for r in parse_label_selector(selector)]
+    return sorted(n["metadata"]["name"] for n in nodes if labels_match(requirements, n["metadata"].get("labels")))
+
+
 def _name_from_field_selector(field_selector):
     """The name of a ``metadata.name=X`` field selector, None for no selector; ValueError for others."""
     if not field_selector:

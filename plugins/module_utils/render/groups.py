@@ -381,12 +381,13 @@ def merged_summary(per_group):
 
 def node_group_problems(summary, selected):
     """Problems, each naming the variable and the fix: a group whose selector matches no node, and a node two groups
-    select. ``selected``: [{"item": node group of the summary, "resources": [Node objects it selects]}]."""
+    select. ``selected``: [{"item": node group of the summary, "nodes": [names of the nodes it selects]}] (plan_status
+    node_groups)."""
     problems = []
     owner = {}
     for result in selected or []:
         group = result.get("item") or {}
-        nodes = sorted((n.get("metadata") or {}).get("name") for n in result.get("resources") or [])
+        nodes = sorted(result.get("nodes") or [])
         if not nodes:
             problems.append("%s: %s selects no node of the cluster; label this group's nodes (oc label node <node> %s) or "
                             "change the selector" % (group_variable(group.get("name"), "node_selector"),

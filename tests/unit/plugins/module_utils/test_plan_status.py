@@ -231,3 +231,15 @@ def test_missing_objects_and_unserved_kinds_are_differences_not_errors():
     assert "MacvlanNetwork rdmashared-net would be created" in found
     assert "NicClusterPolicy nic-cluster-policy would be created" in found
     assert "NicClusterPolicy ready: mellanox.com/v1alpha1 NicClusterPolicy is not served yet" in found
+
+
+def test_the_nodes_of_a_node_group_are_picked_from_the_one_node_list():
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import selected_nodes
+
+    nodes = [{"metadata": {"name": name, "labels": labels}} for name, labels in (
+        ("roce-1", {"group": "roce", "node-role.kubernetes.io/worker": ""}), ("ib-0", {"group": "ib"}),
+        ("roce-0", {"group": "roce"}), ("plain", None))]
+    assert selected_nodes(nodes, ["group=roce"]) == ["roce-0", "roce-1"]
+    assert selected_nodes(nodes, ["group=roce", "node-role.kubernetes.io/worker"]) == ["roce-1"]
+    assert selected_nodes(nodes, ["group in (ib,roce)"]) == ["ib-0", "roce-0", "roce-1"]
+    assert selected_nodes(nodes, ["group=none"]) == []

@@ -1,9 +1,12 @@
 """run_cluster_work: the one way a module fails on cluster errors."""
 
+import os
+import signal
+
 import pytest
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import clean_up_on_sigterm, run_cluster_work
 
 
 class Failed(Exception):
@@ -59,3 +62,18 @@ def test_a_handler_reports_its_errors_in_its_own_words_first():
 def test_a_handler_that_returns_does_not_hide_the_error():
     with pytest.raises(ValueError):
         run_cluster_work(FakeModule(), "Reading", raising(ValueError("x")), handlers=[((ValueError,), lambda exc: None)])
+
+
+def test_sigterm_becomes_system_exit_so_finally_blocks_run():
+    previous = signal.getsignal(signal.SIGTERM)
+    cleaned = []
+    try:
+        clean_up_on_sigterm()
+        with pytest.raises(SystemExit, match="stopped by signal %d" % signal.SIGTERM):
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+            finally:
+                cleaned.append(True)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert cleaned == [True]

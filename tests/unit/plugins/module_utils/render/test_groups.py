@@ -105,11 +105,11 @@ def test_groups_the_operators_cannot_tell_apart_are_refused():
 def test_node_group_problems_name_the_group_and_the_node():
     summary = render_all(variables(IB, ROCE))["summary"]
     ib, roce = summary["node_groups"]
-    node = {"metadata": {"name": "worker-0"}}
-    assert groups.node_group_problems(summary, [{"item": ib, "resources": [node]}, {"item": roce, "resources": [node]}]) == [
+    node = "worker-0"
+    assert groups.node_group_problems(summary, [{"item": ib, "nodes": [node]}, {"item": roce, "nodes": [node]}]) == [
         "gpudirect_rdma_node_groups[roce].node_selector: node worker-0 is also selected by group ib, and a node belongs to one "
         "group only; give each group a node_selector with a label the other group's nodes do not carry"]
-    problems = groups.node_group_problems(summary, [{"item": ib, "resources": [node]}, {"item": roce, "resources": []}])
+    problems = groups.node_group_problems(summary, [{"item": ib, "nodes": [node]}, {"item": roce, "nodes": []}])
     assert len(problems) == 1 and problems[0].startswith("gpudirect_rdma_node_groups[roce].node_selector: %s=roce selects no node" % LABEL)
 
 
