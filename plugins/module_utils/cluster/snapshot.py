@@ -77,7 +77,6 @@ def labels_match(requirements, labels):
     return True
 
 
-
 def selected_nodes(nodes, label_selectors):
     """Names of the ``nodes`` that match every one of ``label_selectors``, sorted."""
     requirements = [r for selector in label_selectors or [] for r in parse_label_selector(selector)]
