@@ -23,10 +23,10 @@ CRIO_DROPIN_PATH = "/etc/crio/crio.conf.d/99-gpudirect-rdma-memlock"
 CRIO_MEMLOCK = '[crio.runtime]\ndefault_ulimits = [\n"memlock=-1:-1"\n]\n'
 IRDMA_KERNEL_ARGUMENT = "module_blacklist=irdma"
 
-_MAC = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
-_IPOIB = re.compile(r"^([0-9a-f]{2}:){19}[0-9a-f]{2}$")
-_GUID_COLON = re.compile(r"^([0-9a-f]{2}:){7}[0-9a-f]{2}$")
-_GUID_HEX = re.compile(r"^(0x)?[0-9a-f]{16}$")
+_MAC = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}\Z")
+_IPOIB = re.compile(r"^([0-9a-f]{2}:){19}[0-9a-f]{2}\Z")
+_GUID_COLON = re.compile(r"^([0-9a-f]{2}:){7}[0-9a-f]{2}\Z")
+_GUID_HEX = re.compile(r"^(0x)?[0-9a-f]{16}\Z")
 
 
 def _guid(address):
