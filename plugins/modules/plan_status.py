@@ -296,6 +296,24 @@ operator_versions:
             "default_channel": "v25.10", "csv": "gpu-operator-certified.v25.3.1",
             "installed_csv": "gpu-operator-certified.v25.3.1", "channel_head": "gpu-operator-certified.v25.3.4",
             "upgrade_available": "gpu-operator-certified.v25.3.4"}]
+disruptions:
+  description:
+    - Each change a converge would make that drains or reboots nodes (creating, changing or deleting a MachineConfig,
+      an SR-IOV policy change that reaches existing VFs or the firmware's VF count, an RDMA subsystem mode change),
+      with the pool, the nodes and why, from the planned O(manifests) against the objects and SR-IOV node states read
+      (render/disruption.py cites the upstream code). C(text) is one sentence saying all of it. Empty when
+      O(compare=false).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"object": "MachineConfig 99-worker-gpudirect-rdma", "action": "create", "effect": "drain and reboot",
+            "pool": "worker", "nodes": ["worker-0", "worker-1"], "reasons": ["a new MachineConfig: ..."], "text": "..."}]
+disruption_of_configured_nodes:
+  description:
+    - True when RV(disruptions) is not empty and the cluster already carries a configuration of the collection (a
+      MachineConfig, SR-IOV policy or pool config it labelled), so the nodes that drain or reboot already work.
+  returned: always
+  type: bool
 operator_problems:
   description:
     - Why an operator's options cannot be honoured, known before any write (a version pin with Automatic approval;
@@ -314,6 +332,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabul
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import parse_kind
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import ConditionError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift import (
     CATALOG_SOURCE,
@@ -334,6 +353,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm im
     planned_subscription,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import SnapshotClient, selected_nodes
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import disruption
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS
 
 
@@ -409,10 +429,30 @@ def main():
                                   params["prune_kinds"], params["prune_label_selector"], versions=versions, leftovers=leftovers)
         return snapshot, kinds, info, differences, versions, leftovers
 
+    def disruptions_of(snapshot):
+        """What the planned manifests drain and reboot, from the lists already read (no further request)."""
+        if not params["compare"]:
+            return {"disruptions": [], "configured": False}
+        live_kinds = set((m.get("apiVersion"), m.get("kind")) for m in params["manifests"])
+        live_kinds |= set(parse_kind(k) for k in params["prune_kinds"])
+        live = dict(((api_version, kind), snapshot.items(api_version, kind)) for api_version, kind in sorted(live_kinds))
+        # Nodes carry a working configuration once any object the collection labels exists (a network, a policy, a
+        # MachineConfig): a first configuration necessarily reboots, a later change is the user's decision.
+        configured = any(disruption.managed(obj) for items in live.values() for obj in items)
+        found = disruption.disruptions(params["manifests"], [obj for (_v, kind), items in live.items()
+                                                             if kind in disruption.DISRUPTIVE_KINDS for obj in items],
+                                       nodes=snapshot.items(*NODE), node_states=snapshot.items(*SRIOV_NODE_STATE),
+                                       pools=snapshot.items(*MACHINE_CONFIG_POOL), prune_kinds=params["prune_kinds"],
+                                       configured=configured)
+        for entry in found["disruptions"]:
+            entry["text"] = disruption.describe(entry)
+        return found
+
     snapshot, kinds, info, differences, versions, leftovers = run_cluster_work(
         module, "Failed to read the cluster", work,
         handlers=[((ConditionError, ValueError), lambda exc: module.fail_json(msg="Invalid input: %s" % exc))])
 
+    found = disruptions_of(snapshot)
     packages = set(o["package"] for o in params["operators"])
     subscriptions = snapshot.items(*SUBSCRIPTION)
     choices = operator_package_choices(params["operators"], snapshot.items(*PACKAGE_MANIFEST), subscriptions, params["operator_roles"])
@@ -436,6 +476,8 @@ def main():
         machine_config_pools=sorted(set(params["machine_config_pools"])
                                     & set(p["metadata"]["name"] for p in snapshot.items(*MACHINE_CONFIG_POOL))),
         operator_versions=versions,
+        disruptions=found["disruptions"],
+        disruption_of_configured_nodes=bool(found["disruptions"]) and found["configured"],
         operator_problems=problems_of(params["operators"], subscriptions)
         + [problem for _m, problem in choices if problem],
     )

@@ -84,7 +84,8 @@ def test_configuration_converges_idempotently_and_check_mode_writes_nothing(sim_
 def test_switching_method_leaves_exactly_the_last_methods_objects(sim_factory):
     sim = sim_factory(profile="mixed-lab")
     for configuration in ("shared_device/roce", "sriov_legacy/roce", "host_device/roce"):
-        run = run_playbook(sim, "-e", "@" + example(configuration))
+        # The switches drain and reboot configured nodes (VFs created, then removed): confirmed (docs/disruption.md).
+        run = run_playbook(sim, "-e", "@" + example(configuration), "-e", "gpudirect_allow_disruption=true")
         assert run.rc == 0, (configuration, run.output[-4000:])
         assert managed_rdma_objects(sim) == expected_rdma_objects(plan_for(configuration)), configuration
     policy = objects(sim, "mellanox.com/v1alpha1", "NicClusterPolicy")[0]["spec"]
@@ -346,13 +347,14 @@ def test_sriov_wait_is_not_satisfied_by_the_node_states_stale_status(sim_factory
 
     sim.faults.update({"operator_faults": {"sriov_policy_sync_hold": True}})
     held = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4",
-                        "-e", "rdma_wait_timeout=5")
+                        "-e", "rdma_wait_timeout=5", "-e", "gpudirect_allow_disruption=true")
     assert held.rc != 0, "the wait took the node states' stale Succeeded for the new policy"
     assert "SR-IOV node states synced with the policies" in held.output, held.output[-4000:]
     assert "policies not rendered by the operator yet" in held.output, held.output[-4000:]
 
     sim.faults.update({"operator_faults": {"sriov_policy_sync_hold": False}})
-    run = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4")
+    run = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4",
+                       "-e", "gpudirect_allow_disruption=true")
     assert run.rc == 0, run.output[-4000:]
     assert sriov_applied_everywhere(sim, 4), "site.yml returned before every node applied the change"
     again = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4")

@@ -48,3 +48,18 @@ def test_released_one_installs_the_tarball_of_this_version():
     tarball = "gpudirect-openshift-%s.tar.gz" % version
     assert {"name": "collections/" + tarball, "type": "file"} in ee["dependencies"]["galaxy"]["collections"]
     assert {"src": tarball, "dest": "collections"} in ee["additional_build_files"]
+
+
+def test_kubernetes_core_is_the_version_the_lanes_test_everywhere_it_is_pinned():
+    """The execution environments and the README's offline example pin the kubernetes.core that the newest lane
+    (hack/compat_env.sh newest) installs from the newest `ansible` package on PyPI."""
+    with open(os.path.join(ROOT, "hack", "compat_env.sh"), encoding="utf-8") as handle:
+        text = handle.read()
+    newest = text[text.index("  newest)"):]
+    tested = re.search(r'KUBERNETES_CORE="(\d+\.\d+\.\d+)"', newest).group(1)
+    for name in DEFINITIONS:
+        (kubernetes_core,) = [c for c in _load(name)["dependencies"]["galaxy"]["collections"] if c["name"] == "kubernetes.core"]
+        assert kubernetes_core["version"] == tested, name
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+        offline = [line for line in handle if "--offline" in line and "kubernetes-core-" in line]
+    assert offline and all("kubernetes-core-%s.tar.gz" % tested in line for line in offline), offline

@@ -57,3 +57,24 @@ def test_docs_counts_modules_with_documentation_only(tmp_path):
     write([documented, dict(documented, content_name="b")])
     rc, out = _run("docs", tarball, result)
     assert rc == 0 and "2 of 2 modules documented" in out
+
+
+def test_the_release_check_lints_as_galaxy_importer_does_but_without_its_180_second_limit():
+    """Issue 31: galaxy-importer 0.4.44 gives ansible-lint a fixed 180 s (galaxy_importer/loaders/collection.py
+    _lint_collection, proc.communicate(timeout=180); no setting), so a loaded machine failed the release check. The
+    importer runs with its lint step off (GALAXY_IMPORTER_RUN_ANSIBLE_LINT=false, galaxy_importer/config.py's
+    environment override) and the script runs the importer's ansible-lint command itself, with no time limit; at run
+    time it checks that the installed importer still builds that command."""
+    with open(os.path.join(ROOT, "hack", "release_check.sh"), encoding="utf-8") as handle:
+        script = handle.read()
+    commands = script.replace("\\\n", " ").splitlines()  # continuation lines joined
+    importer = [line for line in commands if "galaxy_importer.main" in line]
+    assert importer and all("GALAXY_IMPORTER_RUN_ANSIBLE_LINT=false" in line for line in importer), importer
+    lint = [line for line in commands if '/bin/ansible-lint"' in line]
+    assert len(lint) == 1 and '"${importer_lint_args[@]}"' in lint[0] and "timeout" not in lint[0], lint
+    # The importer's arguments (galaxy_importer 0.4.44, loaders/collection.py), in its order.
+    args = ("--profile production --exclude tests/integration/ --exclude tests/unit/ --format=pep8 --nocolor "
+            "-x yaml,var-naming,avoid-dot-notation,import-task-no-when,single-entry-point,use-loop --offline")
+    start = script.index("importer_lint_args=(") + len("importer_lint_args=(")
+    assert [a.strip('"') for a in script[start:script.index(")", start)].split()] == args.split()
+    assert "galaxy-importer==0.4.44" in script
