@@ -46,3 +46,17 @@ def test_the_memlock_pool_is_checked_with_nic_selection_auto(sim_factory):
     run = run_playbook(sim, "-e", "@%s/playbooks/vars/simulator/roce-lab.yml" % ROOT, "-e", memlock)
     assert run.rc != 0 and run.writes == 0, run.output[-3000:]
     assert "gpudirect_rdma_memlock_pool: MachineConfigPool gpudirect-rdma does not exist" in run.output, run.output[-3000:]
+
+
+def test_a_value_calling_a_lookup_is_refused_without_running_it(sim_factory, tmp_path):
+    """Held-out input of issue 31: site.yml evaluated `{{ lookup('pipe', ...) }}` in a variable on the controller
+    before refusing it, and showed its output. Now the raw value is refused before any task evaluates it."""
+    sim = sim_factory(profile="mixed-lab")
+    marker = tmp_path / "ran"
+    command = "touch %s && echo 192.168.2.0/24" % marker
+    vars_file = tmp_path / "vars.yml"
+    vars_file.write_text('gpudirect_rdma_ipam_range: "{{ lookup(\'pipe\', \'%s\') }}"\n' % command)
+    run = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", "@%s" % vars_file)
+    assert run.rc != 0 and run.requests == 0, run.output[-3000:]
+    assert "gpudirect_rdma_ipam_range: the value holds Jinja that calls a lookup" in run.output, run.output[-3000:]
+    assert not marker.exists()
