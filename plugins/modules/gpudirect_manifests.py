@@ -193,7 +193,7 @@ memlock_pool:
   description:
     - The custom MachineConfigPool that gets the CRI-O memlock MachineConfig (C(crio_memlock) with
       C(gpudirect_rdma_memlock_pool) other than the main role), else null. Also with O(validate_only), where
-      RV(summary) is empty: preflight checks that this pool exists before the NIC facts are known.
+      RV(summary) is empty, so that preflight checks that this pool exists before the NIC facts are known.
   returned: always
   type: str
   sample: gpudirect-rdma
