@@ -254,9 +254,12 @@ def _md_table(header, rows):
     return lines
 
 
-def render_markdown(nodes, title="GPU/NIC inventory", failed=None):
-    """Markdown report of {node: facts}; failed: [{node, error}] of nodes without facts."""
+def render_markdown(nodes, title="GPU/NIC inventory", failed=None, note=None):
+    """Markdown report of {node: facts}; failed: [{node, error}] of nodes without facts; note: when and why the facts
+    were taken (site.yml's are taken before the drivers it installs)."""
     lines = ["# %s" % _md(title), ""]
+    if note:
+        lines += ["> %s" % _md(note), ""]
     summary = [readiness_summary(node, nodes[node]) for node in sorted(nodes)]
     lines += _md_table(["Node", "Ready", "GPUs", "NIC PFs", "Link layers", "Peer memory", "Reasons"],
                        [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]),
@@ -311,11 +314,13 @@ th{background:#eee}
 """ + "".join(".rel-%s{background:%s;text-align:center;font-weight:bold}\n" % (rel, RELATION_COLOURS[rel]) for rel in RELATIONS)
 
 
-def render_html(nodes, title="GPU/NIC inventory", failed=None):
+def render_html(nodes, title="GPU/NIC inventory", failed=None, note=None):
     """Self-contained HTML report (inline CSS, no scripts, no external assets)."""
     out = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
            "<title>%s</title>" % _html_escape(title), "<style>%s</style></head><body>" % _STYLE,
            "<h1>%s</h1>" % _html_escape(title)]
+    if note:
+        out.append("<p class=\"note\"><b>%s</b></p>" % _h(note))
     summary = [readiness_summary(node, nodes[node]) for node in sorted(nodes)]
     out += _html_table(["Node", "Ready", "GPUs", "NIC PFs", "Link layers", "Peer memory", "Reasons"],
                        [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]), s["peer_memory_path"],

@@ -153,6 +153,11 @@ options:
   cluster_name:
     description: Name of the cluster in the report titles; default the name in the API server URL.
     type: str
+  report_note:
+    description:
+      - A sentence under the reports' titles and as C(note) in C(hardware-facts.json), saying when the facts were taken
+        (site.yml takes them before it installs the drivers, so its report shows the nodes as they were then).
+    type: str
   return_facts:
     description: Also return every node's document in RV(nodes) (large at scale; they are in O(report_dir) anyway).
     type: bool
@@ -314,6 +319,7 @@ def argument_spec():
         cache_only=dict(type="bool", default=False),
         report_dir=dict(type="path"),
         cluster_name=dict(type="str"),
+        report_note=dict(type="str"),
         return_facts=dict(type="bool", default=False),
         fail_on_error=dict(type="bool", default=True),
     )
@@ -374,20 +380,21 @@ class Documents:
         return ([p for node in order for p in self.ports[node]], [link for node in order for link in self.links[node]],
                 dict((node, self.readiness[node]) for node in order))
 
-    def write_reports(self, title, name, flat, failed):
+    def write_reports(self, title, name, flat, failed, note=None):
         ports, _nearest, readiness = flat
         links = [link for node in sorted(self.all_links) for link in self.all_links[node]]
         stored = _Stored(os.path.join(self.report_dir, "nodes"), self.readiness)
         for file_name, render in (("hardware-report.md", render_markdown), ("hardware-report.html", render_html)):
             with open(os.path.join(self.report_dir, file_name), "w") as handle:
-                handle.write(render(stored, title=title, failed=failed))
+                handle.write(render(stored, title=title, failed=failed, note=note))
         # hardware-facts.json one node at a time, in the layout json.dumps(indent=4, sort_keys=True) gives
         with open(os.path.join(self.report_dir, "hardware-facts.json"), "w") as handle:
             handle.write('{\n    "cluster": %s,\n    "failed_nodes": %s,\n    "gpu_nic_affinity": %s,\n    "nic_ports": %s,\n    "nodes": {'
                          % tuple(_indented(value) for value in (name, failed, links, ports)))
+            note_line = ',\n    "note": %s' % _indented(note) if note else ""
             for position, node in enumerate(stored):
                 handle.write("%s\n        %s: %s" % ("," if position else "", json.dumps(node), _indented(stored[node], 2)))
-            handle.write("%s},\n    \"readiness\": %s\n}\n" % ("\n    " if len(stored) else "", _indented(readiness)))
+            handle.write("%s}%s,\n    \"readiness\": %s\n}\n" % ("\n    " if len(stored) else "", note_line, _indented(readiness)))
         return ["hardware-report.md", "hardware-report.html", "hardware-facts.json"] + ["nodes/%s.json" % node for node in stored]
 
 
@@ -422,7 +429,8 @@ def main():
     result["nodes"] = documents.nodes if params["return_facts"] else {}
     if report_dir:
         try:
-            result["report_files"] = documents.write_reports("GPU/NIC inventory of %s" % (name or "the cluster"), name, flat, result["failed_nodes"])
+            result["report_files"] = documents.write_reports("GPU/NIC inventory of %s" % (name or "the cluster"), name, flat, result["failed_nodes"],
+                                                             params["report_note"])
         except (IOError, OSError) as exc:
             module.fail_json(msg="Cannot write the hardware reports to %s: %s" % (report_dir, exc))
         if not params["return_facts"]:

@@ -189,6 +189,14 @@ workload:
       C(notes). Not applied; C(playbooks/render.yml) writes it. Empty with errors or O(validate_only).
   returned: always
   type: dict
+memlock_pool:
+  description:
+    - The custom MachineConfigPool that gets the CRI-O memlock MachineConfig (C(crio_memlock) with
+      C(gpudirect_rdma_memlock_pool) other than the main role), else null. Also with O(validate_only), where
+      RV(summary) is empty, so that preflight checks that this pool exists before the NIC facts are known.
+  returned: always
+  type: str
+  sample: gpudirect-rdma
 waits:
   description:
     - Readiness waits the rendered objects need, by name, as M(gpudirect.openshift.resource_wait) entries without
@@ -224,7 +232,7 @@ summary:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.olm import olm_manifests
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, stale_objects, validate
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, stale_objects, validate_checks
 
 
 def main():
@@ -246,10 +254,12 @@ def main():
         if entry.get("namespace_alias") and entry.get("namespace"):
             module.params["variables"][entry["namespace_alias"]] = entry["namespace"]
     if module.params["validate_only"]:
-        errors, warnings = validate(module.params["variables"])
-        result = {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}, "images": [], "waits": {}}
+        checks = validate_checks(module.params["variables"])
+        result = {"errors": checks["errors"], "warnings": checks["warnings"], "manifests": [], "phases": {}, "teardown_order": [], "summary": {},
+                  "images": [], "waits": {}, "memlock_pool": checks["memlock_pool"]}
     else:
         result = render_all(module.params["variables"])
+        result["memlock_pool"] = result["summary"].get("memlock_pool")
     output = dict(
         changed=False,
         manifests=result["manifests"],
@@ -261,6 +271,7 @@ def main():
         images=result["images"],
         waits=result["waits"],
         workload=result.get("workload") or {},
+        memlock_pool=result["memlock_pool"],
     )
     for warning in result["warnings"]:
         module.warn(warning)

@@ -66,7 +66,8 @@ def test_site_failure_leaves_diagnostics_that_explain_it(sim_factory, tmp_path):
     assert proc.returncode != 0, proc.stdout[-3000:]
     # The play still fails, quoting the original error.
     assert "InstallComponentFailed" in proc.stdout
-    summaries = glob.glob(str(artifacts / "localhost" / "*" / "summary.md"))
+    # The implicit localhost: its directory is named by the API server URL (issue 31 point 5).
+    summaries = glob.glob(str(artifacts / "127.0.0.1" / "*" / "summary.md"))
     assert len(summaries) == 1, "site.yml's rescue wrote no diagnostics under %s:\n%s" % (artifacts, proc.stdout[-3000:])
     dest = os.path.dirname(summaries[0])
     summary = open(summaries[0], encoding="utf-8").read()

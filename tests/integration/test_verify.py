@@ -126,8 +126,10 @@ class Fleet:
         self.took = 0.0
 
     def add(self, host, variables, profile="mixed-lab", nodes=GPU_NODES, resource_count=None, fault=None, admin_objects=(),
-            **extra):
-        """admin_objects: what the cluster administrator created besides deploy/rbac/workloads.yml."""
+            facts_from_cluster=False, **extra):
+        """admin_objects: what the cluster administrator created besides deploy/rbac/workloads.yml. facts_from_cluster:
+        the host gets neither NIC facts nor verify_nic_ports, as after hack/site.sh (NIC selection auto): verify.yml
+        reads them itself."""
         faults = {"operator_faults": {"perftest": fault}} if fault else None
         manifests = default_admin_manifests()
         if admin_objects:
@@ -137,17 +139,19 @@ class Fleet:
         sim = SimulatedCluster(profile=profile, crd_dir=self.crd_dir, config=dict(FAST), faults=faults,
                                admin_manifests=manifests).start()
         self.sims[host] = sim
-        self.summaries[host] = prepare(sim, variables, nodes=nodes, resource_count=resource_count)
+        rendered = dict(variables, gpudirect_rdma_nic_facts=nic_ports(sim)) if facts_from_cluster else variables
+        self.summaries[host] = prepare(sim, rendered, nodes=nodes, resource_count=resource_count)
         self.recorders[host] = PodRecorder(sim)
         hostvars = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                    "gpudirect_kubeconfig": sim.kubeconfig, "verify_artifacts_dir": str(self.tmp / host),
-                    "verify_nic_ports": nic_ports(sim)}
+                    "gpudirect_kubeconfig": sim.kubeconfig, "verify_artifacts_dir": str(self.tmp / host)}
+        if not facts_from_cluster:
+            hostvars["verify_nic_ports"] = nic_ports(sim)
         hostvars.update(COMMON)
         hostvars.update(variables)
         hostvars.update(extra)
         self.hosts[host] = hostvars
 
-    def run(self, timeout=170):
+    def run(self, timeout=300):
         inventory = self.tmp / "inventory.yml"
         inventory.write_text(yaml.safe_dump({"all": {"hosts": self.hosts}}))
         env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORKS=str(len(self.hosts)))
@@ -177,6 +181,16 @@ class Fleet:
         assert not errors, errors
 
 
+# The shipped profiles whose hack/site.sh variables (playbooks/vars/simulator/<profile>.yml) select the NICs from
+# the facts and have one rail, with their GPU workers.
+AUTO_PROFILES = {"roce-lab": ("worker-0", "worker-1"), "infiniband-lab": ("gpu-ib-0", "gpu-ib-1")}
+
+
+def site_variables(profile):
+    with open(os.path.join(ROOT, "playbooks", "vars", "simulator", profile + ".yml")) as handle:
+        return yaml.safe_load(handle)
+
+
 def host_name(example):
     return "config-%s" % example.split("-")[0]
 
@@ -204,6 +218,11 @@ def passing_fleet(crd_dir, tmp_path_factory):
                   admin_objects=verify_account("ml"))
         fleet.add("ring", ring, profile=RING_PROFILE, nodes=("gpu-worker-0000", "gpu-worker-0001", "gpu-worker-0002"),
                   verify_sweep=True, verify_iterations=1000)
+        # Issue 31 point 1: the variables hack/site.sh uses on its profiles (NIC selection auto), without the facts
+        # site.yml read in its own play: verify.yml reads them from the cluster (the facts cache, else pods).
+        for profile in AUTO_PROFILES:
+            fleet.add("auto-" + profile, site_variables(profile), profile=profile, nodes=AUTO_PROFILES[profile],
+                      facts_from_cluster=True)
         # The fault matrix on verify.yml (issue 18): transient API errors on the pods it runs.
         fleet.add("api-faults", example_vars("1-shared-device-roce.yml"))
         for rule in VERIFY_TRANSIENT:
@@ -286,6 +305,20 @@ def test_verify_passes_for_each_configuration(passing_fleet, example):
     assert "<svg" in html and "PASSED" in html and "<script" not in html
     assert "RDMA_Write BW Test" in (artifacts / "pair-0-client.log").read_text()
     assert passing_fleet.pods_left(host) == []
+
+
+@pytest.mark.parametrize("profile", sorted(AUTO_PROFILES))
+def test_verify_reads_the_nic_facts_itself_with_nic_selection_auto(passing_fleet, profile):
+    """Issue 31 point 1: `hack/site.sh --then playbooks/verify.yml` failed with "method must be ... got None" on the
+    default profile: verify.yml rendered the plan without the NIC facts."""
+    host = "auto-" + profile
+    assert "got None" not in passing_fleet.output
+    results = passing_fleet.results(host)
+    assert results["passed"] is True and results["summary"]["pairs"] == 1 == results["summary"]["passed"], results["summary"]
+    assert results["configuration"] == passing_fleet.summaries[host]["configuration"]
+    pair = results["pairs"][0]
+    assert (pair["server_node"], pair["client_node"]) == AUTO_PROFILES[profile]
+    assert pair["link_rate_gbps"] > 0
 
 
 def test_ring_of_three_nodes_with_a_message_size_sweep(passing_fleet):

@@ -31,6 +31,19 @@ def validate(variables, require_facts=False):
     return errors, warnings
 
 
+def memlock_pool_of(model):
+    """The custom MachineConfigPool that gets its own CRI-O memlock MachineConfig, or None (it needs no NIC facts)."""
+    return model["memlock_pool"] if machineconfigs.memlock_separate(model) else None
+
+
+def validate_checks(variables):
+    """validate() plus what preflight checks against the cluster before the NIC facts exist: {"errors", "warnings",
+    "memlock_pool"} (the first group's, as in the rendered summary), so that NIC selection auto is checked as fully
+    as NICs given by name (issue 31 point 4)."""
+    models, errors, warnings = groups.build(variables, require_facts=False)
+    return {"errors": errors, "warnings": warnings, "memlock_pool": memlock_pool_of(models[0]) if models and not errors else None}
+
+
 def render_objects(model, render_errors):
     """[(phase, manifest)] of one group's configuration (the one renderer; render_all runs it once per node group)."""
     objects = []
@@ -261,7 +274,7 @@ def _summary(model, manifests):
         # {pool: [MachineConfig names it renders]}: the memlock pool is a custom pool of the worker role, so it renders
         # the main pool's MachineConfig too (machine-config-operator docs/custom-pools.md).
         "machineconfig_pools": pools,
-        "memlock_pool": model["memlock_pool"] if machineconfigs.memlock_separate(model) else None,
+        "memlock_pool": memlock_pool_of(model),
         # The nodes the SR-IOV policies select: the allocatable waits watch only these.
         "node_selector": dict((key, names.label_text(value)) for key, value in model["node_selector"].items()),
         "reboots": reboots,

@@ -2,11 +2,13 @@
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""The NIC variables against the interfaces the SR-IOV config daemons report (SriovNetworkNodeState status).
+"""The NIC variables against the interfaces the SR-IOV config daemons report (SriovNetworkNodeState status), or
+against the hardware facts (the collector pods, which need no operator).
 
 Pure: takes the plan's summary and node states, returns problems. Preflight runs it when the SR-IOV operator already
-runs; the rdma role runs it again once the daemons have reported, before it writes a policy (a first install has no
-node states at preflight time).
+runs, and on a cluster without node states (a first install) on the port facts (facts_as_reports), so that a wrong NIC
+name or a port of the other fabric stops the run before any write, for every method (issue 31 point 3); the rdma role
+runs it again once the daemons have reported, before it writes a policy.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -37,6 +39,31 @@ def _interfaces(node_states):
             if isinstance(iface, dict) and iface.get("name"):
                 out.append((node, iface))
     return out
+
+
+# Where the reported interfaces come from, as the messages say it.
+SRIOV_SOURCE = "the SR-IOV operator reports"
+FACTS_SOURCE = "the hardware facts show the NVIDIA NIC ports"
+# hardware/sysfs.py link layers (/sys/class/infiniband/<dev>/ports/<n>/link_layer) -> SriovNetworkNodeState linkType.
+_LINK_TYPES = {"infiniband": "IB", "ethernet": "ETH"}
+
+
+def facts_as_reports(nic_ports):
+    """The hardware_facts role's port facts (inventory.nic_ports: one entry per port) as {node, interfaces} entries in
+    the shape of a SriovNetworkNodeState status: name, pciAddress, linkType, vendor, totalvfs of each physical function.
+    VFs are left out, as the node states list them under their PF."""
+    by_node = {}
+    for port in nic_ports or []:
+        if not isinstance(port, dict) or port.get("is_vf") or not port.get("node"):
+            continue
+        interfaces = by_node.setdefault(port["node"], [])
+        name = port.get("netdev")
+        if not name or any(i["name"] == name for i in interfaces):
+            continue
+        interfaces.append({"name": name, "pciAddress": port.get("pci_address"),
+                           "linkType": _LINK_TYPES.get(str(port.get("link_layer") or "").lower()),
+                           "vendor": port.get("vendor_id"), "totalvfs": port.get("total_vfs")})
+    return [{"node": node, "interfaces": interfaces} for node, interfaces in sorted(by_node.items())]
 
 
 def _port(iface, node):
@@ -71,14 +98,16 @@ def udev_address_problems(summary, node_states):
     return errors
 
 
-def reported_nic_problems(summary, node_states, num_vfs=None):
+def reported_nic_problems(summary, node_states, num_vfs=None, source=SRIOV_SOURCE):
     """{"errors": [...], "warnings": [...]}: each error names the variable and the fix. Nothing is checked when no
-    interface is reported yet (the caller waits for the reports first) or the plan has no NIC selection."""
+    interface is reported yet (the caller waits for the reports first) or the plan has no NIC selection. source: who
+    reports the interfaces, as the messages say it (SRIOV_SOURCE, or FACTS_SOURCE for facts_as_reports)."""
     problems = {"errors": [], "warnings": []}
     reported = _interfaces(node_states)
     if not reported or not summary:
         return problems
-    problems["errors"].extend(udev_address_problems(summary, node_states))
+    if source == SRIOV_SOURCE:  # udev addresses from facts are checked against the daemons, never the facts themselves
+        problems["errors"].extend(udev_address_problems(summary, node_states))
     reported_names = sorted(set(i.get("name") for _n, i in reported))
     reported_pcis = sorted(set(i.get("pciAddress") for _n, i in reported if i.get("pciAddress")))
     daemons_on = summary.get("sriov_daemon_group")
@@ -100,19 +129,19 @@ def reported_nic_problems(summary, node_states, num_vfs=None):
             ports = [(n, i) for n, i in reported if i.get("name") == name]
             if not ports:
                 problems["errors"].append(
-                    "%snic_interfaces: %s is not an interface of any node (the SR-IOV operator reports %s); "
-                    "give one of those names%s." % (prefix, name, ", ".join(reported_names),
+                    "%snic_interfaces: %s is not an interface of any node (%s %s); "
+                    "give one of those names%s." % (prefix, name, source, ", ".join(reported_names),
                                                     "" if group.get("variable") else ", or PCI addresses in gpudirect_rdma_nic_pci_addresses"))
             selected.extend(ports)
         for address in group.get("pci_addresses") or []:
             ports = [(n, i) for n, i in reported if (i.get("pciAddress") or "").lower() == str(address).lower()]
             if not ports:
                 problems["errors"].append(
-                    "gpudirect_rdma_nic_pci_addresses: %s is not a NIC of any node (the SR-IOV operator reports %s); "
-                    "give one of those addresses." % (address, ", ".join(reported_pcis)))
+                    "gpudirect_rdma_nic_pci_addresses: %s is not a NIC of any node (%s %s); "
+                    "give one of those addresses." % (address, source, ", ".join(reported_pcis)))
             selected.extend(p for p in ports if p not in selected)
         for node, iface in selected:
-            link = str(iface.get("linkType") or wanted_link).upper()
+            link = str(iface.get("linkType") or wanted_link).upper()  # no link type reported: nothing to compare
             if link != wanted_link:
                 problems["errors"].append(
                     "%s: %s, but %s is %s port (linkType %s); set the fabric that port runs, or select "

@@ -11,7 +11,7 @@ import copy
 import pytest
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, validate
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, validate, validate_checks
 
 from conftest import NIC_FACTS, P, base_variables
 
@@ -249,6 +249,17 @@ def test_validate_accepts_auto_before_facts_exist():
     del variables[P + "nic_pci_addresses"]
     assert validate(variables) == ([], [])
     assert errors_of(variables) == ["gpudirect_rdma_nic_facts: required when gpudirect_rdma_nic_selection is auto (collect NIC facts first)"]
+
+
+def test_the_memlock_pool_is_known_before_the_facts():
+    """Issue 31 point 4: preflight checks the memlock pool with NIC selection auto too, before the facts exist."""
+    variables = base_variables("shared_device", "roce", nic_selection="auto")
+    variables.pop(P + "nic_interfaces", None)
+    assert validate_checks(variables)["memlock_pool"] is None
+    variables.update({P + "apply_machineconfigs": True, P + "machineconfigs": ["crio_memlock"]})
+    assert validate_checks(variables) == {"errors": [], "warnings": [], "memlock_pool": "gpudirect-rdma"}
+    # On the main role's pool the drop-in joins the main MachineConfig: no pool of its own to check.
+    assert validate_checks(dict(variables, **{P + "memlock_pool": "worker"}))["memlock_pool"] is None
 
 
 def test_range_with_host_bits_is_accepted_like_whereabouts():

@@ -2,7 +2,10 @@
 sriov-network-operator v1.6.0: Mellanox up to 128 whatever the NIC reports (the operator rewrites NUM_OF_VFS and
 reboots), other vendors up to totalvfs (pkg/webhook/validate.go)."""
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.reported import reported_nic_problems
+import pytest
+
+from ansible_collections.gpudirect.openshift.plugins.filter.nic_checks import reported_nic_problems_filter
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.reported import facts_as_reports, reported_nic_problems
 
 ROCE = {"name": "ens8f0np0", "pciAddress": "0000:a0:00.0", "vendor": "15b3", "linkType": "ETH", "totalvfs": 16}
 IB = {"name": "ibs2f0", "pciAddress": "0000:b0:00.0", "vendor": "15b3", "linkType": "IB", "totalvfs": 16}
@@ -68,3 +71,43 @@ def test_a_second_fabric_port_is_checked_against_its_own_fabric_and_named_by_its
         "ens8f0np0, ibs2f0); give one of those names.",
         "gpudirect_rdma_second_fabric: ports of the infiniband fabric, but ens8f0np0 (0000:a0:00.0) on a is an Ethernet "
         "port (linkType ETH); set the fabric that port runs, or select a port of the infiniband fabric."]
+
+
+# The hardware_facts role's port facts (module_utils/inventory.py nic_ports keys) of one node: a RoCE PF, an InfiniBand
+# PF and a VF of the RoCE PF, as the collector reads them from sysfs.
+PORT_FACTS = [
+    {"node": "a", "pci_address": "0000:a0:00.0", "vendor_id": "15b3", "netdev": "ens8f0np0", "link_layer": "Ethernet",
+     "total_vfs": 16, "is_vf": False},
+    {"node": "a", "pci_address": "0000:b0:00.0", "vendor_id": "15b3", "netdev": "ibs2f0", "link_layer": "InfiniBand",
+     "total_vfs": 16, "is_vf": False},
+    {"node": "a", "pci_address": "0000:a0:00.2", "vendor_id": "15b3", "netdev": "ens8f0v0", "link_layer": "Ethernet",
+     "is_vf": True},
+]
+
+
+def test_port_facts_read_as_the_node_states_of_a_first_install():
+    """Issue 31 point 3: before the SR-IOV operator runs, the collector's port facts stand in for the node states."""
+    assert facts_as_reports(PORT_FACTS) == [{"node": "a", "interfaces": [
+        {"name": "ens8f0np0", "pciAddress": "0000:a0:00.0", "linkType": "ETH", "vendor": "15b3", "totalvfs": 16},
+        {"name": "ibs2f0", "pciAddress": "0000:b0:00.0", "linkType": "IB", "vendor": "15b3", "totalvfs": 16}]}]
+
+
+def test_a_wrong_nic_name_is_named_from_the_hardware_facts():
+    found = reported_nic_problems_filter(summary(method="shared_device", interfaces=["ens9f0np0"]), PORT_FACTS, from_facts=True)
+    assert found["errors"] == [
+        "gpudirect_rdma_nic_interfaces: ens9f0np0 is not an interface of any node (the hardware facts show the NVIDIA NIC "
+        "ports ens8f0np0, ibs2f0); give one of those names, or PCI addresses in gpudirect_rdma_nic_pci_addresses."]
+
+
+@pytest.mark.parametrize("method", ["shared_device", "host_device", "sriov_legacy"])
+def test_the_link_layer_check_covers_every_method_on_the_hardware_facts(method):
+    """Held-out input of issue 31: an InfiniBand fabric on an Ethernet port is refused for every method, not only SR-IOV."""
+    found = reported_nic_problems_filter(summary(method=method, fabric="infiniband", interfaces=["ens8f0np0"]), PORT_FACTS,
+                                         8, from_facts=True)
+    assert found["errors"] == ["gpudirect_rdma_fabric: infiniband, but ens8f0np0 (0000:a0:00.0) on a is an Ethernet port "
+                               "(linkType ETH); set the fabric that port runs, or select a port of the infiniband fabric."]
+    by_address = reported_nic_problems_filter(summary(method=method, fabric="roce", pci_addresses=["0000:b0:00.0"]), PORT_FACTS,
+                                              8, from_facts=True)
+    assert [e.split(",")[0] for e in by_address["errors"]] == ["gpudirect_rdma_fabric: roce"]
+    assert reported_nic_problems_filter(summary(method=method, fabric="roce", interfaces=["ens8f0np0"]), PORT_FACTS, 8,
+                                        from_facts=True)["errors"] == []
