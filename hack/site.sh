@@ -63,7 +63,7 @@ next_command() {
     cmd+=" --profile $profile"
   fi
   [ -n "$vars_file" ] && cmd+=" --vars $vars_file"
-  cmd+=" $*"
+  [ $# -gt 0 ] && cmd+=" $*"
   if [ ${#next_extra[@]} -gt 0 ]; then
     cmd+=" --"
     for arg in "${next_extra[@]}"; do cmd+=" $(printf '%q' "$arg")"; done
@@ -91,7 +91,7 @@ summary() {
   else
     echo "Result:        succeeded in $((SECONDS - started)) s (the play's last task shows what was installed and configured)"
   fi
-  echo "Reports:       $ROOT/artifacts/ (facts, verification and, after a failure, diagnostics with summary.md)"
+  echo "Reports:       ${GPUDIRECT_ARTIFACTS_DIR:-$ROOT/artifacts}/ (facts, verification and, after a failure, diagnostics with summary.md)"
   echo "Next (run from $ROOT):"
   if [ "$rc" -ne 0 ]; then
     # Nothing after a failed step is worth running before its cause is fixed.
@@ -99,6 +99,13 @@ summary() {
     echo "  run it again    $(next_command "${rerun_args[@]}")"
   elif $check_mode; then
     echo "  apply it        $(next_command "${rerun_args[@]}")"
+  elif [ "${playbooks[-1]##*/}" = "teardown.yml" ]; then
+    # Nothing is left to verify or gather facts for; what remains is installing again.
+    if [ -n "$next_kubeconfig" ]; then
+      echo "  install again   $(next_command --playbook playbooks/site.yml)"
+    else
+      echo "  install again   $(next_command)"
+    fi
   else
     if [ -n "$next_kubeconfig" ]; then
       echo "  verify RDMA     $(next_command --playbook playbooks/verify.yml)"
