@@ -173,7 +173,6 @@ def flatten(nodes):
     return ports, links, readiness
 
 
-
 def facts_summary(counts, readiness, pods=None, check_mode=False, listed=20):
     """One line on a facts run: how many nodes were selected, ready, taken from the cache, gathered now or left
     without facts. The nodes that are not ready are named (at most ``listed``); in check mode the nodes a pod would

@@ -11,11 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import difflib
-import glob
-import os
 import re
-
-import yaml
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model, names
 
@@ -25,7 +21,7 @@ ROLE_PREFIXES = ("diagnostics_", "hardware_facts_", "nfd_", "nvidia_gpu_operator
 PREFIXES = ("gpudirect_",) + ROLE_PREFIXES
 USED_NAME = re.compile(r"\b(?:%s)[a-z0-9_]+" % "|".join(PREFIXES))
 # Variables that no role specifies and that users set (AWX credentials, the render playbook, site.yml's switches);
-# read_roles adds every prefixed name the roles' tasks and the playbooks use.
+# the filter (plugins/filter/variables.py read_roles) adds every prefixed name the roles' tasks and the playbooks use.
 PLAY_VARIABLES = (
     "gpudirect_always_converge", "gpudirect_collect_facts", "gpudirect_password", "gpudirect_render_existing",
     "gpudirect_render_result", "gpudirect_render_variable_names", "gpudirect_target_hosts", "gpudirect_username",
@@ -91,23 +87,3 @@ def merged_options(argument_specs=()):
                     merged[name] = dict((key, value) for key, value in (spec or {}).items()
                                         if key not in ("required", "description", "default"))
     return merged
-
-
-def read_roles(roles_dir):
-    """(argument_specs, variables): the parsed meta/argument_specs.yml documents, and defaults/main.yml and
-    vars/main.yml documents, of every role in ``roles_dir`` (the collection's roles/), sorted by role; the last of
-    the variables is a mapping whose keys are the prefixed names the roles' tasks and the playbooks use."""
-    def documents(pattern):
-        found = []
-        for path in sorted(glob.glob(os.path.join(roles_dir, "*", pattern))):
-            with open(path) as stream:
-                found.append(yaml.safe_load(stream) or {})
-        return found
-    # The names the roles and playbooks set or register themselves (facts, results): never the user's typo.
-    used = {}
-    for path in glob.glob(os.path.join(roles_dir, "*", "tasks", "*.yml")) + glob.glob(
-            os.path.join(os.path.dirname(os.path.abspath(roles_dir)), "playbooks", "*.yml")):
-        with open(path) as stream:
-            used.update((name, None) for name in USED_NAME.findall(stream.read()))
-    return (documents(os.path.join("meta", "argument_specs.yml")),
-            documents(os.path.join("defaults", "main.yml")) + documents(os.path.join("vars", "main.yml")) + [used])

@@ -6,7 +6,7 @@ import os
 import re
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import variable_names
-from ansible_collections.gpudirect.openshift.plugins.filter.variables import misspelt_variables, role_argument_spec
+from ansible_collections.gpudirect.openshift.plugins.filter.variables import misspelt_variables, read_roles, role_argument_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 ROLES = os.path.join(ROOT, "roles")
@@ -34,8 +34,9 @@ def test_known_names_other_prefixes_and_far_names_are_left_alone():
 def test_no_name_the_collection_documents_or_uses_is_taken_for_a_typo():
     """Every prefixed name in the variable documentation, the role READMEs, the playbooks, the roles and the shipped
     variables files is either known or close to nothing: a correct run never stops on the collection's own names."""
-    sources = ([os.path.join(ROOT, "docs", page) for page in ("input-model.md", "teardown.md", "verify.md", "node-groups.md",
-                                                             "many-clusters.md", "hardware-facts-role.md", "upgrades.md")]
+    pages = ("input-model.md", "teardown.md", "verify.md", "node-groups.md", "many-clusters.md", "hardware-facts-role.md",
+             "upgrades.md")
+    sources = ([os.path.join(ROOT, "docs", page) for page in pages]
                + glob.glob(os.path.join(ROOT, "roles", "*", "README.md"))
                + glob.glob(os.path.join(ROOT, "playbooks", "**", "*.yml"), recursive=True)
                + glob.glob(os.path.join(ROOT, "roles", "**", "*.yml"), recursive=True))
@@ -46,7 +47,7 @@ def test_no_name_the_collection_documents_or_uses_is_taken_for_a_typo():
         with open(path, encoding="utf-8") as stream:
             used.update(found for found in name.findall(stream.read()) if not found.endswith("_"))
     used.discard("gpudirect_rdma")  # the prefix, in prose
-    argument_specs, defaults = variable_names.read_roles(ROLES)
+    argument_specs, defaults = read_roles(ROLES)
     known = variable_names.known_variables(variable_names.role_options(argument_specs, defaults))
     assert len(used) > 200
     assert variable_names.misspelt(used, known) == []
@@ -57,6 +58,6 @@ def test_the_merged_specification_has_every_role_option_without_required_or_defa
     assert merged["teardown_remove_namespaces"] == {"type": "bool"}
     assert merged["preflight_show_cluster_info"] == {"type": "bool"}
     assert not [name for name, spec in merged.items() if "required" in spec or "default" in spec]
-    argument_specs, _defaults = variable_names.read_roles(ROLES)
+    argument_specs, _defaults = read_roles(ROLES)
     assert set(merged) == set(variable_names.role_options(argument_specs, []))
     assert re.match(r"^\w+$", "".join(merged))
