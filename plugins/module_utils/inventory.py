@@ -173,6 +173,36 @@ def flatten(nodes):
     return ports, links, readiness
 
 
+def facts_summary(counts, readiness, pods=None, check_mode=False, listed=20):
+    """One line on a facts run: how many nodes were selected, ready, taken from the cache, gathered now or left
+    without facts. The nodes that are not ready are named (at most ``listed``); in check mode the nodes a pod would
+    gather are named instead, since check mode starts none and their readiness is not known."""
+    counts = counts or {}
+    readiness = readiness or {}
+    selected = counts.get("selected", 0)
+    ready = sorted(node for node, verdict in readiness.items() if verdict.get("ready"))
+    not_ready = sorted(node for node, verdict in readiness.items() if not verdict.get("ready"))
+
+    def named(nodes):
+        more = len(nodes) - listed
+        return ", ".join(nodes[:listed]) + (" and %d more" % more if more > 0 else "")
+
+    parts = ["%d node(s)" % selected]
+    if check_mode:
+        waiting = sorted(pod.get("node") for pod in pods or [] if pod.get("node"))
+        text = "%s: %d from the cache (%d ready)" % (parts[0], counts.get("from_cache", 0), len(ready))
+        if waiting:
+            text += "; check mode starts no pod, so the facts of %d are not read: %s" % (len(waiting), named(waiting))
+        if counts.get("failed"):
+            text += "; %d without facts" % counts["failed"]
+        return text + "."
+    text = "%s: %d ready, %d from the cache, %d gathered now, %d without facts." % (
+        parts[0], len(ready), counts.get("from_cache", 0), counts.get("gathered", 0), counts.get("failed", 0))
+    if not_ready:
+        text += " Not ready: %s." % named(not_ready)
+    return text
+
+
 # -- reports -------------------------------------------------------------------------------------
 
 

@@ -216,6 +216,13 @@ nodes:
   description: Facts of each node that answered, keyed by node name (the collector's document, see docs/facts.md).
   returned: with O(return_facts)
   type: dict
+summary:
+  description:
+    - One line on the run, what the role prints; names the nodes that are not ready, or in check mode the nodes whose
+      facts a pod would gather.
+  returned: always
+  type: str
+  sample: "2 node(s): 2 ready, 1 from the cache, 1 gathered now, 0 without facts."
 counts:
   description: Nodes selected, taken from the cache, gathered by a pod now, and failed.
   returned: always
@@ -285,6 +292,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connec
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, DEFAULT_MAX_PODS_IN_FLIGHT, FactsRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import (
+    facts_summary,
     gpu_nic_affinity,
     nearest_links,
     nic_ports,
@@ -426,6 +434,7 @@ def main():
     flat = documents.flat()
     name = params["cluster_name"] or cluster_name(cluster.api_host())
     result.update(cluster_name=name, changed=run.changed, nic_ports=flat[0], gpu_nic_affinity=flat[1], readiness=flat[2])
+    result["summary"] = facts_summary(result["counts"], flat[2], result.get("pods"), module.check_mode)
     result["nodes"] = documents.nodes if params["return_facts"] else {}
     if report_dir:
         try:

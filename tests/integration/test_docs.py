@@ -181,3 +181,26 @@ def test_no_page_recommends_cluster_admin_or_long_lived_tokens():
                 assert hours <= 24, where
     awx = read(os.path.join(ROOT, "docs", "awx.md"))
     assert "deploy/rbac/clusterrole.yml" in awx and "oc create token gpudirect-automation" in awx
+
+
+def test_docs_index_says_which_profile_every_shipped_example_fits():
+    """Issue 31: the examples fit mixed-lab only and nothing a newcomer read said so. docs/index.md names each
+    example of playbooks/vars/examples with the shipped profile it fits, and every shipped profile with its variables,
+    and each example's NIC names or PCI addresses are on that profile's nodes."""
+    from simulator.profiles import shipped_profiles  # pylint: disable=import-outside-toplevel
+
+    text = read(os.path.join(ROOT, "docs", "index.md"))
+    fits = dict(re.findall(r"^\| `([\w.-]+\.yml)` \| [^|]+ \| ([\w-]+) \|$", text, re.M))
+    examples = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "playbooks", "vars", "examples", "*.yml")))
+    assert sorted(fits) == examples, (sorted(fits), examples)
+    profiles = shipped_profiles()
+    for profile in profiles:
+        assert re.search(r"^\| `%s`( \(the default\))? \| .* \| `playbooks/vars/simulator/%s\.yml`" % (profile, profile), text, re.M), profile
+    for example, profile in fits.items():
+        assert profile in profiles, (example, profile)
+        hardware = read(os.path.join(ROOT, "simulator", "profiles", profile + ".yaml"))
+        values = yaml.safe_load(read(os.path.join(ROOT, "playbooks", "vars", "examples", example)))
+        named = (values.get("gpudirect_rdma_nic_interfaces") or []) + (values.get("gpudirect_rdma_nic_pci_addresses") or [])
+        assert named, example
+        for name in named:
+            assert re.search(r"\b%s\b" % re.escape(name), hardware), "%s names %s, which %s does not have" % (example, name, profile)

@@ -310,8 +310,9 @@ def test_an_api_server_that_stays_down_fails_the_play_quickly_and_the_next_run_c
     assert proc.returncode == 2, output(proc)  # failed (4 would be "host unreachable", which skips the rescue's end)
     assert rule.fired == 1 and not sim.api_server_up
     unreachable = "the API server at 127.0.0.1:%d is unreachable: Connection refused" % sim.port
-    assert re.search(r"Apply the NicClusterPolicy .*failed: Applying manifests failed at NicClusterPolicy nic-cluster-policy: "
-                     + re.escape(unreachable) + r" \(6 attempts\)", text), output(proc)
+    assert re.search(r"Applying manifests failed at NicClusterPolicy nic-cluster-policy: " + re.escape(unreachable)
+                     + r" \(6 attempts\)", text), output(proc)
+    assert re.search(r'Stopped at "Apply the NicClusterPolicy [^"]*"; its error is printed above', text), output(proc)
     assert "Diagnostics could not be collected: " + unreachable + "." in text, output(proc)
     assert re.search(r"localhost\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=1\s", text), output(proc)
     assert "Traceback" not in text, output(proc)

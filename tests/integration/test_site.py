@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 
 import pytest
 import yaml
@@ -55,6 +56,8 @@ def test_configuration_converges_idempotently_and_check_mode_writes_nothing(sim_
     assert check.rc == 0, check.output[-4000:]
     assert check.writes == 0, "check mode wrote to a fresh cluster"
     assert "olm_operator" in check.output or check.dry_run_writes > 0
+    # Issue 31 point 9: check mode on a fresh cluster does not list operators as if they ran.
+    assert re.search(r"Operators running: none; a run would install or change: nfd\.", " ".join(check.output.split())), check.output[-3000:]
 
     first = run_playbook(sim, "-e", "@" + example(configuration))
     assert first.rc == 0, first.output[-4000:]
@@ -65,6 +68,8 @@ def test_configuration_converges_idempotently_and_check_mode_writes_nothing(sim_
     assert second.changed == 0, second.output[-4000:]
     assert second.writes == 0, [r for r in sim.request_log[-second.requests:] if r["verb"] in ("create", "patch", "update", "delete")]
     assert "The cluster already matches the plan" in second.output, second.output[-4000:]
+    # Issue 31 point 8: a no-op re-run prints no template error of a skipped step (olm_install_entry).
+    assert "template error" not in second.output and "is undefined" not in second.output, second.output[-4000:]
 
     # The roles themselves are idempotent too (what --tags runs and standalone role users rely on).
     forced = run_playbook(sim, "-e", "@" + example(configuration), "-e", "gpudirect_always_converge=true")

@@ -164,3 +164,36 @@ def test_teardown_waits_for_finalizers_and_names_a_cr_its_stopped_operator_still
             assert managed(client, api, kind) == [], kind
     existing_namespaces = [n for _ns, n in names(client, "v1", "Namespace")]
     assert not set(OPERATOR_NAMESPACES) & set(existing_namespaces)
+
+
+def test_a_default_teardown_says_what_it_leaves_and_a_later_run_removes_it(installed):
+    """Issue 31 point 7: a default teardown keeps the MachineConfig and the operator namespaces, labelled as the
+    collection's. It says so, with the setting that removes each; a later run with that setting removes them (the
+    label proves they were the collection's, and no operator is left in them) instead of "Nothing to delete"."""
+    sim = installed
+    client = sim.dynamic_client()
+    proc = run_playbook(sim, "teardown.yml")
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]
+    text = " ".join(proc.stdout.split())
+    (machineconfig,) = [m["metadata"]["name"] for m in managed(client, "machineconfiguration.openshift.io/v1", "MachineConfig")]
+    assert re.search(r"Left in place: MachineConfig %s \(teardown_machineconfigs=true removes them; every node of their "
+                     r"pool drains and reboots once\); Namespace [^;]*\(teardown_remove_namespaces=true removes them\)\."
+                     % re.escape(machineconfig), text), text[-3000:]
+    left = [n["metadata"]["name"] for n in managed(client, "v1", "Namespace")]
+    assert set(OPERATOR_NAMESPACES) <= set(left)
+
+    proc = run_playbook(sim, "teardown.yml", "-e", "teardown_remove_namespaces=true")
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]
+    text = " ".join(proc.stdout.split())
+    assert recap(proc.stdout)["changed"] > 0 and "Nothing to delete" not in text, text[-3000:]
+    for namespace in OPERATOR_NAMESPACES:
+        assert "Namespace %s" % namespace in text.split("Deleted ", 1)[1], text[-3000:]
+    existing_namespaces = [n for _ns, n in names(client, "v1", "Namespace")]
+    assert not set(OPERATOR_NAMESPACES) & set(existing_namespaces)
+    assert "unrelated-team" in existing_namespaces
+    assert "Left in place: MachineConfig %s" % machineconfig in text and "Namespace" not in text.split("Left in place:", 1)[1]
+
+    proc = run_playbook(sim, "teardown.yml", "-e", "teardown_machineconfigs=true", "-e", "teardown_remove_namespaces=true")
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]
+    assert managed(client, "machineconfiguration.openshift.io/v1", "MachineConfig") == []
+    assert "Left in place" not in proc.stdout

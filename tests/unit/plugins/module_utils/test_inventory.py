@@ -113,3 +113,20 @@ def test_nearest_links_keep_what_nic_selection_reads():
         reduced = render_all(dict(base, gpudirect_rdma_gpu_nic_affinity=nearest))
         assert whole["errors"] == reduced["errors"] == []
         assert whole["summary"]["nic_selection"] == reduced["summary"]["nic_selection"]
+
+
+def test_facts_summary_names_only_what_applies():
+    """Issue 31 point 8: no "Not ready: ." when every node is ready, and check mode says that it read no facts
+    instead of "0 ready, 0 from the cache, 0 gathered now"."""
+    ready = {"worker-0": {"ready": True}, "worker-1": {"ready": True}}
+    counts = {"selected": 2, "from_cache": 1, "gathered": 1, "failed": 0}
+    assert inventory.facts_summary(counts, ready) == "2 node(s): 2 ready, 1 from the cache, 1 gathered now, 0 without facts."
+    mixed = dict(ready, **{"worker-1": {"ready": False}})
+    assert inventory.facts_summary(counts, mixed).endswith(" Not ready: worker-1.")
+    many = dict(("w-%02d" % i, {"ready": False}) for i in range(25))
+    assert inventory.facts_summary({"selected": 25, "gathered": 25}, many, listed=3).endswith(
+        "Not ready: w-00, w-01, w-02 and 22 more.")
+    pods = [{"name": "facts-a", "node": "worker-0"}, {"name": "facts-b", "node": "worker-1"}]
+    check = inventory.facts_summary({"selected": 2, "from_cache": 0, "gathered": 0, "failed": 0}, {}, pods, check_mode=True)
+    assert check == ("2 node(s): 0 from the cache (0 ready); check mode starts no pod, so the facts of 2 are not read: "
+                     "worker-0, worker-1.")
