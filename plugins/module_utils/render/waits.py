@@ -248,13 +248,10 @@ def render_waits(manifests, model):
     return waits
 
 
-# The labels each operator selects its nodes by. gpu-operator controllers/state_manager.go (gpuNodeLabels): NFD's
-# vendor label or its class_vendor forms for display (0300) and 3D (0302) controllers, which NFD writes when
-# deviceLabelFields includes "class" (NVIDIA/gpu-operator#78, #114). network-operator selects NIC nodes by the vendor
-# label only (its manifests' node affinity), so a class_vendor NIC label does not count.
-GPU_NODE_LABELS = tuple(vocabulary.NFD_VENDOR_LABEL % form
-                        for form in (vocabulary.NVIDIA_GPU_VENDOR_ID, "0302_" + vocabulary.NVIDIA_GPU_VENDOR_ID,
-                                     "0300_" + vocabulary.NVIDIA_GPU_VENDOR_ID))
+# The labels each operator selects its nodes by: the GPU Operator's three NFD label forms (vocabulary.py); the Network
+# Operator selects NIC nodes by the vendor label only (its manifests' node affinity), so a class_vendor NIC label
+# does not count.
+GPU_NODE_LABELS = vocabulary.NFD_GPU_NODE_LABELS
 NIC_NODE_LABELS = (vocabulary.nfd_vendor_label(vocabulary.MELLANOX_VENDOR_ID),)
 
 
