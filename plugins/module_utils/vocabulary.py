@@ -26,8 +26,10 @@ NFD_VENDOR_LABEL = "feature.node.kubernetes.io/pci-%s.present"
 # deviceLabelFields include "class" (NVIDIA/gpu-operator#78, #114).
 NFD_GPU_NODE_LABELS = tuple(NFD_VENDOR_LABEL % form for form in (
     NVIDIA_GPU_VENDOR_ID, "0302_" + NVIDIA_GPU_VENDOR_ID, "0300_" + NVIDIA_GPU_VENDOR_ID))
-# The label the GPU Operator puts on every node it found a GPU on (gpu-operator controllers, commonGPULabelKey).
+# Labels the GPU Operator puts only on nodes it found a GPU on: nvidia.com/gpu.present (commonGPULabelKey) and the
+# operand deploy labels such as nvidia.com/gpu.deploy.device-plugin (controllers/state_manager.go, gpuStateLabels).
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+GPU_OPERATOR_NODE_LABELS = (GPU_PRESENT_LABEL, "nvidia.com/gpu.deploy.device-plugin")
 # Device plugin resources of MIG slices under the mixed strategy (k8s-device-plugin: nvidia.com/mig-<profile>).
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 

@@ -100,7 +100,7 @@ def summarize_node(node, sriov_state=None, extra_label_prefixes=()):
                if name.startswith(vocabulary.MIG_RESOURCE_PREFIX))
     if mig:
         gpus["mig_allocatable"] = mig
-    has_gpu = (any(labels.get(label) == "true" for label in vocabulary.NFD_GPU_NODE_LABELS + (vocabulary.GPU_PRESENT_LABEL,))
+    has_gpu = (any(labels.get(label) == "true" for label in vocabulary.NFD_GPU_NODE_LABELS + vocabulary.GPU_OPERATOR_NODE_LABELS)
                or gpus["capacity"] > 0 or any(mig.values()))
     info = {
         "name": meta.get("name"),

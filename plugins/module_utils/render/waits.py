@@ -320,9 +320,9 @@ def cluster_policy_wait():
         "kind": "ClusterPolicy",
         "condition": "length(items[?%s && status.state == 'ready']) > `0`" % ours,
         "failure_condition": failed,
-        "failure_message": "join('; ', %s.join(': ', [metadata.name, (status.state == 'ignored' && join('', ["
-                           "'ignored by the GPU Operator, which drives another ClusterPolicy: ', join(', ', "
-                           "items[?status.state != 'ignored'].metadata.name)])) || join('', status.conditions[?type == 'Error'].message)]))" % failed,
+        "failure_message": "join('; ', %s.join(': ', [metadata.name, (status.state == 'ignored' && "
+                           "'ignored by the GPU Operator, which drives another ClusterPolicy (it reconciles only one)') || "
+                           "join('', status.conditions[?type == 'Error'].message || `[]`)]))" % failed,
         "progress": "join(', ', items[?status.state != 'ignored'].join(': ', [metadata.name, status.state || 'no status yet']))",
     }
 
