@@ -480,8 +480,10 @@ class SriovController(OperatorController):
             if record[2]:
                 self._reboot(name, down=True)
             return left
-        sync_error = self._sync_error(name)
+        sync_error = self._sync_error(name) if desired else None  # the NICs are reported whatever the apply does
         if sync_error:
+            if record[2]:
+                self._reboot(name, down=False)  # the node is back from its reboot; the daemon's apply fails again
             self._status(ns, name, state, {"syncStatus": "InProgress", "lastSyncError": sync_error})
             return self.rt.cfg("sriov_sync_seconds")  # the daemon requeues and fails again
         self._write_firmware(name, pnode, firmware, desired, rebooted=record[2])
