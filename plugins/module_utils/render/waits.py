@@ -303,8 +303,9 @@ def nic_cluster_policy_wait():
     }
 
 
-# gpu-operator controllers/clusterpolicy_controller.go: one ClusterPolicy drives the cluster; another one is set to
-# state "ignored" (gpuv1.Ignored, written since the conditions rework: instance.SetStatus) and never reconciled. Its
+# gpu-operator controllers/clusterpolicy_controller.go: one ClusterPolicy drives the cluster; another one gets state
+# "ignored" (gpuv1.Ignored; some releases set it only on the operator's in-memory copy, so it may show no status) and
+# is never reconciled. Either way only the collection's own policy decides the wait. Its
 # states are ready/notReady; Error=True also means "not ready yet" (reason OperandNotReady), so only reason
 # ReconcileFailed is a failure (internal/conditions). The policy the collection renders (the one with its managed-by
 # label, render/plan.py) must be the one driven.
