@@ -214,3 +214,13 @@ def test_node_counting_on_real_nodes(fixture):
         assert not nic_label and not summary["has_nvidia_nic"]
     else:
         pytest.fail("unknown reported state %s" % state)
+
+
+@pytest.mark.parametrize("fixture", load("machineconfigpool"))
+def test_diagnostics_findings_quote_the_pools_reason(fixture):
+    """The diagnostics a failed play writes name what the wait quoted: the node's reason, or the pause."""
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import diagnostics
+
+    found = " ".join(" ".join(diagnostics.findings_for("MachineConfigPool", [fixture["object"]])).split())
+    quote = fixture["reported"]["quote"]
+    assert (quote if "paused" not in quote else "is paused (spec.paused: true)") in found, found
