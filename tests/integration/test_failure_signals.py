@@ -19,6 +19,7 @@ GRACE = 3
 SLACK = 5
 SRIOV_NS = "openshift-sriov-network-operator"
 MCO = "machineconfiguration.openshift.io/v1"
+# Configuration 2 (shared device, InfiniBand) renders a MachineConfig for the worker pool (persistent NIC names).
 
 
 def run_watching(sim, signal, quote, *args):
@@ -104,7 +105,7 @@ def test_a_node_degraded_pool_with_an_empty_degraded_message_fails_with_the_node
         pool = [p for p in objects(cluster, MCO, "MachineConfigPool") if p["metadata"]["name"] == "worker"][0]
         return any(c["type"] == "NodeDegraded" and c["status"] == "True" for c in (pool.get("status") or {}).get("conditions") or [])
 
-    rc, output, after = run_watching(sim, signal, "content mismatch for file", "-e", "@" + example("shared_device/roce"),
+    rc, output, after = run_watching(sim, signal, "content mismatch for file", "-e", "@" + example("shared_device/infiniband"),
                                      "-e", "rdma_failure_grace_period=%d" % GRACE)
     assert rc != 0, output[-4000:]
     assert "is reporting" in output, output[-4000:]
@@ -123,7 +124,7 @@ def test_a_paused_pool_fails_the_play_instead_of_waiting_for_a_roll_that_never_c
         return ((pool.get("spec") or {}).get("configuration") or {}).get("name") != \
             ((pool.get("status") or {}).get("configuration") or {}).get("name")
 
-    rc, output, after = run_watching(sim, signal, "the pool is paused (spec.paused: true)", "-e", "@" + example("shared_device/roce"),
+    rc, output, after = run_watching(sim, signal, "the pool is paused (spec.paused: true)", "-e", "@" + example("shared_device/infiniband"),
                                      "-e", "rdma_failure_grace_period=%d" % GRACE)
     assert rc != 0, output[-4000:]
     assert after is not None and after <= GRACE + SLACK, "the play reported it %s s after the pool got a config it does not roll" % after
