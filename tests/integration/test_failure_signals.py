@@ -55,6 +55,7 @@ def run_watching(sim, signal, quote, *args):
     done.set()
     watcher.join()
     after = seen["reported"] - seen["signal"] if "reported" in seen and "signal" in seen else None
+    print("signal to reported cause: %s s (grace %d s)" % (None if after is None else round(after, 2), GRACE))
     return proc.returncode, "".join(lines), after
 
 
