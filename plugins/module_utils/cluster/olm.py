@@ -372,6 +372,11 @@ class CsvProgress:
 
 # Subscription conditions that mean OLM cannot get on with the install (operator-lifecycle-manager,
 # pkg/controller/operators/catalog/operator.go); BundleUnpacking only with the catalog operator's image-pull message.
+# OpenShift 4.18-4.22 ship operator-framework-olm, whose catalog operator never writes that message: while the unpack
+# pod cannot pull, the Subscription shows BundleUnpacking (reason UnpackingInProgress, no message) until the unpack
+# deadline (10 minutes by default), then BundleUnpackFailed "bundle unpacking failed. Reason: DeadlineExceeded, ..."
+# (staging/operator-lifecycle-manager/pkg/controller/operators/catalog/operator.go, syncResolvingNamespace), which
+# this list catches.
 SUBSCRIPTION_FAILURES = ("BundleUnpackFailed", "ResolutionFailed", "CatalogSourcesUnhealthy", "InstallPlanFailed")
 IMAGE_PULL_FAILED = "Bundle image pull failed"
 
