@@ -21,6 +21,18 @@ MELLANOX_VENDOR_ID = "15b3"
 # Node Feature Discovery's PCI vendor label (node-feature-discovery source/pci).
 NFD_VENDOR_LABEL = "feature.node.kubernetes.io/pci-%s.present"
 
+# The NFD labels the GPU Operator selects GPU nodes by (gpu-operator controllers/state_manager.go, gpuNodeLabels): the
+# vendor label, or the class_vendor forms for display (0300) and 3D (0302) controllers that NFD writes when its
+# deviceLabelFields include "class" (NVIDIA/gpu-operator#78, #114).
+NFD_GPU_NODE_LABELS = tuple(NFD_VENDOR_LABEL % form for form in (
+    NVIDIA_GPU_VENDOR_ID, "0302_" + NVIDIA_GPU_VENDOR_ID, "0300_" + NVIDIA_GPU_VENDOR_ID))
+# Labels the GPU Operator puts only on nodes it found a GPU on: nvidia.com/gpu.present (commonGPULabelKey) and the
+# operand deploy labels such as nvidia.com/gpu.deploy.device-plugin (controllers/state_manager.go, gpuStateLabels).
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+GPU_OPERATOR_NODE_LABELS = (GPU_PRESENT_LABEL, "nvidia.com/gpu.deploy.device-plugin")
+# Device plugin resources of MIG slices under the mixed strategy (k8s-device-plugin: nvidia.com/mig-<profile>).
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+
 # `nvidia-smi topo -m` PCIe relations, nearest first.
 TOPOLOGY_RELATIONS = ("PIX", "PXB", "PHB", "NODE", "SYS")
 TOPOLOGY_RANK = dict((name, rank) for rank, name in enumerate(TOPOLOGY_RELATIONS, 1))

@@ -112,11 +112,15 @@ nodes:
       type: bool
       returned: always
     labels:
-      description: Labels of interest (NFD vendor labels C(pci-15b3)/C(pci-10de), C(nvidia.com/*), C(network.nvidia.com/*), RDMA, SR-IOV, kernel).
+      description:
+        - Labels of interest (NFD vendor labels C(pci-15b3)/C(pci-10de) and C(pci-0302_10de)/C(pci-0300_10de), C(nvidia.com/*),
+          C(network.nvidia.com/*), RDMA, SR-IOV, kernel).
       type: dict
       returned: always
     gpus:
-      description: Capacity and allocatable of C(nvidia.com/gpu).
+      description:
+        - Capacity and allocatable of C(nvidia.com/gpu).
+        - With MIG slices advertised (mixed strategy), C(mig_allocatable) maps each C(nvidia.com/mig-<profile>) resource to its allocatable count.
       type: dict
       returned: always
       sample: {"capacity": 8, "allocatable": 8}
@@ -126,7 +130,9 @@ nodes:
       returned: always
       sample: {"rdma/rdma_shared_device_eth": {"capacity": 63, "allocatable": 63}}
     has_gpu:
-      description: NVIDIA GPU present (NFD label or GPU capacity).
+      description:
+        - NVIDIA GPU present; an NFD label the GPU Operator selects by, in vendor or class_vendor form.
+        - Or a GPU Operator node label, GPU capacity, or MIG slices.
       type: bool
       returned: always
     has_nvidia_nic:

@@ -82,11 +82,12 @@ class MachineConfigController:
         stale = [n for n in nodes if (n["metadata"].get("annotations") or {}).get(CURRENT) != target]
         paused = bool((mcp.get("spec") or {}).get("paused"))
         recheck = None
-        if stale and not paused:
+        degraded = self._node_degraded(pool, stale)
+        if stale and not paused and not degraded:
             recheck = self._roll(pool, target, stale)
             nodes = [n for n in self.rt.list("", "nodes") if node_pool(n["metadata"].get("labels") or {}, pools) == pool]
             stale = [n for n in nodes if (n["metadata"].get("annotations") or {}).get(CURRENT) != target]
-        self._pool_status(mcp, pool, target, sources, nodes, stale, paused)
+        self._pool_status(mcp, pool, target, sources, nodes, stale, paused, degraded)
         if recheck is not None:
             self.rt.enqueue(("mco",), self.reconcile, recheck + 0.001)
 
@@ -122,7 +123,19 @@ class MachineConfigController:
             return obj
         self.rt.mutate("", "nodes", None, name, edit)
 
-    def _pool_status(self, mcp, pool, target, sources, nodes, stale, paused):
+    def _node_degraded(self, pool, stale):
+        """Fault mcp_node_degraded {pool: message}: the machine config daemon of the pool's first node to update
+        cannot apply the rendered config and marks the node Degraded, so the roll stops there. Returns
+        (node name, message) or None. As since the MachineConfigNode rework (openshift/machine-config-operator#5110,
+        in 4.19 by #5662; pkg/controller/node/status.go calculateStatus), the pool's NodeDegraded condition carries
+        'Node <name> is reporting: "<message>"' and Degraded is True with an empty message, as a real pool showed
+        (openstack-k8s-operators/neutron-operator#332)."""
+        message = (self.rt.operator_faults().get("mcp_node_degraded") or {}).get(pool)
+        if not message or not stale:
+            return None
+        return sorted(n["metadata"]["name"] for n in stale)[0], message
+
+    def _pool_status(self, mcp, pool, target, sources, nodes, stale, paused, degraded=None):
         status = dict(mcp.get("status") or {})
         updated = len(nodes) - len(stale)
         unavailable = sum(1 for n in nodes if (n.get("spec") or {}).get("unschedulable"))
@@ -135,10 +148,16 @@ class MachineConfigController:
         status.update({
             "machineCount": len(nodes), "updatedMachineCount": updated,
             "readyMachineCount": sum(1 for n in nodes if n not in stale and not (n.get("spec") or {}).get("unschedulable")),
-            "unavailableMachineCount": unavailable, "degradedMachineCount": 0,
+            "unavailableMachineCount": unavailable, "degradedMachineCount": 1 if degraded else 0,
             "observedGeneration": mcp["metadata"].get("generation", 1),
             "conditions": conditions,
         })
+        if degraded or any(c.get("type") == "NodeDegraded" for c in conditions or []):
+            reported = 'Node %s is reporting: "%s"' % degraded if degraded else ""
+            status["conditions"] = set_condition(set_condition(
+                conditions, "NodeDegraded", "True" if degraded else "False",
+                "1 nodes are reporting degraded status on sync" if degraded else "", reported),
+                "Degraded", "True" if degraded else "False", "", "")
         if done:
             status["configuration"] = {"name": target, "source": sources}
         if status != (mcp.get("status") or {}):

@@ -643,6 +643,8 @@ class OlmController:
             self._set_phase(csv, "InstallReady", "RequirementsMet", MSG["RequirementsMet"])
             self._step(ns, name)
         elif phase == "InstallReady":
+            if self._cycle_failure(csv, package):
+                return
             if fault and not (fault["transient"] and uid in self._transient_done):
                 self._set_phase(csv, "Failed", fault["reason"], fault["message"])
                 if fault["transient"]:
@@ -688,6 +690,20 @@ class OlmController:
             self._step(ns, name)
         else:
             self._set_phase(csv, "Replacing", "BeingReplaced", "being replaced by csv: %s" % successor["metadata"]["name"])
+        return True
+
+    def _cycle_failure(self, csv, package):
+        """Fault csv_failure_cycle {package: message}: the install check fails every time. olm-operator sets the CSV
+        Failed (InstallCheckFailed, "install failed: ...") and on its next sync back to Pending (NeedsReinstall,
+        "calculated deployment install is bad"), and round again (operator-framework-olm staging/operator-lifecycle-
+        manager/pkg/controller/operators/olm/operator.go, transitionCSVState), so the CSV is never Failed for long; as
+        the CSV in operator-framework/operator-lifecycle-manager#606 shows. True when the fault fired."""
+        message = (self.rt.operator_faults().get("csv_failure_cycle") or {}).get(package)
+        if not message:
+            return False
+        ns, name = csv["metadata"]["namespace"], csv["metadata"]["name"]
+        self._set_phase(csv, "Failed", "InstallCheckFailed", "install failed: %s" % message)
+        self.rt.later(self.rt.cfg("olm_step_seconds"), lambda: self._recover(ns, name))
         return True
 
     def _recover(self, ns, name):

@@ -480,6 +480,12 @@ class SriovController(OperatorController):
             if record[2]:
                 self._reboot(name, down=True)
             return left
+        sync_error = self._sync_error(name) if desired else None  # the NICs are reported whatever the apply does
+        if sync_error:
+            if record[2]:
+                self._reboot(name, down=False)  # the node is back from its reboot; the daemon's apply fails again
+            self._status(ns, name, state, {"syncStatus": "InProgress", "lastSyncError": sync_error})
+            return self.rt.cfg("sriov_sync_seconds")  # the daemon requeues and fails again
         self._write_firmware(name, pnode, firmware, desired, rebooted=record[2])
         status, resources = applied_status(pnode, desired, errors, dict((pci, fw[0]) for pci, fw in firmware.items()))
         if record[3]:
@@ -498,6 +504,16 @@ class SriovController(OperatorController):
             self._unpause_pool(node)
             self._annotate(ns, name, current=IDLE)
         return 0.0 if self.syncing else None
+
+    def _sync_error(self, name):
+        """Fault sriov_sync_error {node name or "*": message}: the config daemon's apply fails on that node. In daemon
+        mode (OpenShift) the daemon writes syncStatus InProgress with the error in lastSyncError and retries; Failed is
+        written only in systemd mode (sriov-network-operator pkg/daemon/daemon.go). Real cases: "Mellanox device
+        detected when in lockdown mode" (k8snetworkplumbingwg/sriov-network-operator#103), "operation not supported"
+        (openshift/sriov-network-operator#640), a drain that never completes, "timed out waiting for the condition"
+        (k8snetworkplumbingwg/sriov-network-operator#306)."""
+        errors = self.rt.operator_faults().get("sriov_sync_error") or {}
+        return errors.get(name) or errors.get("*")
 
     def _firmware(self, pnode):
         """{PF PCI address: [TotalVfs now, TotalVfs at next boot]} of the node's Mellanox NICs (mlxconfig NUM_OF_VFS);

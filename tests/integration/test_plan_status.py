@@ -92,7 +92,7 @@ def test_a_converged_cluster_is_recognised_and_every_drift_is_reported_and_repai
     sim.faults.update({"operator_faults": {"nic_policy_component_failure": {
         "state": "state-OFED", "message": "driver pod is in CrashLoopBackOff"}}})
     wait(lambda: policy_state(sim) == "notReady", timeout=30, what="the NicClusterPolicy notReady")
-    assert "NicClusterPolicy nic-cluster-policy ready: not ready (state-OFED: notReady)" in differences(check_only(sim))
+    assert "NicClusterPolicy nic-cluster-policy ready: not ready (state-OFED: driver pod is in CrashLoopBackOff)" in differences(check_only(sim))
     sim.faults.clear()
     wait(lambda: policy_state(sim) == "ready", timeout=30, what="the NicClusterPolicy ready again")
     assert IN_SYNC in check_only(sim).output

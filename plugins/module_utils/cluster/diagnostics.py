@@ -272,6 +272,8 @@ def findings_for(kind, items):
         elif kind == "MachineConfigPool":
             for cond in _true_conditions(obj, ("Degraded", "NodeDegraded", "RenderDegraded")):
                 found.append("%s %s: %s" % (ref, cond.get("type"), cond.get("message") or cond.get("reason") or ""))
+            if (obj.get("spec") or {}).get("paused"):
+                found.append("%s is paused (spec.paused: true): the Machine Config Operator rolls nothing out" % ref)
             if status.get("updatedMachineCount") != status.get("machineCount"):
                 found.append("%s: %s of %s nodes updated" % (ref, status.get("updatedMachineCount"), status.get("machineCount")))
         elif kind == "Node":

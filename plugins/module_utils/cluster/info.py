@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import api_status
 
 CLUSTER_VERSION = ("config.openshift.io/v1", "ClusterVersion")
@@ -20,7 +21,6 @@ SRIOV_NODE_STATE = ("sriovnetwork.openshift.io/v1", "SriovNetworkNodeState")
 
 GPU_RESOURCE = "nvidia.com/gpu"
 NIC_VENDOR_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
-GPU_VENDOR_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 ROLE_PREFIX = "node-role.kubernetes.io/"
 
 # Node labels that matter for GPUDirect RDMA (NFD PCI vendor labels, GPU and network operator
@@ -28,6 +28,8 @@ ROLE_PREFIX = "node-role.kubernetes.io/"
 LABEL_PREFIXES = (
     "feature.node.kubernetes.io/pci-15b3",
     "feature.node.kubernetes.io/pci-10de",
+    "feature.node.kubernetes.io/pci-0302_10de",
+    "feature.node.kubernetes.io/pci-0300_10de",
     "feature.node.kubernetes.io/rdma",
     "feature.node.kubernetes.io/network-sriov",
     "feature.node.kubernetes.io/kernel-version",
@@ -92,7 +94,14 @@ def summarize_node(node, sriov_state=None, extra_label_prefixes=()):
     rdma = rdma_resources(node)
     has_nic = labels.get(NIC_VENDOR_LABEL) == "true" or any(n.startswith("rdma/") for n in rdma) or bool(
         sriov_state and any((i.get("vendor") or "").lower() == "15b3" for i in (sriov_state.get("status") or {}).get("interfaces") or []))
-    has_gpu = labels.get(GPU_VENDOR_LABEL) == "true" or gpus["capacity"] > 0
+    # MIG slices under the mixed strategy are resources of their own (nvidia.com/mig-<profile>); a node whose GPUs are
+    # all sliced advertises nvidia.com/gpu 0 (NVIDIA/gpu-operator#637) and is a GPU node all the same.
+    mig = dict((name, _as_int(value)) for name, value in sorted((status.get("allocatable") or {}).items())
+               if name.startswith(vocabulary.MIG_RESOURCE_PREFIX))
+    if mig:
+        gpus["mig_allocatable"] = mig
+    has_gpu = (any(labels.get(label) == "true" for label in vocabulary.NFD_GPU_NODE_LABELS + vocabulary.GPU_OPERATOR_NODE_LABELS)
+               or gpus["capacity"] > 0 or any(mig.values()))
     info = {
         "name": meta.get("name"),
         "roles": node_roles(labels),

@@ -30,6 +30,7 @@ import hashlib
 import json
 import time
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import (
     ClusterError,
@@ -65,7 +66,6 @@ PROC_MOUNTS = (("host-proc-modules", "modules", "File"), ("host-proc-osrelease",
 GPU_RESOURCE = "nvidia.com/gpu"
 CONTAINER = "collector"
 NIC_VENDOR_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
-GPU_VENDOR_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 WORKER_LABEL = "node-role.kubernetes.io/worker"
 
 DEFAULT_IMAGE = "registry.access.redhat.com/ubi9/python-312:9.6-1762197685@sha256:7b8f2ee184b40eb160e2c90c240a16fd9ec93279cc1553c0b8b872e2274a139b"
@@ -242,7 +242,8 @@ def select_nodes(nodes, names=None, node_selector=None):
         chosen = sorted(name for name, node in by_name.items() if _matches_selector(_labels_of(node), node_selector))
         return chosen, [], "node_selector"
     vendor = sorted(name for name, node in by_name.items()
-                    if _labels_of(node).get(NIC_VENDOR_LABEL) == "true" or _labels_of(node).get(GPU_VENDOR_LABEL) == "true")
+                    if _labels_of(node).get(NIC_VENDOR_LABEL) == "true"
+                    or any(_labels_of(node).get(label) == "true" for label in vocabulary.NFD_GPU_NODE_LABELS))
     if vendor:
         return vendor, [], "nfd_vendor_labels"
     return sorted(name for name, node in by_name.items() if WORKER_LABEL in _labels_of(node)), [], "workers"

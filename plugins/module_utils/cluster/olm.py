@@ -250,6 +250,22 @@ def csv_failure_text(csv):
     return "%s: %s" % (reason, message)
 
 
+def install_plan_failure(install_plan):
+    """'InstallPlan <name> Installed=False (<reason>): <message>' when OLM gave the plan up, else None.
+
+    The catalog operator ends a plan it cannot carry out in phase Failed with condition Installed False and the reason
+    (InstallComponentFailed for a step the API server refused, InstallCheckFailed for a bundle that did not unpack:
+    operator-framework-olm staging/operator-lifecycle-manager/pkg/controller/operators/catalog/operator.go, syncInstallPlans),
+    and projects the same reason and message onto the Subscription as InstallPlanFailed (catalog/subscription/state.go)."""
+    status = (install_plan or {}).get("status") or {}
+    installed = [c for c in status.get("conditions") or [] if c.get("type") == "Installed" and c.get("status") == "False"]
+    if status.get("phase") != "Failed" and not [c for c in installed if c.get("reason") in ("InstallComponentFailed", "InstallCheckFailed")]:
+        return None
+    cond = installed[-1] if installed else {}
+    return "InstallPlan %s Installed=False (%s): %s" % ((install_plan.get("metadata") or {}).get("name"),
+                                                        cond.get("reason") or "no reason", cond.get("message") or "no message")
+
+
 def merge_timeline(conditions, observed):
     """CSV phase history: OLM's status.conditions plus what the wait saw, oldest first.
 
@@ -272,20 +288,36 @@ def merge_timeline(conditions, observed):
 
 
 class CsvProgress:
-    """Predicate for the CSV wait: Succeeded ends it; Failed for longer than ``grace`` aborts it.
+    """Predicate for the CSV wait: Succeeded ends it; a failure that lasts ``grace`` seconds aborts it.
 
-    OLM can report Failed for a moment (e.g. while a webhook or a requirement settles) and then
-    recover, so a failure only counts once it has lasted ``grace`` seconds of observation.
+    OLM can report Failed for a moment (e.g. while a webhook or a requirement settles) and then recover, so one Failed
+    is not yet a failure. But OLM also requeues a failed install: a CSV whose deployment cannot come up goes Failed
+    (InstallCheckFailed) and straight back to Pending (NeedsReinstall, "calculated deployment install is bad") and round
+    again, about once a second (operator-framework-olm staging/operator-lifecycle-manager/pkg/controller/operators/olm/
+    operator.go, transitionCSVState), so it is never Failed for 30 s in a row. A failure episode therefore starts at
+    the first Failed and lasts while the CSV keeps returning to Failed within ``grace`` seconds; the wait fails once an
+    episode has lasted ``grace`` seconds and either the CSV is Failed now or it entered Failed at least
+    ``FAILED_ENTRIES`` times. The message quotes the last Failed status, even when the CSV shows Pending at that moment.
     """
+
+    FAILED_ENTRIES = 2
 
     def __init__(self, csv_name, grace, clock=time.monotonic, now=utc_now):
         self.csv_name = csv_name
         self.grace = float(grace)
         self.clock = clock
         self.now = now
-        self.failed_since = None
+        self.failing_since = None
+        self.last_failed_at = None
+        self.failed_entries = 0
+        self.last_failure = None
+        self.phase = None
         self.observed = []
         self.last = None
+
+    @property
+    def failed_since(self):
+        return self.failing_since
 
     def record(self, csv):
         if csv is None:
@@ -295,29 +327,56 @@ class CsvProgress:
         if phase and (not self.observed or (self.observed[-1]["phase"], self.observed[-1]["reason"]) != (phase, reason)):
             self.observed.append({"phase": phase, "reason": reason, "time": self.now()})
 
+    def _track(self, csv, phase):
+        now = self.clock()
+        if phase == "Failed":
+            if self.phase != "Failed":
+                self.failed_entries += 1
+            if self.failing_since is None:
+                self.failing_since = now
+            self.last_failed_at = now
+            self.last_failure = csv
+        elif self.last_failed_at is not None and now - self.last_failed_at >= self.grace:
+            # Out of Failed for longer than the grace period: the episode is over (a transient Failed).
+            self.failing_since = self.last_failed_at = self.last_failure = None
+            self.failed_entries = 0
+        self.phase = phase
+        return now
+
     def __call__(self, csv):
         self.last = csv
         self.record(csv)
         phase = csv_phase(csv)
         if phase == "Succeeded":
             return True
-        if phase != "Failed":
-            self.failed_since = None
+        now = self._track(csv, phase)
+        if self.failing_since is None or now - self.failing_since < self.grace:
             return False
-        now = self.clock()
-        if self.failed_since is None:
-            self.failed_since = now
-        if now - self.failed_since >= self.grace:
-            raise OLMError("ClusterServiceVersion %s failed (still Failed after %.0f s): %s" % (
-                self.csv_name, self.grace, csv_failure_text(csv)), reason=(csv.get("status") or {}).get("reason"))
+        if phase == "Failed" or self.failed_entries >= self.FAILED_ENTRIES:
+            failed = self.last_failure
+            how = "still Failed after %.0f s" % self.grace if self.failed_entries < self.FAILED_ENTRIES else \
+                "Failed %d times in %.0f s; OLM retries the install and fails again" % (self.failed_entries, now - self.failing_since)
+            raise OLMError("ClusterServiceVersion %s failed (%s): %s" % (self.csv_name, how, csv_failure_text(failed)),
+                           reason=(failed.get("status") or {}).get("reason"))
         return False
 
     def recheck_at(self):
-        return None if self.failed_since is None else self.failed_since + self.grace
+        """When the wait must look again without an event: when a failure episode's grace period ends, or, out of
+        Failed after a single entry, when the episode is over."""
+        if self.failing_since is None:
+            return None
+        if self.phase == "Failed" or self.failed_entries >= self.FAILED_ENTRIES:
+            return self.failing_since + self.grace
+        return self.last_failed_at + self.grace
 
 
 # Subscription conditions that mean OLM cannot get on with the install (operator-lifecycle-manager,
 # pkg/controller/operators/catalog/operator.go); BundleUnpacking only with the catalog operator's image-pull message.
+# OpenShift 4.18-4.22 ship operator-framework-olm, whose catalog operator never writes that message: while the unpack
+# pod cannot pull, the Subscription shows BundleUnpacking (reason UnpackingInProgress, no message) until the unpack
+# deadline (10 minutes by default), then BundleUnpackFailed "bundle unpacking failed. Reason: DeadlineExceeded, ..."
+# (staging/operator-lifecycle-manager/pkg/controller/operators/catalog/operator.go, syncResolvingNamespace), which
+# this list catches.
 SUBSCRIPTION_FAILURES = ("BundleUnpackFailed", "ResolutionFailed", "CatalogSourcesUnhealthy", "InstallPlanFailed")
 IMAGE_PULL_FAILED = "Bundle image pull failed"
 
@@ -704,7 +763,13 @@ class OperatorInstaller:
 
         def found(plans):
             seen["plans"] = plans
-            if select_install_plan(plans, wanted_csv) is not None:
+            plan = select_install_plan(plans, wanted_csv)
+            if plan is not None:
+                # A Failed InstallPlan is final: the catalog operator does not run it again
+                # (operator-framework/operator-lifecycle-manager#2215), so waiting on it would only time out.
+                failure = install_plan_failure(plan) if plan_csvs(plan) and (plan.get("status") or {}).get("phase") == "Failed" else None
+                if failure:
+                    raise OLMError("InstallPlanFailed: %s; OLM does not run a failed InstallPlan again" % failure, reason="InstallPlanFailed")
                 return True
             health.check()
             return False
@@ -779,13 +844,15 @@ class OperatorInstaller:
         health = self.subscription_health()
 
         def settled(csv):
-            if csv is None:
+            if csv_phase(csv) != "Succeeded":
+                # The Subscription is read until the CSV succeeds: an InstallPlan that fails after creating the CSV
+                # (a later step refused: InstallComponentFailed) shows only there, as InstallPlanFailed
+                # (catalog/subscription/state.go), while the CSV waits in Pending for what the plan never created.
                 health.check()
             return progress(csv)
 
         def recheck_at():
-            # The Subscription is only read while the CSV does not exist; after that the CSV says how it goes.
-            times = [progress.recheck_at(), health.recheck_at() if progress.last is None else None]
+            times = [progress.recheck_at(), health.recheck_at()]
             times = [t for t in times if t is not None]
             return min(times) if times else None
 

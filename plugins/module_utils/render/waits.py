@@ -48,6 +48,16 @@ def _selected_by(selector):
     return " && ".join(terms) or "`false`"
 
 
+# A node state whose config daemon could not apply its spec. The daemon writes syncStatus Failed only in systemd mode;
+# on OpenShift (daemon mode) a failed apply stays InProgress with the error in lastSyncError, kept until a sync succeeds
+# (sriov-network-operator pkg/daemon/daemon.go; "Keep 'lastSyncError' content until 'syncStatus' becomes succeeded",
+# openshift/sriov-network-operator#192). Both are failures; the wait's grace period absorbs one that a retry clears.
+SRIOV_FAILING = "items[?status.syncStatus == 'Failed' || (status.syncStatus == 'InProgress' && status.lastSyncError)]"
+SRIOV_FAILURE_MESSAGE = "join('; ', %s.join(': ', [metadata.name, status.syncStatus, status.lastSyncError || 'no error text']))" % SRIOV_FAILING
+# The progress text of a node state shows its last error, which is what blocks it.
+SRIOV_LAST_ERROR = "(status.lastSyncError && join('', [' (', status.lastSyncError, ')'])) || ''"
+
+
 def _annotation(key):
     return "(metadata.annotations.\"%s\" || 'Idle')" % key
 
@@ -94,10 +104,10 @@ def sriov_node_states_wait(policies, namespace):
         "kind": "SriovNetworkNodeState",
         "namespace": namespace,
         "condition": "length(items[?%s]) > `0` && length(items[?!(%s)]) == `0`" % (carries_ours, in_sync),
-        "failure_condition": "items[?status.syncStatus == 'Failed']",
-        "failure_message": "join('; ', items[?status.syncStatus == 'Failed'].join(': ', [metadata.name, status.lastSyncError || 'no error text']))",
-        "progress": "join(', ', items[].join('', [metadata.name, ': ', status.syncStatus || 'not reported', ', drain ', %s, '/', %s, %s]))" % (
-            _annotation(DESIRED_STATE), _annotation(CURRENT_STATE), waiting_for),
+        "failure_condition": SRIOV_FAILING,
+        "failure_message": SRIOV_FAILURE_MESSAGE,
+        "progress": "join(', ', items[].join('', [metadata.name, ': ', status.syncStatus || 'not reported', %s, ', drain ', %s, '/', %s, %s]))" % (
+            SRIOV_LAST_ERROR, _annotation(DESIRED_STATE), _annotation(CURRENT_STATE), waiting_for),
     }
 
 
@@ -113,6 +123,24 @@ def sriov_interfaces_reported_wait(namespace):
         "condition": "length(items) > `0` && length(items[?length(status.interfaces || `[]`) == `0`]) == `0`",
         "progress": "join(', ', items[].join('', [metadata.name, ': ', to_string(length(status.interfaces || `[]`)), ' interfaces']))",
     }
+
+
+def _mcp_condition(kind, field):
+    return "(status.conditions[?type == '%s' && status == 'True'].%s | [0])" % (kind, field)
+
+
+# machine-config-operator pkg/controller/node/status.go (calculateStatus): Degraded is True when NodeDegraded or
+# RenderDegraded is; since the MachineConfigNode rework (openshift/machine-config-operator#5110, in 4.19 by #5662) the
+# node reasons are on NodeDegraded and Degraded's own message can be empty. A paused pool is never rolled out
+# (pkg/controller/node/node_controller.go skips paused pools; status.go reports Updating False "Pool is paused").
+MCP_FAILING = "%s == 'True' || %s == 'True' || %s == 'True' || spec.paused == `true`" % (
+    _mcp_condition("Degraded", "status"), _mcp_condition("NodeDegraded", "status"), _mcp_condition("RenderDegraded", "status"))
+MCP_FAILURE_MESSAGE = " || ".join([
+    _mcp_condition("NodeDegraded", "message"), _mcp_condition("RenderDegraded", "message"), _mcp_condition("Degraded", "message"),
+    _mcp_condition("NodeDegraded", "reason"), _mcp_condition("Degraded", "reason"),
+    "(spec.paused && join('', ['the pool is paused (spec.paused: true), so the Machine Config Operator does not roll out ', "
+    "spec.configuration.name || 'the new rendered config', '; set spec.paused to false']))",
+    "'Degraded without a message'"])
 
 
 def machineconfig_pool_wait(pool, machineconfigs, present=True):
@@ -133,9 +161,11 @@ def machineconfig_pool_wait(pool, machineconfigs, present=True):
             "status.configuration.name == spec.configuration.name",
             "status.conditions[?type == 'Updated'].status | [0] == 'True'",
             "status.updatedMachineCount == status.machineCount"]),
-        "failure_condition": "status.conditions[?type == 'Degraded'].status | [0] == 'True'",
-        "failure_message": "status.conditions[?type == 'Degraded'].message | [0]",
-        "progress": "join('', [to_string(status.updatedMachineCount), '/', to_string(status.machineCount), ' nodes updated'])",
+        "failure_condition": MCP_FAILING,
+        "failure_message": MCP_FAILURE_MESSAGE,
+        "progress": "join('', [to_string(status.updatedMachineCount), '/', to_string(status.machineCount), ' nodes updated', "
+                    "(spec.paused && ' (pool paused)') || '', (status.degradedMachineCount && join('', [', ', "
+                    "to_string(status.degradedMachineCount), ' degraded'])) || ''])",
     }
 
 
@@ -218,15 +248,26 @@ def render_waits(manifests, model):
     return waits
 
 
+# The labels each operator selects its nodes by: the GPU Operator's three NFD label forms (vocabulary.py); the Network
+# Operator selects NIC nodes by the vendor label only (its manifests' node affinity), so a class_vendor NIC label
+# does not count.
+GPU_NODE_LABELS = vocabulary.NFD_GPU_NODE_LABELS
+NIC_NODE_LABELS = (vocabulary.nfd_vendor_label(vocabulary.MELLANOX_VENDOR_ID),)
+
+
+def any_label_true(labels):
+    """JMESPath over one Node: one of ``labels`` is "true"."""
+    return " || ".join("metadata.labels.\"%s\" == 'true'" % label for label in labels)
+
+
 def nfd_labels_wait(min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_nodes=False):
     """The wait that NFD labelled at least the given numbers of GPU (10de) and NIC (15b3) nodes (with ``all_nodes``:
     every node ``node_selector`` picks carries both). One counted wait, a counter per label: each node event moves
     the counters, so no event re-reads every node."""
     # NFD labels a node pci-<vendor>.present when a device of that vendor matches the instance's deviceClassWhitelist.
     counters = []
-    for vendor, minimum in ((vocabulary.NVIDIA_GPU_VENDOR_ID, min_gpu_nodes), (vocabulary.MELLANOX_VENDOR_ID, min_nic_nodes)):
-        counters.append({"each": "metadata.labels.\"%s\" == 'true'" % vocabulary.nfd_vendor_label(vendor),
-                         "at_least": int(minimum), "all": bool(all_nodes)})
+    for labels, minimum in ((GPU_NODE_LABELS, min_gpu_nodes), (NIC_NODE_LABELS, min_nic_nodes)):
+        counters.append({"each": any_label_true(labels), "at_least": int(minimum), "all": bool(all_nodes)})
     return {
         "title": "NFD labels on the GPU and NIC nodes",
         "api_version": "v1",
@@ -236,35 +277,54 @@ def nfd_labels_wait(min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_node
     }
 
 
+# network-operator controllers/nic_policy_helpers.go (updatePolicyCRStatus) copies a state's sync error into its
+# appliedStates message whatever the state (api/v1alpha1 nicclusterpolicy_types.go AppliedState.message; "Support errors
+# on NCP status", Mellanox/network-operator#895): a state waiting for its pods is notReady with no message, one whose
+# objects cannot be rendered or applied is notReady (or error) with the error. A policy with another name is "ignore"
+# with status.reason (nicclusterpolicy_controller.go handleUnsupportedInstance). Components the policy does not
+# configure are "ignore" and block nothing.
+NCP_FAILING_STATES = "status.appliedStates[?state == 'error' || (state == 'notReady' && message)]"
+
+
 def nic_cluster_policy_wait():
-    """The wait that the NicClusterPolicy is ready. Its state is ready or notReady (ignore for another name); a
-    component that cannot work reports error in appliedStates with its message (network-operator
-    controllers/nic_policy_helpers.go, pkg/state/manager.go)."""
+    """The wait that the NicClusterPolicy is ready: fails on a component error (with its message) or an ignored
+    policy; the progress names the components that block, with their messages, and leaves out "ignore"."""
     return {
         "title": "NicClusterPolicy %s ready" % names.NIC_CLUSTER_POLICY_NAME,
         "api_version": names.API_MELLANOX,
         "kind": "NicClusterPolicy",
         "name": names.NIC_CLUSTER_POLICY_NAME,
         "condition": "status.state == 'ready'",
-        "failure_condition": "status.state == 'ignore' || status.appliedStates[?state == 'error']",
-        "failure_message": "status.reason || join('; ', status.appliedStates[?state == 'error'].join(': ', [name, message || 'no message']))",
-        "progress": "join(', ', status.appliedStates[?state != 'ready'].join(': ', [name, state]) || `[]`)",
+        "failure_condition": "status.state == 'ignore' || %s" % NCP_FAILING_STATES,
+        "failure_message": "(status.state == 'ignore' && join('', ['ignored by the Network Operator: ', status.reason || "
+                           "'no reason given'])) || join('; ', %s.join(': ', [name, message || 'no message']))" % NCP_FAILING_STATES,
+        "progress": "join(', ', status.appliedStates[?state != 'ready' && state != 'ignore'].join('', [name, ': ', state, "
+                    "(message && join('', [' (', message, ')'])) || '']) || `[]`)",
     }
 
 
+# gpu-operator controllers/clusterpolicy_controller.go: one ClusterPolicy drives the cluster; another one gets state
+# "ignored" (gpuv1.Ignored; some releases set it only on the operator's in-memory copy, so it may show no status) and
+# is never reconciled. Either way only the collection's own policy decides the wait. Its
+# states are ready/notReady; Error=True also means "not ready yet" (reason OperandNotReady), so only reason
+# ReconcileFailed is a failure (internal/conditions). The policy the collection renders (the one with its managed-by
+# label, render/plan.py) must be the one driven.
 def cluster_policy_wait():
-    """The wait that every ClusterPolicy is ready. gpu-operator states are ready/notReady only; Error=True also means
-    "not ready yet" (reason OperandNotReady), so only reason ReconcileFailed is a failure
-    (gpu-operator controllers/clusterpolicy_controller.go, internal/conditions)."""
-    failed = "items[?status.conditions[?type == 'Error' && status == 'True' && reason == 'ReconcileFailed']]"
+    """The wait that the collection's ClusterPolicy is ready: a foreign ClusterPolicy that the operator ignores
+    blocks nothing; ours being ignored (another one drives the cluster) or failing to reconcile fails the wait."""
+    ours = "metadata.labels.\"%s\" == '%s'" % (names.MANAGED_BY_LABEL, names.MANAGED_BY_VALUE)
+    failed = "items[?%s && (status.conditions[?type == 'Error' && status == 'True' && reason == 'ReconcileFailed'] || " \
+             "status.state == 'ignored')]" % ours
     return {
         "title": "ClusterPolicy ready",
         "api_version": names.API_NVIDIA,
         "kind": "ClusterPolicy",
-        "condition": "length(items) > `0` && length(items[?status.state != 'ready']) == `0`",
+        "condition": "length(items[?%s && status.state == 'ready']) > `0`" % ours,
         "failure_condition": failed,
-        "failure_message": "join('; ', %s.join(': ', [metadata.name, join('', status.conditions[?type == 'Error'].message)]))" % failed,
-        "progress": "join(', ', items[].join(': ', [metadata.name, status.state || 'no status yet']))",
+        "failure_message": "join('; ', %s.join(': ', [metadata.name, (status.state == 'ignored' && "
+                           "'ignored by the GPU Operator, which drives another ClusterPolicy (it reconciles only one)') || "
+                           "join('', status.conditions[?type == 'Error'].message || `[]`)]))" % failed,
+        "progress": "join(', ', items[?status.state != 'ignored'].join(': ', [metadata.name, status.state || 'no status yet']))",
     }
 
 
@@ -296,9 +356,9 @@ def sriov_node_states_settled_wait(deleted_policies, namespace):
         "kind": "SriovNetworkNodeState",
         "namespace": namespace,
         "condition": "length(items[?%s]) == `0`" % unsettled,
-        "failure_condition": "items[?status.syncStatus == 'Failed']",
-        "failure_message": "join('; ', items[?status.syncStatus == 'Failed'].join(': ', [metadata.name, status.lastSyncError || 'no error text']))",
-        "progress": "join(', ', items[].join(': ', [metadata.name, status.syncStatus || 'not reported']))",
+        "failure_condition": SRIOV_FAILING,
+        "failure_message": SRIOV_FAILURE_MESSAGE,
+        "progress": "join(', ', items[].join('', [metadata.name, ': ', status.syncStatus || 'not reported', %s]))" % SRIOV_LAST_ERROR,
     }
 
 

@@ -111,7 +111,7 @@ def _node(name, **labels):
 
 NODES = [
     _node("master-0", **{"node-role.kubernetes.io/master": ""}),
-    _node("worker-0", **{"node-role.kubernetes.io/worker": "", nf.GPU_VENDOR_LABEL: "true"}),
+    _node("worker-0", **{"node-role.kubernetes.io/worker": "", "feature.node.kubernetes.io/pci-10de.present": "true"}),
     _node("worker-1", **{"node-role.kubernetes.io/worker": "", nf.NIC_VENDOR_LABEL: "true", "rack": "b"}),
     _node("worker-2", **{"node-role.kubernetes.io/worker": "", "rack": "b"}),
 ]

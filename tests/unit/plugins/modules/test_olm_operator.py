@@ -208,16 +208,40 @@ def test_csv_progress_tolerates_brief_failure_then_fails_after_grace():
     assert progress(csv("Failed", "InstallCheckFailed", "webhook not ready")) is False
     assert progress.recheck_at() == 130.0
     clock.t = 110.0
-    assert progress(csv("Installing", "InstallWaiting")) is False  # recovered: grace resets
+    assert progress(csv("Installing", "InstallWaiting")) is False  # recovered: the episode ends 30 s after the Failed
+    assert progress.recheck_at() == 130.0
+    clock.t = 130.0
+    assert progress(csv("Installing", "InstallWaiting")) is False
     assert progress.recheck_at() is None
+    clock.t = 135.0
     assert progress(csv("Failed", "InstallComponentFailed", "deployment nfd-controller-manager failed")) is False
-    clock.t = 139.9
+    clock.t = 164.9
     assert progress(csv("Failed", "InstallComponentFailed", "deployment nfd-controller-manager failed")) is False
-    clock.t = 140.0
+    clock.t = 165.0
     with pytest.raises(olm.OLMError) as err:
         progress(csv("Failed", "InstallComponentFailed", "deployment nfd-controller-manager failed"))
     assert "InstallComponentFailed: deployment nfd-controller-manager failed" in str(err.value)
     assert "nfd.v1" in str(err.value) and err.value.reason == "InstallComponentFailed"
+
+
+def test_csv_progress_fails_a_csv_that_cycles_failed_and_pending_within_the_grace_period():
+    """OLM requeues a failed install: Failed (InstallCheckFailed) -> Pending (NeedsReinstall) about once a second
+    (olm/operator.go transitionCSVState), so the CSV is never Failed for the whole grace period. The wait fails once
+    the episode lasted the grace period, quoting the last Failed status although the CSV shows Pending then."""
+    clock = FakeClock()
+    progress = olm.CsvProgress("gpu-operator.v25", 30, clock=clock)
+    cycles = 0
+    with pytest.raises(olm.OLMError) as err:
+        while clock.t < 140:
+            progress(csv("Failed", "InstallCheckFailed", "install failed: deployment gpu-operator not ready before timeout"))
+            clock.t += 0.5
+            progress(csv("Pending", "NeedsReinstall", "calculated deployment install is bad"))
+            clock.t += 0.5
+            cycles += 1
+    assert clock.t <= 131.0 and cycles >= 29
+    assert "Failed 30 times" in str(err.value) or "Failed 31 times" in str(err.value)
+    assert "InstallCheckFailed: install failed: deployment gpu-operator not ready before timeout" in str(err.value)
+    assert err.value.reason == "InstallCheckFailed"
 
 
 def test_csv_progress_zero_grace_fails_at_once():

@@ -168,7 +168,7 @@ def test_the_nic_cluster_policy_wait_fails_on_a_component_in_error_with_its_mess
     assert not jmespath.search(wait["condition"], policy)
     assert jmespath.search(wait["failure_condition"], policy)
     assert jmespath.search(wait["failure_message"], policy) == "state-OFED: driver build failed"
-    assert jmespath.search(wait["progress"], policy) == "state-OFED: error"
+    assert jmespath.search(wait["progress"], policy) == "state-OFED: error (driver build failed)"
     policy["status"] = {"state": "ready", "appliedStates": [{"name": "state-OFED", "state": "ready"}]}
     assert jmespath.search(wait["condition"], policy) and not jmespath.search(wait["failure_condition"], policy)
 
@@ -177,7 +177,7 @@ def test_the_cluster_policy_wait_treats_only_reconcile_failed_as_a_failure():
     wait = render_waits.cluster_policy_wait()
 
     def policies(state, reason):
-        return {"items": [{"metadata": {"name": "gpu-cluster-policy"}, "status": {
+        return {"items": [{"metadata": {"name": "gpu-cluster-policy", "labels": {"app.kubernetes.io/managed-by": "gpudirect.openshift"}}, "status": {
             "state": state, "conditions": [{"type": "Error", "status": "True", "reason": reason, "message": "m-" + reason}]}}]}
 
     assert jmespath.search(wait["condition"], {"items": []}) is False
