@@ -454,6 +454,9 @@ def facts_ports(settings, node):
         if selection["device_ids"] and str(port.get("device_id") or "") not in selection["device_ids"]:
             continue
         chosen.append(port)
+    # With several rails a port of another rail is never a stand-in: rail i must be measured on rail i's NIC.
+    if (settings.get("rail") or {}).get("count", 1) > 1:
+        return chosen
     return chosen or ports
 
 
@@ -469,6 +472,50 @@ def device_for(settings, node):
     for port in facts_ports(settings, node):
         if port.get("rdma_device"):
             return port["rdma_device"]
+    return None
+
+
+def rail_device_problems(planned):
+    """Why some rail's pods would not know their RDMA device, or [] (planned: [(rail settings, node), ...]).
+
+    With several rails every rail's pods must be told their own device: a pod left to find one itself takes the
+    first active port of the link layer, i.e. the same NIC for every rail, and would report rails it never measured.
+    SR-IOV pods are the exception: their VF's device is the one behind their own secondary interface.
+    """
+    problems = []
+    for settings, node in planned:
+        rail = settings.get("rail") or {}
+        if rail.get("count", 1) < 2 or settings["method"] == "sriov_legacy" or device_for(settings, node):
+            continue
+        problem = "%s: no RDMA device for node %s in nic_ports (verify_nic_ports)" % (rail_text(rail), node)
+        if problem not in problems:
+            problems.append(problem)
+    if problems:
+        problems.append("give the port facts of every tested node (the hardware_facts role, or verify_nic_ports), "
+                        "so that each rail's pods use that rail's own device")
+    return problems
+
+
+def device_mismatch(expected, measured):
+    """The diagnosis when perftest measured another device than the rail's, else None."""
+    wrong = [(side, want, got) for side, want, got in expected_and_measured(expected, measured) if want and got and want != got]
+    if not wrong:
+        return None
+    return {"code": "wrong_rdma_device", "ok": False, "evidence": [],
+            "message": "the rail's device is %s but perftest measured %s: this result is not the rail's" % (
+                " / ".join(sorted(set(w[1] for w in wrong))), ", ".join("%s %s" % (side, got) for side, _want, got in wrong))}
+
+
+def expected_and_measured(expected, measured):
+    return [(side, expected.get(side), measured.get(side)) for side in ("server", "client")]
+
+
+def port_not_active(settings, node, device):
+    """'node netdev (device) is DOWN in the facts' when the facts show the port `device` of `node` not ACTIVE, else None."""
+    for port in facts_ports(settings, node):
+        state = str(port.get("state") or "").split(":")[-1].strip().upper()
+        if device and port.get("rdma_device") == device and state and state != "ACTIVE":
+            return "%s %s (%s) is %s in the facts" % (node, port.get("netdev") or "-", device, state)
     return None
 
 

@@ -33,6 +33,7 @@ DIAGNOSIS_CODES = (
     'memory_registration_failed',
     'timeout',
     'bandwidth_below_threshold',
+    'wrong_rdma_device',
     'unknown',
 )
 
@@ -627,6 +628,7 @@ _MESSAGES = {
                                   'CRI-O default_ulimits) or, with --use_cuda, a missing GPU peer-memory path',
     'timeout': 'the test did not finish in time: %s',
     'bandwidth_below_threshold': 'the test ran but the bandwidth is below the threshold: %s',
+    'wrong_rdma_device': 'perftest measured another RDMA device than the one of the tested rail: %s',
     'unknown': 'the cause could not be determined: %s',
 }
 

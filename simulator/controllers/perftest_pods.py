@@ -635,6 +635,9 @@ def client_log(run, server_run, rows):
 
 
 def link_down_log(run):
+    # perftest's rdma_cm client retries address resolution NUM_OF_RETRIES (10) times, then prints "Received %d times
+    # ADDR_ERROR" (linux-rdma/perftest, src/perftest_communication.c, rdma_client_connect); without rdma_cm the TCP
+    # exchange fails with "Couldn't connect to %s:%d" (same file, ethernet_client_connect).
     text = cuda_lines(run) if run["use_cuda"] else ""
     if run["rdma_cm"]:
         return text + "Received 10 times ADDR_ERROR\n Unable to perform rdma_client function\n Unable to init the socket connection\n"

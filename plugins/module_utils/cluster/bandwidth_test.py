@@ -33,6 +33,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth impo
     SRIOV_NODE_STATE,
     SettingsError,
     device_for,
+    device_mismatch,
     facts_ports,
     judge,
     link_rate_for,
@@ -40,7 +41,9 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth impo
     pair_rounds,
     pod_manifest,
     pod_name,
+    port_not_active,
     public_rail,
+    rail_device_problems,
     rail_settings,
     rail_text,
     ring_pairs,
@@ -276,6 +279,17 @@ class BandwidthTest:
         if not link_rate and parsed and parsed.get("rows"):
             diagnosis = dict(diagnosis, code="link_rate_unknown", ok=False,
                              message="; ".join(source for rate, source in rates if not rate))
+        # A rail is reported only from its own NIC: the device each side's header names must be the rail's.
+        mismatch = device_mismatch({"server": pair.server_device, "client": pair.client_device},
+                                   {"server": _server_device(server_log), "client": (parsed or {}).get("device")})
+        if mismatch:
+            diagnosis = mismatch
+            evaluation = dict(evaluation or {}, passed=False, reason=mismatch["message"])
+        if diagnosis["code"] == "link_down":
+            down = [text for text in (port_not_active(settings, pair.server_node, pair.server_device),
+                                      port_not_active(settings, pair.client_node, pair.client_device)) if text]
+            if down:
+                diagnosis = dict(diagnosis, message="%s: %s" % ("; ".join(down), diagnosis["message"]))
         if pair.timed_out and diagnosis["code"] == "timeout":
             diagnosis = dict(diagnosis, message="%s (server %s, client %s)" % (
                 diagnosis["message"], pod_state_text(server_pod), pod_state_text(client_pod)))
@@ -326,6 +340,9 @@ class BandwidthTest:
     def run(self, check_mode=False):
         nodes = self.nodes()
         planned = self.plan(nodes)
+        problems = rail_device_problems([(r, node[0]) for _i, r, s, c, _n in planned for node in (s, c)])
+        if problems:  # before any pod: nothing to clean up
+            raise ClusterError("; ".join(problems))
         plan = [{"index": i, "rail": public_rail(r["rail"]), "server_node": s[0], "client_node": c[0], "round": n}
                 for i, r, s, c, n in planned]
         members = {}
