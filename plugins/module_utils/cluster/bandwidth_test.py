@@ -23,7 +23,7 @@ import math
 import re
 import time
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest
+from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration, perftest
 from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth import (
     COMPONENT,
     COMPONENT_LABEL,
@@ -32,13 +32,16 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth impo
     RUN_LABEL,
     SRIOV_NODE_STATE,
     SettingsError,
+    calibrated_expectation,
     device_for,
     device_mismatch,
+    expectation_text,
     facts_ports,
     judge,
     link_rate_for,
     nodes_to_test,
     pair_rounds,
+    pair_side_hardware,
     pod_manifest,
     pod_name,
     port_not_active,
@@ -274,8 +277,30 @@ class BandwidthTest:
             rates.append(link_rate_for(settings, node, device, state))
         known = [rate for rate, _source in rates if rate]
         link_rate = min(known) if len(known) == len(rates) else None
-        parsed, evaluation, diagnosis = judge(settings, client_log, server_log, client_pod, server_pod, link_rate,
-                                              timed_out=pair.timed_out, problem=pair.problem_side)
+        # What the pair can reach on its hardware (PCIe links and path of each side's GPU and NIC, MTU): the run is
+        # judged against that bound, by default at the calibrated low end of healthy published runs (calibration.py).
+        try:
+            early = perftest.parse_bw_output(client_log, require_results=False) if client_log else {}
+        except perftest.PerftestParseError:
+            early = {}
+        server_cuda = perftest._parse_cuda((server_log or "").splitlines()) or {}  # pylint: disable=protected-access
+        sides = [pair_side_hardware(settings, pair.server_node, pair.server_device or _server_device(server_log), server_cuda.get("pci_address")),
+                 pair_side_hardware(settings, pair.client_node, pair.client_device or parsed_device,
+                                    ((early or {}).get("cuda") or {}).get("pci_address"))]
+        gpu_memory = settings["gpu_rdma_mode"] != "none"
+        expectation = calibrated_expectation(link_rate, settings["link_layer"], (early or {}).get("mtu"), sides,
+                                             ((early or {}).get("cuda") or {}).get("device_name"), gpu_memory)
+        bound = expectation["bound_gbps"] if expectation else link_rate
+        threshold = settings["threshold"] if settings["threshold"] is not None else (expectation or {}).get("low_fraction")
+        parsed, evaluation, diagnosis = judge(settings, client_log, server_log, client_pod, server_pod, bound,
+                                              timed_out=pair.timed_out, problem=pair.problem_side, threshold=threshold)
+        if evaluation and expectation and evaluation.get("code") in ("passed", "bandwidth_below_threshold"):
+            words = expectation_text(evaluation["measured_gbps"], expectation)
+            if settings["threshold"] is not None:
+                words += "; threshold %.0f%% of the bound (%.2f Gb/s)" % (settings["threshold"] * 100, evaluation["expected_gbps"])
+            evaluation = dict(evaluation, reason=words)
+            if diagnosis.get("code") == "bandwidth_below_threshold":
+                diagnosis = dict(diagnosis, message="the test ran but the bandwidth is below the expected range: %s" % words)
         if not link_rate and parsed and parsed.get("rows"):
             diagnosis = dict(diagnosis, code="link_rate_unknown", ok=False,
                              message="; ".join(source for rate, source in rates if not rate))
@@ -307,8 +332,16 @@ class BandwidthTest:
             "server_ip": pair.server_ip,
             "link_rate_gbps": link_rate,
             "link_rate_source": [source for _rate, source in rates],
-            "threshold": settings["threshold"],
-            "threshold_gbps": round(link_rate * settings["threshold"], 3) if link_rate else None,
+            "threshold": threshold,
+            "threshold_source": "verify_threshold" if settings["threshold"] is not None else "calibrated",
+            "threshold_gbps": round(bound * threshold, 3) if bound and threshold else None,
+            "bound_gbps": bound,
+            "expected": dict(expectation, sources=[{"key": key, "title": calibration.SOURCES[key]["title"],
+                                                    "url": calibration.SOURCES[key]["url"]} for key in expectation["sources"]])
+            if expectation else None,
+            "path": dict(server=sides[0]["path"], client=sides[1]["path"]),
+            "pcie": dict((side_name, {"gpu": calibration.pcie_text(*side["gpu_pcie"]), "nic": calibration.pcie_text(*side["nic_pcie"])})
+                         for side_name, side in (("server", sides[0]), ("client", sides[1]))),
             "bandwidth_gbps": row.get("bw_avg_gbps"),
             "bw_peak_gbps": row.get("bw_peak_gbps"),
             "msg_rate_mpps": row.get("msg_rate_mpps"),

@@ -169,7 +169,8 @@ def test_reports_markdown_and_self_contained_html_with_charts():
     pairs = _pairs()
     result = {"pairs": pairs, "summary": bt.summarize(pairs, 0.8), "cluster": "lab", "configuration": "1", "arguments": "-a"}
     text = bandwidth_report.markdown(result)
-    assert "| a.example | b.example | mlx5_1 / mlx5_1 | 400 | 320.00 | 375.20 | 93.8% | passed | ok |" in text
+    # path, PCIe links and expected range unknown here (no facts): shown as such
+    assert "| a.example | b.example | mlx5_1 / mlx5_1 | - | - / - | 400 | - | 320.00 | 375.20 | 93.8% | passed | ok |" in text
     assert "wrong_gid: bad \\| gid" in text and "**FAILED**" in text
     assert "|---|---|---|" in text  # the sweep table has one column per swept pair plus the size
     page = bandwidth_report.html(result)
@@ -298,7 +299,7 @@ def test_summary_failure_message_and_reports_name_the_weak_rail():
     result = {"pairs": pairs, "summary": summary, "cluster": "lab", "configuration": "1", "arguments": "-a"}
     text = bandwidth_report.markdown(result)
     assert "| 1 | net-1 | rdma/rail_1 | ens2f0np0 | 1 | 0 | - | FAILED |" in text
-    assert "| 0: net-0 (ens1f0np0) | a.example | b.example | mlx5_1 / mlx5_1 | 400 |" in text
+    assert "| 0: net-0 (ens1f0np0) | a.example | b.example | mlx5_1 / mlx5_1 | - | - / - | 400 |" in text
     page = bandwidth_report.html(result)
     assert "<h2>Rails</h2>" in page and "<td>1: net-1 (ens2f0np0)</td>" in page and "a -&gt; b rail 1" in page
     ElementTree.fromstring(bandwidth_report.bar_chart_svg(pairs))
