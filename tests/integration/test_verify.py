@@ -247,11 +247,17 @@ def test_verify_passes_for_each_configuration(passing_fleet, example):
         # through the CPU (NODE) and the RoCE NIC (a0:00, NUMA 1) across the sockets (SYS).
         expectation = pair["expected"]
         assert pair["link_rate_gbps"] == 400.0 and pair["bound_gbps"] == expectation["bound_gbps"] == 230.46
-        assert expectation["limited_by"].startswith("GPU PCIe Gen4 x16") and pair["pcie"]["client"]["gpu"] == "PCIe Gen4 x16 (16 GT/s)", pair
-        assert pair["path"] == {"server": "NODE" if fabric == "infiniband" else "SYS", "client": "NODE" if fabric == "infiniband" else "SYS"}
+        assert expectation["limited_by"].startswith("GPU PCIe Gen4 x16")
+        if example.startswith("4-"):  # no port facts: the GPU's link from its model (perftest names an A40), no path
+            assert pair["path"] == {"server": None, "client": None} and pair["pcie"]["client"] == {"gpu": None, "nic": None}
+        else:
+            assert pair["pcie"]["client"] == {"gpu": "PCIe Gen4 x16 (16 GT/s)", "nic": "PCIe Gen5 x16 (32 GT/s)"}, pair["pcie"]
+            path = "NODE" if fabric == "infiniband" else "SYS"
+            assert pair["path"] == {"server": path, "client": path}
         assert pair["threshold_source"] == "calibrated" and pair["threshold_gbps"] == pytest.approx(expectation["low_gbps"], abs=0.02)
         assert expectation["low_gbps"] <= pair["bandwidth_gbps"] <= expectation["high_gbps"]
-        assert {s["key"] for s in expectation["sources"]} >= {"redhat-chapter", "perftest-241"}
+        # a path through the CPU adds the published run measured on such a path
+        assert {s["key"] for s in expectation["sources"]} >= ({"redhat-chapter"} if example.startswith("4-") else {"redhat-chapter", "perftest-241"})
         assert pair["use_cuda"] is True and pair["use_dmabuf"] is (summary["gpu_rdma_mode"] == "dmabuf")
         if summary["method"] == "sriov_legacy":
             assert pair["client_device"] not in ("mlx5_0", "mlx5_1")  # the VF's own RDMA device, found in the pod
@@ -331,7 +337,7 @@ FAULTS = [
     ("no_gpu", {}, "no_gpu_memory_path", "There are no available device(s) that support CUDA"),
     ("image_pull", {}, "image_pull_error", "ImagePullBackOff"),
     ("hang", {"verify_run_timeout": 2}, "timeout", "did not finish in time"),
-    ("slow", {}, "bandwidth_below_threshold", "below the 80% threshold"),
+    ("slow", {}, "bandwidth_below_threshold", "below the expected range"),
 ]
 
 

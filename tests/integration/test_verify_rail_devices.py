@@ -66,6 +66,24 @@ def test_each_rail_is_measured_on_its_own_device(rail_run):
         assert "| mlx5_%d / mlx5_%d |" % (index, index) in row, row
 
 
+def test_each_rail_row_names_its_path_pcie_links_and_expected_range(rail_run):
+    """Issue 31 item 10 / issue 36: the pod's GPU (18:00, NUMA 0) meets rail 0's NIC on one switch (PIX), rails 1-3 on
+    NUMA 0 through the CPU (NODE), rails 4-7 across the sockets (SYS); H100 and ConnectX-7 are PCIe Gen5 x16."""
+    pairs = [p for p in rail_run["results"]["pairs"] if p["verdict"] == "passed"]
+    paths = dict((p["rail"]["index"], p["path"]["client"]) for p in rail_run["results"]["pairs"])
+    assert paths == {0: "PIX", 1: "NODE", 2: "NODE", 3: "NODE", 4: "SYS", 5: "SYS", 6: "SYS", 7: "SYS"}
+    for pair in pairs:
+        expectation = pair["expected"]
+        assert pair["pcie"]["client"] == {"gpu": "PCIe Gen5 x16 (32 GT/s)", "nic": "PCIe Gen5 x16 (32 GT/s)"}
+        assert expectation["bound_gbps"] == 400.0 and expectation["low_gbps"] <= pair["bandwidth_gbps"] <= expectation["high_gbps"]
+        if pair["path"]["client"] == "SYS":  # across the sockets: far below the link, and the verdict says why
+            assert pair["bandwidth_gbps"] < 200 and "perftest-241" in [s["key"] for s in expectation["sources"]]
+            assert "(SYS)" in pair["reason"]
+    report = rail_run["report"]
+    assert "## Expected ranges" in report and "https://github.com/linux-rdma/perftest/issues/241" in report
+    assert "| 0: rail0 (ibp26s0) | rail-ib-1 | rail-ib-2 | mlx5_0 / mlx5_0 | PIX | PCIe Gen5 x16 (32 GT/s) / PCIe Gen5 x16 (32 GT/s) | 400 |" in report
+
+
 def test_the_down_rail_fails_naming_its_rail_and_nic(rail_run):
     run, results = rail_run["run"], rail_run["results"]
     assert run.rc != 0
