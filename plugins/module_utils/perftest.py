@@ -257,6 +257,12 @@ def _table_unit(line):
     return match.group(1) if match else None
 
 
+def parse_cuda_setup(text):
+    """The CUDA set-up perftest printed (pci_address '61:00', device_index, device_name, dmabuf), or None: also for a
+    server log, whose table may be missing."""
+    return _parse_cuda((text or '').splitlines())
+
+
 def _parse_cuda(lines):
     cuda = {}
     text = '\n'.join(lines)

@@ -265,12 +265,15 @@ class BandwidthTest:
         server_pod, client_pod = pair.pods.get("server"), pair.pods.get("client")
         server_log = self.read_log(pair.server_pod) if server_pod else ""
         client_log = self.read_log(pair.client_pod) if client_pod else ""
-        parsed_device = None
+        # The client's header and CUDA lines, read before the verdict: its device, GPU and MTU.
+        early = {}
         if client_log:
             try:
-                parsed_device = perftest.parse_bw_output(client_log, require_results=False).get("device")
+                early = perftest.parse_bw_output(client_log, require_results=False) or {}
             except perftest.PerftestParseError:
-                parsed_device = None
+                early = {}
+        parsed_device = early.get("device")
+        client_cuda = early.get("cuda") or {}
         rates = []
         for node, device in ((pair.server_node, pair.server_device), (pair.client_node, pair.client_device or parsed_device)):
             state = self.node_state(node) if settings["link_rate_gbps"] is None and not facts_ports(settings, node) else None
@@ -279,17 +282,12 @@ class BandwidthTest:
         link_rate = min(known) if len(known) == len(rates) else None
         # What the pair can reach on its hardware (PCIe links and path of each side's GPU and NIC, MTU): the run is
         # judged against that bound, by default at the calibrated low end of healthy published runs (calibration.py).
-        try:
-            early = perftest.parse_bw_output(client_log, require_results=False) if client_log else {}
-        except perftest.PerftestParseError:
-            early = {}
-        server_cuda = perftest._parse_cuda((server_log or "").splitlines()) or {}  # pylint: disable=protected-access
+        server_cuda = perftest.parse_cuda_setup(server_log) or {}
         sides = [pair_side_hardware(settings, pair.server_node, pair.server_device or _server_device(server_log), server_cuda.get("pci_address")),
-                 pair_side_hardware(settings, pair.client_node, pair.client_device or parsed_device,
-                                    ((early or {}).get("cuda") or {}).get("pci_address"))]
+                 pair_side_hardware(settings, pair.client_node, pair.client_device or parsed_device, client_cuda.get("pci_address"))]
         gpu_memory = settings["gpu_rdma_mode"] != "none"
-        expectation = calibrated_expectation(link_rate, settings["link_layer"], (early or {}).get("mtu"), sides,
-                                             ((early or {}).get("cuda") or {}).get("device_name"), gpu_memory)
+        expectation = calibrated_expectation(link_rate, settings["link_layer"], early.get("mtu"), sides, client_cuda.get("device_name"),
+                                             gpu_memory)
         bound = expectation["bound_gbps"] if expectation else link_rate
         threshold = settings["threshold"] if settings["threshold"] is not None else (expectation or {}).get("low_fraction")
         parsed, evaluation, diagnosis = judge(settings, client_log, server_log, client_pod, server_pod, bound,
