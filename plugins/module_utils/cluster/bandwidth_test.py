@@ -273,7 +273,8 @@ class BandwidthTest:
             except perftest.PerftestParseError:
                 early = {}
         parsed_device = early.get("device")
-        client_cuda = early.get("cuda") or {}
+        # a client that failed before its header still printed its CUDA set-up
+        client_cuda = early.get("cuda") or perftest.parse_cuda_setup(client_log) or {}
         rates = []
         for node, device in ((pair.server_node, pair.server_device), (pair.client_node, pair.client_device or parsed_device)):
             state = self.node_state(node) if settings["link_rate_gbps"] is None and not facts_ports(settings, node) else None
