@@ -17,7 +17,7 @@ import re
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest
+from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration, perftest
 from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import pod_phase
 
 COMPONENT_LABEL = "app.kubernetes.io/component"
@@ -130,8 +130,9 @@ def settings_from(params):
     gpu_mode = params.get("gpu_rdma_mode") or configuration.get("gpu_rdma_mode") or "dmabuf"
     if gpu_mode not in GPU_MODES:
         errors.append("gpu_rdma_mode must be one of %s, got %r" % (", ".join(GPU_MODES), gpu_mode))
-    threshold = params.get("threshold", 0.8)
-    if threshold is None or not 0 < float(threshold) <= 1:
+    # None: the calibrated lower bound of the tested hardware (calibration.expected), per pair.
+    threshold = params.get("threshold")
+    if threshold is not None and not 0 < float(threshold) <= 1:
         errors.append("threshold must be in (0, 1], got %r" % (threshold,))
     if params.get("link_rate_gbps") is not None and float(params["link_rate_gbps"]) <= 0:
         errors.append("link_rate_gbps must be positive, got %r" % (params["link_rate_gbps"],))
@@ -188,7 +189,7 @@ def settings_from(params):
         "rdma_device": params.get("rdma_device") or "",
         "nic_ports": list(params.get("nic_ports") or []),
         "link_rate_gbps": float(params["link_rate_gbps"]) if params.get("link_rate_gbps") is not None else None,
-        "threshold": float(threshold),
+        "threshold": float(threshold) if threshold is not None else None,
         "rdma_cm": params.get("rdma_cm", True) is not False,
         "gid_index": params.get("gid_index"),
         "qps": int(params.get("qps") or 16),
@@ -471,6 +472,9 @@ def facts_ports(settings, node):
         if selection["device_ids"] and str(port.get("device_id") or "") not in selection["device_ids"]:
             continue
         chosen.append(port)
+    # With several rails a port of another rail is never a stand-in: rail i must be measured on rail i's NIC.
+    if (settings.get("rail") or {}).get("count", 1) > 1:
+        return chosen
     return chosen or ports
 
 
@@ -487,6 +491,99 @@ def device_for(settings, node):
         if port.get("rdma_device"):
             return port["rdma_device"]
     return None
+
+
+def rail_device_problems(planned):
+    """Why some rail's pods would not know their RDMA device, or [] (planned: [(rail settings, node), ...]).
+
+    With several rails every rail's pods must be told their own device: a pod left to find one itself takes the
+    first active port of the link layer, i.e. the same NIC for every rail, and would report rails it never measured.
+    SR-IOV pods are the exception: their VF's device is the one behind their own secondary interface.
+    """
+    problems = []
+    for settings, node in planned:
+        rail = settings.get("rail") or {}
+        if rail.get("count", 1) < 2 or settings["method"] == "sriov_legacy" or device_for(settings, node):
+            continue
+        problem = "%s: no RDMA device for node %s in nic_ports (verify_nic_ports)" % (rail_text(rail), node)
+        if problem not in problems:
+            problems.append(problem)
+    if problems:
+        problems.append("give the port facts of every tested node (the hardware_facts role, or verify_nic_ports), "
+                        "so that each rail's pods use that rail's own device")
+    return problems
+
+
+def device_mismatch(expected, measured):
+    """The diagnosis when perftest measured another device than the rail's, else None."""
+    wrong = [(side, want, got) for side, want, got in expected_and_measured(expected, measured) if want and got and want != got]
+    if not wrong:
+        return None
+    return {"code": "wrong_rdma_device", "ok": False, "evidence": [],
+            "message": "the rail's device is %s but perftest measured %s: this result is not the rail's" % (
+                " / ".join(sorted(set(w[1] for w in wrong))), ", ".join("%s %s" % (side, got) for side, _want, got in wrong))}
+
+
+def expected_and_measured(expected, measured):
+    return [(side, expected.get(side), measured.get(side)) for side in ("server", "client")]
+
+
+def port_not_active(settings, node, device):
+    """'node netdev (device) is DOWN in the facts' when the facts show the port `device` of `node` not ACTIVE, else None."""
+    for port in facts_ports(settings, node):
+        state = str(port.get("state") or "").rsplit(":", maxsplit=1)[-1].strip().upper()
+        if device and port.get("rdma_device") == device and state and state != "ACTIVE":
+            return "%s %s (%s) is %s in the facts" % (node, port.get("netdev") or "-", device, state)
+    return None
+
+
+def pair_side_hardware(settings, node, device, cuda_pci):
+    """What one side measured through: its NIC's PCIe link, the GPU perftest picked (CUDA log 'PCIe address is 61:00')
+    with its PCIe link, and nvidia-smi's name for the path between them, from the port facts (gpu_paths).
+
+    The GPU's link falls back to its model's (calibration.GPU_PCIE) when the facts do not give it."""
+    ports = [p for p in facts_ports(settings, node) if not device or p.get("rdma_device") == device]
+    if not ports and settings["method"] == "sriov_legacy":
+        # A VF's device is the pod's own; its PCIe path is its PF's, the port the configuration selected.
+        ports = [p for p in facts_ports(settings, node) if not p.get("is_vf")]
+    port = ports[0] if ports else {}
+    side = {"nic_pcie": (port.get("pcie_gts"), port.get("pcie_width")), "gpu": None, "gpu_pcie": (None, None), "path": None}
+    wanted = str(cuda_pci or "").lower()
+    for entry in port.get("gpu_paths") or []:
+        # "0000:61:00.0" against the "61:00" perftest prints
+        if wanted and str(entry.get("gpu") or "").lower().split(":", 1)[-1].startswith(wanted):
+            side.update(gpu=entry.get("gpu"), path=entry.get("relation"), gpu_pcie=(entry.get("pcie_gts"), entry.get("pcie_width")))
+            break
+    return side
+
+
+def calibrated_expectation(link_rate, link_layer, mtu, sides, gpu_model=None, gpu_memory=True):
+    """calibration.expected for the weaker side of a pair (sides: pair_side_hardware of each), or None."""
+    if not link_rate:
+        return None
+    best = None
+    for side in sides:
+        gpu_link = side["gpu_pcie"]
+        if gpu_memory and not gpu_link[0]:
+            gpu_link = calibration.gpu_pcie(gpu_model)
+        expectation = calibration.expected(link_rate, link_layer, mtu, gpu_link if gpu_memory else None, side["nic_pcie"],
+                                           side["path"] if gpu_memory else None)
+        if best is None or expectation["low_gbps"] < best["low_gbps"]:
+            best = expectation
+    return best
+
+
+def expectation_text(measured, expectation):
+    """The verdict's words: measured, expected range for this hardware, why it is lower than the link, the sources."""
+    text = "expected %.2f-%.2f Gb/s for this hardware (bound %.2f Gb/s: %s)" % (
+        expectation["low_gbps"], expectation["high_gbps"], expectation["bound_gbps"], expectation["limited_by"])
+    if measured is not None:
+        text = "%.2f Gb/s measured, %s" % (measured, text)
+    if expectation["why"]:
+        text += "; lower than the link because %s" % "; ".join(expectation["why"])
+    if expectation["sources_thin"]:
+        text += "; few published runs cover this path, the range is wide"
+    return text + " [sources: %s]" % ", ".join(expectation["sources"])
 
 
 def link_rate_for(settings, node, device=None, node_state=None):
@@ -515,8 +612,19 @@ def link_rate_for(settings, node, device=None, node_state=None):
     return None, "no link rate for %s: set verify_link_rate_gbps, or give the NIC facts (hardware_facts role)" % node
 
 
-def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, timed_out=False, problem=None):
-    """Verdict of one pair: (parsed client run or None, evaluation or None, diagnosis)."""
+def _threshold(threshold, settings):
+    """The fraction to reach: given, else the settings', else the calibrated healthy low end (no hardware known)."""
+    for value in (threshold, settings.get("threshold")):
+        if value is not None:
+            return value
+    return calibration.healthy_range()[0]
+
+
+def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, timed_out=False, problem=None, threshold=None):
+    """Verdict of one pair: (parsed client run or None, evaluation or None, diagnosis).
+
+    link_rate is what the run is judged against (the pair's bound), threshold the fraction of it to reach (default
+    the settings' threshold)."""
     parsed = None
     evaluation = None
     log_for_diagnosis = client_log or ""
@@ -527,7 +635,7 @@ def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, t
         except perftest.PerftestParseError:
             parsed = None
     if parsed and parsed.get("rows") and link_rate:
-        evaluation = perftest.evaluate_bw(parsed, link_rate, settings["threshold"])
+        evaluation = perftest.evaluate_bw(parsed, link_rate, _threshold(threshold, settings))
         if evaluation["passed"] and settings["gpu_rdma_mode"] != "none":
             # A run from host memory measures the NIC, not GPUDirect: refuse it.
             if not parsed.get("use_cuda"):

@@ -54,6 +54,41 @@ def _md_cell(value):
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
+def threshold_text(summary):
+    if summary.get("threshold") is None:
+        return "each pair judged at the calibrated low end of its expected range"
+    return "threshold %.0f%% of each pair's bound (link rate or PCIe)" % (summary["threshold"] * 100)
+
+
+def path_text(pair):
+    """'PIX' or 'PIX / SYS' (server / client): nvidia-smi's name of the GPU-NIC path of each side; '-' unknown."""
+    paths = pair.get("path") or {}
+    server, client = paths.get("server") or "-", paths.get("client") or "-"
+    return server if server == client else "%s / %s" % (server, client)
+
+
+def pcie_cell(pair):
+    client = (pair.get("pcie") or {}).get("client") or {}
+    return "%s / %s" % (client.get("gpu") or "-", client.get("nic") or "-")
+
+
+def expected_cell(pair):
+    expectation = pair.get("expected")
+    if not expectation:
+        return "-"
+    return "%s-%s" % (_num(expectation.get("low_gbps")), _num(expectation.get("high_gbps")))
+
+
+def _sources(pairs):
+    seen = []
+    for pair in pairs:
+        for source in (pair.get("expected") or {}).get("sources") or []:
+            entry = (source.get("key"), source.get("title"), source.get("url"))
+            if entry not in seen:
+                seen.append(entry)
+    return seen
+
+
 def markdown(result, title="GPUDirect RDMA bandwidth test"):
     summary = result["summary"]
     lines = ["# %s" % title, ""]
@@ -61,9 +96,9 @@ def markdown(result, title="GPUDirect RDMA bandwidth test"):
     lines.append("- Configuration: %s" % result.get("configuration", "-"))
     lines.append("- Test: `%s %s`" % (result.get("binary", "ib_write_bw"), result.get("arguments", "")))
     lines.append("- Pairs: %d, passed: %d, failed: %d" % (summary["pairs"], summary["passed"], summary["failed"]))
-    lines.append("- Bandwidth (Gb/s): min %s, avg %s, max %s; threshold %.0f%% of the link rate"
+    lines.append("- Bandwidth (Gb/s): min %s, avg %s, max %s; %s"
                  % (_num(summary["min_bandwidth_gbps"]), _num(summary["avg_bandwidth_gbps"]), _num(summary["max_bandwidth_gbps"]),
-                    summary["threshold"] * 100))
+                    threshold_text(summary)))
     lines.append("- Verdict: **%s**" % ("PASSED" if summary["all_passed"] else "FAILED"))
     lines.append("")
     rails = _rails(result)
@@ -74,17 +109,29 @@ def markdown(result, title="GPUDirect RDMA bandwidth test"):
                 rail.get("index"), rail.get("network"), rail.get("resource") or "-", rail.get("nic") or "-", rail["pairs"], rail["passed"],
                 _num(rail.get("min_bandwidth_gbps")), "PASSED" if rail["all_passed"] else "FAILED")))
         lines += ["", "## Pairs", ""]
-    head = "| Server node | Client node | Devices | Link Gb/s | Threshold Gb/s | BW average Gb/s | Fraction | Verdict | Diagnosis |"
+    head = ("| Server node | Client node | Devices | Path | PCIe GPU / NIC | Link Gb/s | Expected Gb/s | Threshold Gb/s | BW average Gb/s "
+            "| Fraction | Verdict | Diagnosis |")
     lines.append("| Rail " + head if rails else head)
-    lines.append("|---" * (10 if rails else 9) + "|")
+    lines.append("|---" * (13 if rails else 12) + "|")
     for pair in result["pairs"]:
         diagnosis = pair.get("diagnosis") or {}
         lines.append("| %s |" % " | ".join(_md_cell(v) for v in ((_rail_cell(pair),) if rails else ()) + (
             pair["server_node"], pair["client_node"],
             "%s / %s" % (pair.get("server_device") or "auto", pair.get("client_device") or "auto"),
-            _num(pair.get("link_rate_gbps"), 0), _num(pair.get("threshold_gbps")), _num(pair.get("bandwidth_gbps")),
+            path_text(pair), pcie_cell(pair),
+            _num(pair.get("link_rate_gbps"), 0), expected_cell(pair), _num(pair.get("threshold_gbps")), _num(pair.get("bandwidth_gbps")),
             "%.1f%%" % (pair["fraction"] * 100) if pair.get("fraction") is not None else "-",
             pair.get("verdict"), "%s: %s" % (diagnosis.get("code"), diagnosis.get("message")) if pair.get("verdict") != "passed" else "ok")))
+    sources = _sources(result["pairs"])
+    if sources:
+        lines += ["", "## Expected ranges", "",
+                  "Each pair is judged against its bound (link rate, PCIe payload rate of its GPU and NIC) and the range that "
+                  "published runs on such hardware reach (docs/verify.md#expected-bandwidth). Why a pair's bound is lower:", ""]
+        for pair in result["pairs"]:
+            expectation = pair.get("expected") or {}
+            if expectation.get("why"):
+                lines.append("- %s: %s" % (_md_cell(_pair_label(pair)), _md_cell("; ".join(expectation["why"]))))
+        lines += ["", "Sources:", ""] + ["- %s: %s (%s)" % (key, title, url) for key, title, url in sources]
     sweeps = [p for p in result["pairs"] if p.get("sweep")]
     if sweeps:
         lines += ["", "## Bandwidth by message size (Gb/s)", ""]
@@ -216,9 +263,9 @@ def html(result, title="GPUDirect RDMA bandwidth test"):
              "<p>Cluster <b>%s</b>, configuration <b>%s</b>: <span class=\"%s\">%s</span></p>" % (
                  _esc(result.get("cluster", "-")), _esc(result.get("configuration", "-")), verdict.lower(), verdict),
              "<p>Test: <code>%s %s</code></p>" % (_esc(result.get("binary", "ib_write_bw")), _esc(result.get("arguments", ""))),
-             "<p>%d pair(s), %d passed, %d failed. BW average min %s, avg %s, max %s Gb/s; threshold %.0f%% of the link rate.</p>" % (
+             "<p>%d pair(s), %d passed, %d failed. BW average min %s, avg %s, max %s Gb/s; %s.</p>" % (
                  summary["pairs"], summary["passed"], summary["failed"], _num(summary["min_bandwidth_gbps"]),
-                 _num(summary["avg_bandwidth_gbps"]), _num(summary["max_bandwidth_gbps"]), summary["threshold"] * 100),
+                 _num(summary["avg_bandwidth_gbps"]), _num(summary["max_bandwidth_gbps"]), _esc(threshold_text(summary))),
              bar_chart_svg(result["pairs"])]
     if any(p.get("sweep") for p in result["pairs"]):
         parts.append("<h2>Bandwidth by message size</h2>")
@@ -233,15 +280,17 @@ def html(result, title="GPUDirect RDMA bandwidth test"):
                 _esc(rail.get("index")), _esc(rail.get("network")), _esc(rail.get("resource") or "-"), _esc(rail.get("nic") or "-"),
                 rail["pairs"], rail["passed"], _num(rail.get("min_bandwidth_gbps")), rail_verdict, rail_verdict.upper()))
         parts.append("</table>")
-    parts.append("<table><tr>%s<th>Server node</th><th>Client node</th><th>Devices</th><th>Link Gb/s</th><th>Threshold Gb/s</th>"
+    parts.append("<table><tr>%s<th>Server node</th><th>Client node</th><th>Devices</th><th>Path</th><th>PCIe GPU / NIC</th>"
+                 "<th>Link Gb/s</th><th>Expected Gb/s</th><th>Threshold Gb/s</th>"
                  "<th>BW average Gb/s</th><th>Fraction</th><th>Verdict</th><th>Diagnosis</th></tr>" % ("<th>Rail</th>" if rails else ""))
     for pair in result["pairs"]:
         diagnosis = pair.get("diagnosis") or {}
         row = "<tr><td>%s</td>" % _esc(_rail_cell(pair)) if rails else "<tr>"
-        parts.append(row + "<td>%s</td><td>%s</td><td>%s / %s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+        parts.append(row + "<td>%s</td><td>%s</td><td>%s / %s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
                      "<td class=\"%s\">%s</td><td>%s</td></tr>" % (
                          _esc(pair["server_node"]), _esc(pair["client_node"]), _esc(pair.get("server_device") or "auto"),
-                         _esc(pair.get("client_device") or "auto"), _num(pair.get("link_rate_gbps"), 0), _num(pair.get("threshold_gbps")),
+                         _esc(pair.get("client_device") or "auto"), _esc(path_text(pair)), _esc(pcie_cell(pair)),
+                         _num(pair.get("link_rate_gbps"), 0), _esc(expected_cell(pair)), _num(pair.get("threshold_gbps")),
                          _num(pair.get("bandwidth_gbps")),
                          "%.1f%%" % (pair["fraction"] * 100) if pair.get("fraction") is not None else "-",
                          _esc(pair.get("verdict")), _esc(pair.get("verdict")),

@@ -55,8 +55,15 @@ def nic_ports(node, facts):
     netdev, rdma_device, total_vfs, numa_node, address, type, is_vf) plus port details for people.
     A function without an RDMA device gives one entry per netdev whose type tells the link layer."""
     ports = []
+    # Path from every GPU to each function (topology.pairs), and each GPU's PCIe link: the verification names the path
+    # and the PCIe links of the pair it measured, and judges against them (calibration.expected).
+    paths = {}
+    for pair in ((facts or {}).get("topology") or {}).get("pairs") or []:
+        paths.setdefault(pair.get("nic_pci_address"), {})[pair.get("gpu_pci_address")] = pair.get("relation")
+    gpu_links = dict((gpu.get("pci_address"), _link(gpu.get("pcie"))) for gpu in (facts or {}).get("gpus") or [])
     for nic in (facts or {}).get("nics") or []:
         sriov = nic.get("sriov") or {}
+        gts, width = _link(nic.get("pcie"))
         base = {
             "node": node,
             "pci_address": nic.get("pci_address"),
@@ -69,7 +76,13 @@ def nic_ports(node, facts):
             "is_vf": nic.get("function") == "VF",
             "pf_pci_address": nic.get("pf_pci_address"),
             "firmware": nic.get("fw_ver"),
+            "pcie_gts": gts,
+            "pcie_width": width,
         }
+        if nic.get("rdma_device") and nic.get("function") != "VF" and paths.get(nic.get("pci_address")):
+            base["gpu_paths"] = [{"gpu": gpu, "relation": relation, "pcie_gts": gpu_links.get(gpu, (None, None))[0],
+                                  "pcie_width": gpu_links.get(gpu, (None, None))[1]}
+                                 for gpu, relation in sorted(paths[nic.get("pci_address")].items())]
         rdma_ports = nic.get("ports") or []
         if rdma_ports:
             for port in rdma_ports:
@@ -98,6 +111,12 @@ def nic_ports(node, facts):
                           "type": netdev.get("type")})
             ports.append(entry)
     return ports
+
+
+def _link(pcie):
+    """(GT/s, lanes) of the current PCIe link in a collector `pcie` entry, or (None, None)."""
+    pcie = pcie or {}
+    return pcie.get("current_link_speed_gts"), pcie.get("current_link_width")
 
 
 def gpu_nic_affinity(node, facts):

@@ -33,6 +33,7 @@ DIAGNOSIS_CODES = (
     'memory_registration_failed',
     'timeout',
     'bandwidth_below_threshold',
+    'wrong_rdma_device',
     'unknown',
 )
 
@@ -254,6 +255,12 @@ def _table_unit(line):
         return None
     match = _TABLE_UNIT.search(stripped, 7)
     return match.group(1) if match else None
+
+
+def parse_cuda_setup(text):
+    """The CUDA set-up perftest printed (pci_address '61:00', device_index, device_name, dmabuf), or None: also for a
+    server log, whose table may be missing."""
+    return _parse_cuda((text or '').splitlines())
 
 
 def _parse_cuda(lines):
@@ -627,6 +634,7 @@ _MESSAGES = {
                                   'CRI-O default_ulimits) or, with --use_cuda, a missing GPU peer-memory path',
     'timeout': 'the test did not finish in time: %s',
     'bandwidth_below_threshold': 'the test ran but the bandwidth is below the threshold: %s',
+    'wrong_rdma_device': 'perftest measured another RDMA device than the one of the tested rail: %s',
     'unknown': 'the cause could not be determined: %s',
 }
 

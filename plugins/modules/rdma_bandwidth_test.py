@@ -120,9 +120,12 @@ options:
     description: Link rate to judge against. Unset uses O(nic_ports), then the node's SriovNetworkNodeState C(linkSpeed).
     type: float
   threshold:
-    description: Fraction of the link rate the BW average must reach.
+    description:
+      - Fraction of the pair's bound (the link rate, or the PCIe payload rate of its GPU or NIC when lower) the BW average
+        must reach.
+      - Unset, each pair is judged at the calibrated low end of the range that published real runs reach on its hardware
+        (link rate, PCIe links, GPU-NIC path, MTU; see docs/verify.md, Expected bandwidth).
     type: float
-    default: 0.8
   rdma_cm:
     description: Connect the queue pairs with RDMA-CM (C(-R)).
     type: bool
@@ -296,8 +299,12 @@ pairs:
   description:
     - One entry per pair and rail, in rail order, with index (unique in the run), rail (index, count, network,
       resource, nic, interfaces, pci_addresses, device_ids, ipam_range), server_node, client_node, server_device,
-      client_device, server_ip, link_rate_gbps, link_rate_source, threshold, threshold_gbps, bandwidth_gbps (BW average
-      of the largest message), bw_peak_gbps, msg_rate_mpps, message_size, fraction, use_cuda, use_dmabuf, gpu, sweep (bytes and bw_avg_gbps per size),
+      client_device, server_ip, link_rate_gbps, link_rate_source, threshold, threshold_source (verify_threshold or
+      calibrated), threshold_gbps, bound_gbps (the link rate or the PCIe payload rate, the lower), expected (bound_gbps,
+      limited_by, low_gbps, high_gbps, low_fraction, why, sources with key, title and url), path (server and client GPU-NIC
+      relation PIX/PXB/PHB/NODE/SYS), pcie (server and client GPU and NIC links), bandwidth_gbps (BW average
+      of the largest message), bw_peak_gbps, msg_rate_mpps, message_size, fraction (of the bound), use_cuda, use_dmabuf, gpu,
+      sweep (bytes and bw_avg_gbps per size),
       verdict (passed or failed), reason, diagnosis (code, ok, message, evidence), server_state, client_state,
       server_log and client_log (without O(artifacts_dir)), round, elapsed.
   returned: success
@@ -379,7 +386,7 @@ def argument_spec():
         rdma_device=dict(type="str"),
         nic_ports=dict(type="list", elements="dict", default=[]),
         link_rate_gbps=dict(type="float"),
-        threshold=dict(type="float", default=0.8),
+        threshold=dict(type="float"),
         rdma_cm=dict(type="bool", default=True),
         gid_index=dict(type="int"),
         qps=dict(type="int", default=16),

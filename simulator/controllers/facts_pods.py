@@ -67,6 +67,16 @@ class _Topology:
         return ["pci%s" % prefix, "%s:01.7" % prefix, "%s:02.7" % prefix, "%s:%02x.7" % (prefix, 0x10 + len(slots)), address]
 
 
+def relation(gpu_address, nic_address, gpu_numa, nic_numa):
+    """nvidia-smi's name for the path between a GPU and a NIC in the trees _Topology builds: one switch (PIX) when
+    their buses share the high nibble, else through the CPU: NODE on one NUMA node, SYS across nodes."""
+    gpu_domain, gpu_bus = gpu_address.split(":")[:2]
+    nic_domain, nic_bus = nic_address.split(":")[:2]
+    if gpu_domain == nic_domain and int(gpu_bus, 16) & 0xF0 == int(nic_bus, 16) & 0xF0:
+        return "PIX"
+    return "NODE" if gpu_numa == nic_numa else "SYS"
+
+
 def _rate(speed):
     return "%d Gb/sec (%s)" % (speed, RATE_NAMES.get(speed, "4X"))
 
@@ -83,14 +93,15 @@ def build_node_tree(base, pnode, vfs_by_pf=None, modules=(), kernel=None, nvidia
     topo = _Topology()
     for gpu in pnode.gpus:
         builder.add_pci(topo.chain(gpu.pci_address), _hex(gpu.vendor_id), _hex(gpu.device_id), _class(gpu.pci_class),
-                        numa_node=gpu.numa_node, driver="nvidia" if nvidia_version else None, link=("32.0 GT/s PCIe", 16))
+                        numa_node=gpu.numa_node, driver="nvidia" if nvidia_version else None,
+                        link=("%.1f GT/s PCIe" % gpu.pcie_gts, gpu.pcie_width))
     for dev in pnode.pci_devices:
         builder.add_pci(topo.chain(dev.pci_address), _hex(dev.vendor_id), _hex(dev.device_id), _class(dev.pci_class))
     for nic in pnode.nics:
         vfs = (vfs_by_pf or {}).get(nic.pci_address) or []
         chain = topo.chain(nic.pci_address)
         builder.add_pci(chain, _hex(nic.vendor_id), _hex(nic.device_id), _class(nic.pci_class), numa_node=nic.numa_node,
-                        driver=nic.driver, link=("32.0 GT/s PCIe", 16),
+                        driver=nic.driver, link=("%.1f GT/s PCIe" % nic.pcie_gts, nic.pcie_width),
                         sriov_totalvfs=nic.total_vfs if nic.total_vfs else None, sriov_numvfs=len(vfs))
         for index, port in enumerate(nic.ports):
             _add_port(builder, nic.pci_address, port, index, nic)

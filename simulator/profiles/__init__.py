@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 
 import yaml
+from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration
 
 PROFILE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -46,6 +47,22 @@ class ProfileError(ValueError):
     """A profile that cannot be loaded; the message names the file and the field."""
 
 
+# PCIe link of each device, from its vendor's documentation, when the profile does not give pcie_gts/pcie_width:
+# NICs: NVIDIA ConnectX-7 and BlueField-3 user manuals (host interface PCIe Gen5 x16), ConnectX-6 / ConnectX-6 Dx
+# user manuals (PCIe Gen4 x16), Intel E810 product brief (PCIe 4.0 x16). GPUs: plugins/module_utils/calibration.py
+# GPU_PCIE (A40 product brief: Gen4 x16; H100/H200: Gen5 x16). Anything else: 32 GT/s x16, what every device had
+# before links were modelled.
+NIC_PCIE = (("ConnectX-7", 32.0, 16), ("BlueField-3", 32.0, 16), ("ConnectX-6", 16.0, 16), ("E810", 16.0, 16))
+DEFAULT_PCIE = (32.0, 16)
+
+
+def pcie_default(model, table):
+    for name, gts, width in table:
+        if name.lower() in str(model).lower():
+            return gts, width
+    return DEFAULT_PCIE
+
+
 @dataclass
 class Port:
     port: int
@@ -76,6 +93,8 @@ class Nic:
     driver: str = "mlx5_core"
     pci_class: str = ""
     part_number: str = ""
+    pcie_gts: float = 32.0
+    pcie_width: int = 16
 
     @property
     def is_mellanox(self):
@@ -96,6 +115,8 @@ class Gpu:
     uuid: str
     pci_class: str = "0302"
     vendor_id: str = "10de"
+    pcie_gts: float = 32.0
+    pcie_width: int = 16
 
 
 @dataclass
@@ -284,7 +305,7 @@ def _parse_port(c, raw, path):
 
 def _parse_nic(c, raw, path):
     c.mapping(raw, path, ("model", "device_id", "pci_address", "ports"),
-              ("vendor_id", "numa_node", "firmware", "total_vfs", "driver", "pci_class", "part_number"))
+              ("vendor_id", "numa_node", "firmware", "total_vfs", "driver", "pci_class", "part_number", "pcie_gts", "pcie_width"))
     ports = [_parse_port(c, p, "%s.ports[%d]" % (path, i)) for i, p in enumerate(c.seq(raw["ports"], _join(path, "ports")))]
     if not ports:
         c.fail(_join(path, "ports"), "needs at least one port")
@@ -303,14 +324,26 @@ def _parse_nic(c, raw, path):
     )
     nic.pci_class = c.string(_hex(raw.get("pci_class", _pci_class_for(ports, vendor))), _join(path, "pci_class"), _HEX4,
                              "PCI class (4 hex digits)")
+    nic.pcie_gts, nic.pcie_width = _pcie(c, raw, path, pcie_default(nic.model, NIC_PCIE))
     return nic
 
 
+def _pcie(c, raw, path, default):
+    gts = raw.get("pcie_gts", default[0])
+    if gts not in (2.5, 5, 8, 16, 32):
+        c.fail(_join(path, "pcie_gts"), "must be a PCIe transfer rate in GT/s: 2.5, 5, 8, 16 or 32, got %r" % (gts,))
+    return float(gts), c.integer(raw.get("pcie_width", default[1]), _join(path, "pcie_width"), 1, 32)
+
+
 def _parse_gpu(c, raw, path):
-    c.mapping(raw, path, ("model", "device_id", "pci_address", "memory_mib"), ("numa_node", "uuid", "pci_class"))
+    c.mapping(raw, path, ("model", "device_id", "pci_address", "memory_mib"), ("numa_node", "uuid", "pci_class", "pcie_gts", "pcie_width"))
     address = c.string(str(raw["pci_address"]).lower(), _join(path, "pci_address"), _PCI, "PCI address (DDDD:BB:DD.F)")
     gpu_uuid = raw.get("uuid") or "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_OID, path + address))
+    gts, width = calibration.gpu_pcie(raw["model"])
+    gts, width = _pcie(c, raw, path, (gts, width) if gts else DEFAULT_PCIE)
     return Gpu(
+        pcie_gts=gts,
+        pcie_width=width,
         model=c.string(raw["model"], _join(path, "model")),
         device_id=c.string(_hex(raw["device_id"]), _join(path, "device_id"), _HEX4, "PCI device ID (4 hex digits)"),
         pci_address=address,

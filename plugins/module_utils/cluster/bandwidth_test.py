@@ -23,7 +23,7 @@ import math
 import re
 import time
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest
+from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration, perftest
 from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth import (
     COMPONENT,
     COMPONENT_LABEL,
@@ -32,15 +32,21 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth impo
     RUN_LABEL,
     SRIOV_NODE_STATE,
     SettingsError,
+    calibrated_expectation,
     device_for,
+    device_mismatch,
+    expectation_text,
     facts_ports,
     judge,
     link_rate_for,
     nodes_to_test,
     pair_rounds,
+    pair_side_hardware,
     pod_manifest,
     pod_name,
+    port_not_active,
     public_rail,
+    rail_device_problems,
     rail_settings,
     rail_text,
     ring_pairs,
@@ -259,23 +265,55 @@ class BandwidthTest:
         server_pod, client_pod = pair.pods.get("server"), pair.pods.get("client")
         server_log = self.read_log(pair.server_pod) if server_pod else ""
         client_log = self.read_log(pair.client_pod) if client_pod else ""
-        parsed_device = None
+        # The client's header and CUDA lines, read before the verdict: its device, GPU and MTU.
+        early = {}
         if client_log:
             try:
-                parsed_device = perftest.parse_bw_output(client_log, require_results=False).get("device")
+                early = perftest.parse_bw_output(client_log, require_results=False) or {}
             except perftest.PerftestParseError:
-                parsed_device = None
+                early = {}
+        parsed_device = early.get("device")
+        # a client that failed before its header still printed its CUDA set-up
+        client_cuda = early.get("cuda") or perftest.parse_cuda_setup(client_log) or {}
         rates = []
         for node, device in ((pair.server_node, pair.server_device), (pair.client_node, pair.client_device or parsed_device)):
             state = self.node_state(node) if settings["link_rate_gbps"] is None and not facts_ports(settings, node) else None
             rates.append(link_rate_for(settings, node, device, state))
         known = [rate for rate, _source in rates if rate]
         link_rate = min(known) if len(known) == len(rates) else None
-        parsed, evaluation, diagnosis = judge(settings, client_log, server_log, client_pod, server_pod, link_rate,
-                                              timed_out=pair.timed_out, problem=pair.problem_side)
+        # What the pair can reach on its hardware (PCIe links and path of each side's GPU and NIC, MTU): the run is
+        # judged against that bound, by default at the calibrated low end of healthy published runs (calibration.py).
+        server_cuda = perftest.parse_cuda_setup(server_log) or {}
+        sides = [pair_side_hardware(settings, pair.server_node, pair.server_device or _server_device(server_log), server_cuda.get("pci_address")),
+                 pair_side_hardware(settings, pair.client_node, pair.client_device or parsed_device, client_cuda.get("pci_address"))]
+        gpu_memory = settings["gpu_rdma_mode"] != "none"
+        expectation = calibrated_expectation(link_rate, settings["link_layer"], early.get("mtu"), sides, client_cuda.get("device_name"),
+                                             gpu_memory)
+        bound = expectation["bound_gbps"] if expectation else link_rate
+        threshold = settings["threshold"] if settings["threshold"] is not None else (expectation or {}).get("low_fraction")
+        parsed, evaluation, diagnosis = judge(settings, client_log, server_log, client_pod, server_pod, bound,
+                                              timed_out=pair.timed_out, problem=pair.problem_side, threshold=threshold)
+        if evaluation and expectation and evaluation.get("code") in ("passed", "bandwidth_below_threshold"):
+            words = expectation_text(evaluation["measured_gbps"], expectation)
+            if settings["threshold"] is not None:
+                words += "; threshold %.0f%% of the bound (%.2f Gb/s)" % (settings["threshold"] * 100, evaluation["expected_gbps"])
+            evaluation = dict(evaluation, reason=words)
+            if diagnosis.get("code") == "bandwidth_below_threshold":
+                diagnosis = dict(diagnosis, message="the test ran but the bandwidth is below the expected range: %s" % words)
         if not link_rate and parsed and parsed.get("rows"):
             diagnosis = dict(diagnosis, code="link_rate_unknown", ok=False,
                              message="; ".join(source for rate, source in rates if not rate))
+        # A rail is reported only from its own NIC: the device each side's header names must be the rail's.
+        mismatch = device_mismatch({"server": pair.server_device, "client": pair.client_device},
+                                   {"server": _server_device(server_log), "client": (parsed or {}).get("device")})
+        if mismatch:
+            diagnosis = mismatch
+            evaluation = dict(evaluation or {}, passed=False, reason=mismatch["message"])
+        if diagnosis["code"] == "link_down":
+            down = [text for text in (port_not_active(settings, pair.server_node, pair.server_device),
+                                      port_not_active(settings, pair.client_node, pair.client_device)) if text]
+            if down:
+                diagnosis = dict(diagnosis, message="%s: %s" % ("; ".join(down), diagnosis["message"]))
         if pair.timed_out and diagnosis["code"] == "timeout":
             diagnosis = dict(diagnosis, message="%s (server %s, client %s)" % (
                 diagnosis["message"], pod_state_text(server_pod), pod_state_text(client_pod)))
@@ -293,8 +331,16 @@ class BandwidthTest:
             "server_ip": pair.server_ip,
             "link_rate_gbps": link_rate,
             "link_rate_source": [source for _rate, source in rates],
-            "threshold": settings["threshold"],
-            "threshold_gbps": round(link_rate * settings["threshold"], 3) if link_rate else None,
+            "threshold": threshold,
+            "threshold_source": "verify_threshold" if settings["threshold"] is not None else "calibrated",
+            "threshold_gbps": round(bound * threshold, 3) if bound and threshold else None,
+            "bound_gbps": bound,
+            "expected": dict(expectation, sources=[{"key": key, "title": calibration.SOURCES[key]["title"],
+                                                    "url": calibration.SOURCES[key]["url"]} for key in expectation["sources"]])
+            if expectation else None,
+            "path": dict(server=sides[0]["path"], client=sides[1]["path"]),
+            "pcie": dict((side_name, {"gpu": calibration.pcie_text(*side["gpu_pcie"]), "nic": calibration.pcie_text(*side["nic_pcie"])})
+                         for side_name, side in (("server", sides[0]), ("client", sides[1]))),
             "bandwidth_gbps": row.get("bw_avg_gbps"),
             "bw_peak_gbps": row.get("bw_peak_gbps"),
             "msg_rate_mpps": row.get("msg_rate_mpps"),
@@ -326,6 +372,9 @@ class BandwidthTest:
     def run(self, check_mode=False):
         nodes = self.nodes()
         planned = self.plan(nodes)
+        problems = rail_device_problems([(r, node[0]) for _i, r, s, c, _n in planned for node in (s, c)])
+        if problems:  # before any pod: nothing to clean up
+            raise ClusterError("; ".join(problems))
         plan = [{"index": i, "rail": public_rail(r["rail"]), "server_node": s[0], "client_node": c[0], "round": n}
                 for i, r, s, c, n in planned]
         members = {}

@@ -12,6 +12,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwid
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth as bt
 from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import BandwidthTest
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 
 SHARED_ROCE = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
@@ -168,7 +169,8 @@ def test_reports_markdown_and_self_contained_html_with_charts():
     pairs = _pairs()
     result = {"pairs": pairs, "summary": bt.summarize(pairs, 0.8), "cluster": "lab", "configuration": "1", "arguments": "-a"}
     text = bandwidth_report.markdown(result)
-    assert "| a.example | b.example | mlx5_1 / mlx5_1 | 400 | 320.00 | 375.20 | 93.8% | passed | ok |" in text
+    # path, PCIe links and expected range unknown here (no facts): shown as such
+    assert "| a.example | b.example | mlx5_1 / mlx5_1 | - | - / - | 400 | - | 320.00 | 375.20 | 93.8% | passed | ok |" in text
     assert "wrong_gid: bad \\| gid" in text and "**FAILED**" in text
     assert "|---|---|---|" in text  # the sweep table has one column per swept pair plus the size
     page = bandwidth_report.html(result)
@@ -297,7 +299,7 @@ def test_summary_failure_message_and_reports_name_the_weak_rail():
     result = {"pairs": pairs, "summary": summary, "cluster": "lab", "configuration": "1", "arguments": "-a"}
     text = bandwidth_report.markdown(result)
     assert "| 1 | net-1 | rdma/rail_1 | ens2f0np0 | 1 | 0 | - | FAILED |" in text
-    assert "| 0: net-0 (ens1f0np0) | a.example | b.example | mlx5_1 / mlx5_1 | 400 |" in text
+    assert "| 0: net-0 (ens1f0np0) | a.example | b.example | mlx5_1 / mlx5_1 | - | - / - | 400 |" in text
     page = bandwidth_report.html(result)
     assert "<h2>Rails</h2>" in page and "<td>1: net-1 (ens2f0np0)</td>" in page and "a -&gt; b rail 1" in page
     ElementTree.fromstring(bandwidth_report.bar_chart_svg(pairs))
@@ -349,7 +351,9 @@ def test_ring_pairs_run_in_at_most_three_rounds_of_node_disjoint_pairs(count, ro
 def test_check_mode_plans_rounds_per_rail_with_round_labels(params, rounds):
     """The rails share the rounds (each its own NIC and GPU) unless asked not to, or the buffers are in host memory."""
     nodes = [{"metadata": {"name": "n%d" % i, "labels": {"nvidia.com/gpu.present": "true"}}, "spec": {}, "status": {}} for i in range(10)]
-    test = BandwidthTest(_FakeCluster(nodes), settings(TWO_RAILS, nic_ports=RAIL_PORTS, **params), run_id="abc123")
+    # Every node's ports: each rail's pods must be told their rail's device.
+    ports = [dict(p, node="n%d" % i) for i in range(10) for p in RAIL_PORTS if p["node"] == "n0"]
+    test = BandwidthTest(_FakeCluster(nodes), settings(TWO_RAILS, nic_ports=ports, **params), run_id="abc123")
     outcome = test.run(check_mode=True)
     rail_of = dict((p["index"], p["rail"]["index"]) for p in outcome["pairs"])
     if rounds == 4:
@@ -366,3 +370,42 @@ def test_check_mode_plans_rounds_per_rail_with_round_labels(params, rounds):
                 assert len(ends) == len(set(ends))
     labels = [p["metadata"]["labels"][bt.ROUND_LABEL] for p in outcome["pods"]]
     assert labels == [str(p["round"]) for p in outcome["pairs"] for _role in ("server", "client")]
+
+
+# -- each rail measured on its own device (issue 31 item 2) -----------------------------------------------------------
+
+def test_several_rails_without_their_devices_are_refused_before_any_pod():
+    nodes = [{"metadata": {"name": name, "labels": {"nvidia.com/gpu.present": "true"}}, "spec": {}, "status": {}} for name in ("n0", "n1")]
+    # No port facts: a pod left to choose would take the first active port, the same NIC for both rails.
+    cluster = _FakeCluster(nodes)
+    with pytest.raises(ClusterError) as caught:
+        BandwidthTest(cluster, settings(TWO_RAILS), run_id="abc123").run()
+    text = str(caught.value)
+    assert "rail 0 (network rdmashared-net-1, resource rdma/rail_a, NIC ens1f0np0): no RDMA device for node n0" in text
+    assert "rail 1 (network rdmashared-net-2" in text and "hardware_facts" in text
+    # Facts of another rail's NIC only are no stand-in either: n1 has no port of rail 1 (ens2f0np0).
+    partial = [p for p in RAIL_PORTS if not (p["node"] == "n1" and p["netdev"] == "ens2f0np0")]
+    problems = bt.rail_device_problems([(bt.rail_settings(settings(TWO_RAILS, nic_ports=partial), r), node)
+                                        for r in settings(TWO_RAILS)["rails"] for node in ("n0", "n1")])
+    assert [p.split(":")[0] for p in problems[:-1]] == ["rail 1 (network rdmashared-net-2, resource rdma/rail_b, NIC ens2f0np0)"]
+    assert "node n1" in problems[0]
+    # One rail keeps the pod's own choice; SR-IOV pods take the VF behind their interface.
+    assert bt.rail_device_problems([(bt.rail_settings(settings(), settings()["rails"][0]), "n0")]) == []
+
+
+def test_a_result_from_another_device_than_the_rails_is_not_the_rails():
+    assert bt.device_mismatch({"server": "mlx5_3", "client": "mlx5_3"}, {"server": "mlx5_3", "client": "mlx5_3"}) is None
+    wrong = bt.device_mismatch({"server": "mlx5_3", "client": "mlx5_3"}, {"server": "mlx5_0", "client": "mlx5_0"})
+    assert wrong["code"] == "wrong_rdma_device" and not wrong["ok"]
+    assert wrong["message"] == "the rail's device is mlx5_3 but perftest measured server mlx5_0, client mlx5_0: this result is not the rail's"
+    # A side whose device the log does not name (it failed before its header) is no mismatch.
+    assert bt.device_mismatch({"server": "mlx5_3", "client": "mlx5_3"}, {"server": "mlx5_3", "client": None}) is None
+
+
+def test_a_port_the_facts_show_down_is_named():
+    ports = [dict(p, state="DOWN" if (p["node"], p["rdma_device"]) == ("n1", "mlx5_1") else "ACTIVE") for p in RAIL_PORTS]
+    s = settings(TWO_RAILS, nic_ports=ports)
+    second = bt.rail_settings(s, s["rails"][1])
+    assert bt.port_not_active(second, "n1", "mlx5_1") == "n1 ens2f0np0 (mlx5_1) is DOWN in the facts"
+    assert bt.port_not_active(second, "n0", "mlx5_1") is None
+    assert bt.port_not_active(bt.rail_settings(s, s["rails"][0]), "n1", "mlx5_0") is None

@@ -161,6 +161,13 @@ def test_wrong_results_are_reported_not_hidden():
     assert verdict['passed'] is False and verdict['code'] == 'wrong_results'
 
 
+def test_rail_bound_of_busbw_with_several_ranks_per_node():
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.nccl_tests import rail_bound_busbw
+    assert rail_bound_busbw(400.0, 2, 2) == 400.0  # one rank per node: the rails' sum
+    assert rail_bound_busbw(400.0, 16, 2) == 750.0 and rail_bound_busbw(400.0, 64, 8) == 450.0
+    assert rail_bound_busbw(400.0, 8, 1) is None and rail_bound_busbw(400.0, None, 2) is None
+
+
 def test_expected_busbw_is_the_sum_of_the_rails():
     assert expected_allreduce_busbw([400] * 8) == 400.0
     assert expected_allreduce_busbw(200) == 25.0
@@ -175,6 +182,11 @@ def test_allreduce_verdicts():
     # A3 Mega: 8 GPUDirect-TCPXO NICs of 200 Gb/s per node -> 200 GB/s; 338.82 GB/s exceeds it (NVLink share of the ring)
     passed = evaluate_allreduce(parsed, [200] * 8)
     assert passed['passed'] is True and passed['code'] == 'passed' and passed['measured_busbw_gbs'] == 338.82
+    # Explained, never "169 %": 16 ranks on 2 nodes: the rails bound busbw at 200 x 2 x 15 / 16 = 375 GB/s (issue 36)
+    assert passed['rail_bound_busbw_gbs'] == 375.0 and '169' not in passed['reason']
+    assert passed['reason'] == ('busbw 338.82 GB/s at 8589934592 bytes is above the 200.0 GB/s the 8 rails carry, as it can be: '
+                                'with 16 ranks on 2 nodes the traffic inside a node goes over NVLink and the rails bound busbw '
+                                'at 200.0 x N(n-1)/(n(N-1)) = 375.0 GB/s (90% of it)')
     low = evaluate_allreduce(parsed, [400] * 8, threshold=0.9)
     assert low['passed'] is False and low['code'] == 'busbw_below_threshold'
     assert low['expected_busbw_gbs'] == 400.0 and low['required_busbw_gbs'] == 360.0 and low['fraction'] == 0.847
