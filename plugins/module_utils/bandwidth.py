@@ -359,6 +359,15 @@ def nodes_to_test(items, settings):
             for n in chosen]
 
 
+def nodes_for_rail(items, nodes, resources):
+    """The ``nodes`` ([(name, hostname)]) whose Node in ``items`` has every one of ``resources`` allocatable. With node
+    groups each group's nodes carry their own resources, so a rail pairs only nodes that can run its pods. When fewer
+    than two do, ``nodes`` unchanged: the pairs then fail naming the missing resource instead of being left out."""
+    allocatable = dict((n["metadata"]["name"], (n.get("status") or {}).get("allocatable") or {}) for n in items)
+    carrying = [node for node in nodes if all(resource_count(allocatable.get(node[0], {}).get(r)) >= 1 for r in resources)]
+    return carrying if len(carrying) >= 2 else list(nodes)
+
+
 def pod_name(run_id, pair_index, role):
     return "gpudirect-verify-%s-%d-%s" % (run_id, pair_index, role)
 

@@ -39,6 +39,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth impo
     facts_ports,
     judge,
     link_rate_for,
+    nodes_for_rail,
     nodes_to_test,
     pair_rounds,
     pair_side_hardware,
@@ -98,6 +99,7 @@ class BandwidthTest:
         self.cluster = cluster
         self.settings = settings
         self.run_id = run_id or new_run_id()
+        self.node_items = []  # the Node objects nodes() listed: which resources each node has allocatable
         self.clock = clock
         self.pods = PodRun(cluster, settings["namespace"], RUN_LABEL, self.run_id, grace=settings["pending_grace_period"], clock=clock)
         self.log = log or (lambda message: None)
@@ -107,6 +109,7 @@ class BandwidthTest:
     def nodes(self):
         """[(name, hostname label)] of the nodes to test, in name order."""
         items, _rv = self.cluster.list(self.cluster.require("v1", "Node"))
+        self.node_items = items
         try:
             return nodes_to_test(items, self.settings)
         except SettingsError as exc:
@@ -125,7 +128,7 @@ class BandwidthTest:
         planned = []
         for rail in self.settings["rails"]:
             settings = rail_settings(self.settings, rail)
-            ring = ring_pairs(nodes)
+            ring = ring_pairs(nodes_for_rail(self.node_items, nodes, settings["resources"]))
             first = len(planned)
             rounds = pair_rounds([(s[0], c[0]) for s, c in ring])
             numbering = 0 if self.settings.get("parallel_rails") else len(set(p[4] for p in planned))
