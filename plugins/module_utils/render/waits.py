@@ -236,11 +236,20 @@ def nfd_labels_wait(min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_node
     }
 
 
-def nic_cluster_policy_wait():
+def _with_operand_pods(entry, operand_namespace):
+    """The wait also follows the operator's operand pods (cluster/waits.py OperandPods) when the namespace is known: a
+    driver that crash-loops or an image that cannot be pulled shows only there."""
+    if operand_namespace:
+        entry["operand_pods"] = {"namespace": operand_namespace, "label_selectors": []}
+    return entry
+
+
+def nic_cluster_policy_wait(operand_namespace=None):
     """The wait that the NicClusterPolicy is ready. Its state is ready or notReady (ignore for another name); a
     component that cannot work reports error in appliedStates with its message (network-operator
-    controllers/nic_policy_helpers.go, pkg/state/manager.go)."""
-    return {
+    controllers/nic_policy_helpers.go, pkg/state/manager.go). A driver whose pods never become ready leaves it
+    notReady without a message (pkg/state/state_skel.go getSyncState): the operand pods tell why."""
+    return _with_operand_pods({
         "title": "NicClusterPolicy %s ready" % names.NIC_CLUSTER_POLICY_NAME,
         "api_version": names.API_MELLANOX,
         "kind": "NicClusterPolicy",
@@ -249,15 +258,15 @@ def nic_cluster_policy_wait():
         "failure_condition": "status.state == 'ignore' || status.appliedStates[?state == 'error']",
         "failure_message": "status.reason || join('; ', status.appliedStates[?state == 'error'].join(': ', [name, message || 'no message']))",
         "progress": "join(', ', status.appliedStates[?state != 'ready'].join(': ', [name, state]) || `[]`)",
-    }
+    }, operand_namespace)
 
 
-def cluster_policy_wait():
+def cluster_policy_wait(operand_namespace=None):
     """The wait that every ClusterPolicy is ready. gpu-operator states are ready/notReady only; Error=True also means
     "not ready yet" (reason OperandNotReady), so only reason ReconcileFailed is a failure
     (gpu-operator controllers/clusterpolicy_controller.go, internal/conditions)."""
     failed = "items[?status.conditions[?type == 'Error' && status == 'True' && reason == 'ReconcileFailed']]"
-    return {
+    return _with_operand_pods({
         "title": "ClusterPolicy ready",
         "api_version": names.API_NVIDIA,
         "kind": "ClusterPolicy",
@@ -265,7 +274,7 @@ def cluster_policy_wait():
         "failure_condition": failed,
         "failure_message": "join('; ', %s.join(': ', [metadata.name, join('', status.conditions[?type == 'Error'].message)]))" % failed,
         "progress": "join(', ', items[].join(': ', [metadata.name, status.state || 'no status yet']))",
-    }
+    }, operand_namespace)
 
 
 def network_attachments_gone_wait(attachments):
@@ -303,13 +312,13 @@ def sriov_node_states_settled_wait(deleted_policies, namespace):
 
 
 # The waits of each operator's phase (catalogue "phase"), for the operator roles.
-def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_nodes=False):
+def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_nodes=False, operand_namespace=None):
     if phase == "nfd":
         return [nfd_labels_wait(min_gpu_nodes, min_nic_nodes, node_selector, all_nodes)]
     if phase == "nic_cluster_policy":
-        return [nic_cluster_policy_wait()]
+        return [nic_cluster_policy_wait(operand_namespace)]
     if phase == "gpu_cluster_policy":
-        return [cluster_policy_wait()]
+        return [cluster_policy_wait(operand_namespace)]
     return []
 
 
