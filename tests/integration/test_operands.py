@@ -1,0 +1,83 @@
+"""The operands on the simulated cluster, seen through the real interfaces: the system kubectl lists the operators'
+DaemonSets and `kubectl rollout status` succeeds on each; the NicClusterPolicy wait the nvidia_network_operator role
+runs (render/waits.py with the operator's namespace) fails on a crash-looping driver within its grace period plus a
+few seconds, quoting pod, node, container, reason, termination message and log lines."""
+
+import json
+import subprocess
+import time
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import waits
+from simulator.controllers.testing import Kube, wait
+from simulator.tests.test_controllers_operators import CLUSTER_POLICY, MLX, NV, SRV33, ncp, nfd_instance, state
+from site_support import run_test_playbook
+
+KUBECTL = "/usr/bin/kubectl"
+NS = "nvidia-network-operator"
+
+
+def _converged(sim_factory, tmp_path, **kwargs):
+    sim = sim_factory(profile="mixed-lab", **kwargs)
+    lab = Kube(sim, str(tmp_path / "discovery.json"))
+    nfd_instance(lab)
+    lab.install("nvidia-network-operator")
+    return sim, lab
+
+
+def test_kubectl_lists_the_operand_daemonsets_and_their_rollouts_complete(sim_factory, tmp_path):
+    sim, lab = _converged(sim_factory, tmp_path, tls=True)
+    lab.install("gpu-operator-certified")
+    lab.create(ncp())
+    lab.create(CLUSTER_POLICY)
+    wait(lambda: state(lab, MLX, "NicClusterPolicy", "nic-cluster-policy") == "ready", what="NicClusterPolicy ready")
+    wait(lambda: ((lab.get(NV, "ClusterPolicy", "gpu-cluster-policy") or {}).get("status") or {}).get("state") == "ready",
+         what="ClusterPolicy ready")
+    env = {"KUBECONFIG": sim.kubeconfig, "HOME": str(tmp_path)}
+    out = subprocess.run([KUBECTL, "get", "ds", "-A", "-o", "json"], env=env, capture_output=True, text=True, check=True, timeout=60)
+    sets = json.loads(out.stdout)["items"]
+    names = {(d["metadata"]["namespace"], d["metadata"]["name"]) for d in sets}
+    assert (NS, "rdma-shared-dp-ds") in names and any(n.startswith("mofed-rhcos4.20-") for _ns, n in names)
+    assert any(n.startswith("nvidia-driver-daemonset") for _ns, n in names)
+    assert ("openshift-nfd", "nfd-worker") in names
+    for ds in sets:
+        meta = ds["metadata"]
+        if meta["namespace"] not in (NS, "nvidia-gpu-operator", "openshift-nfd"):
+            continue
+        rollout = subprocess.run([KUBECTL, "rollout", "status", "ds/%s" % meta["name"], "-n", meta["namespace"], "--timeout=30s"],
+                                 env=env, capture_output=True, text=True, check=False, timeout=60)
+        status = ds["status"]
+        if ds["spec"]["updateStrategy"]["type"] == "OnDelete":
+            # The driver DaemonSets are OnDelete upstream; kubectl's DaemonSetStatusViewer refuses those, so their
+            # status fields are checked the way it would check them.
+            assert "only available for RollingUpdate strategy type" in rollout.stderr
+            assert status["observedGeneration"] >= meta["generation"]
+            assert status["updatedNumberScheduled"] == status["numberAvailable"] == status["desiredNumberScheduled"]
+        else:
+            assert rollout.returncode == 0, rollout.stdout + rollout.stderr
+            assert "successfully rolled out" in rollout.stdout
+        pods = subprocess.run([KUBECTL, "get", "pods", "-n", meta["namespace"], "-o", "json"], env=env, capture_output=True,
+                              text=True, check=True, timeout=60)
+        owned = [p for p in json.loads(pods.stdout)["items"]
+                 if any(r["uid"] == meta["uid"] for r in p["metadata"].get("ownerReferences") or ())]
+        assert len(owned) == ds["status"]["desiredNumberScheduled"] > 0
+        assert all(c["ready"] for p in owned for c in p["status"]["containerStatuses"])
+
+
+def test_a_crash_looping_driver_fails_the_nic_cluster_policy_wait_quoting_the_pod(sim_factory, tmp_path):
+    message = "Could not resolve Linux kernel headers for 5.14.0-427.37.1.el9_4.x86_64"
+    sim, _lab = _converged(sim_factory, tmp_path, faults={"operator_faults": {"operand_failures": [
+        {"workload": "mofed-*", "nodes": [SRV33], "container": "mofed-container", "reason": "CrashLoopBackOff",
+         "exit_code": 1, "message": message, "log": "Starting DOCA driver build\n" + message + "\n"}]}})
+    grace = 3
+    entry = dict(waits.nic_cluster_policy_wait(NS), timeout=120, failure_grace_period=grace)
+    started = time.monotonic()
+    (result,) = run_test_playbook(sim, tmp_path, "apply_and_wait.yml", {"steps": [{"manifests": [ncp()], "waits": [entry]}]})
+    took = time.monotonic() - started
+    assert result["failed"] is True
+    msg = result["msg"]
+    assert msg.startswith("NicClusterPolicy nic-cluster-policy is not ready: pod %s/mofed-rhcos4.20-" % NS), msg
+    assert "on node %s: container mofed-container is CrashLoopBackOff" % SRV33 in msg
+    assert "last exit code 1: %s" % message in msg and "last log lines: Starting DOCA driver build | %s" % message in msg
+    # The grace period after the first crash, plus the listing interval: far from the 120 s timeout.
+    assert result["wait"]["operand_problems"][0]["node"] == SRV33
+    assert took < 60, took
