@@ -341,8 +341,15 @@ def state_ready(objs):
 def pods_by_node(rt, obj):
     """{node: pod} of a workload's pods."""
     uid = obj["metadata"]["uid"]
-    return {(p.get("spec") or {}).get("nodeName"): p for p in rt.list("", "pods", obj["metadata"]["namespace"])
-            if any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or ())}
+
+    def view(pod):
+        if not any(r.get("uid") == uid for r in pod["metadata"].get("ownerReferences") or ()):
+            return None
+        statuses = [{"name": c.get("name"), "ready": c.get("ready")} for c in (pod.get("status") or {}).get("containerStatuses") or ()]
+        return (pod.get("spec") or {}).get("nodeName"), {"status": {"containerStatuses": statuses}}
+
+    views = rt.store.scan(rt.require("", "pods"), view, obj["metadata"]["namespace"])
+    return dict(v for v in views if v is not None)
 
 
 def container_ready(pod, container):

@@ -133,6 +133,7 @@ class WorkloadController:
         # (namespace, daemonset) -> how many outdated OnDelete pods the owning operator replaces at a time (its
         # driver upgrade controller deletes them; 0 or absent: only someone else's delete replaces a pod).
         self.on_delete_upgrades = {}
+        self.node_keys = {}  # node -> (labels, taints) last seen: only a change of those moves DaemonSet pods
 
     # ------------------------------------------------------------------ events
     def on_event(self, etype, rtype, obj):
@@ -155,6 +156,12 @@ class WorkloadController:
                 if isinstance(logs, dict):
                     logs.pop((meta.get("namespace"), meta.get("name")), None)
         elif key == ("", "nodes"):
+            name = meta.get("name")
+            seen = None if etype == "DELETED" else (json.dumps(meta.get("labels") or {}, sort_keys=True),
+                                                     json.dumps((obj.get("spec") or {}).get("taints") or [], sort_keys=True))
+            if self.node_keys.get(name) == seen:
+                return
+            self.node_keys[name] = seen
             for ds in self.rt.list("apps", "daemonsets"):
                 self._enqueue_ds(ds["metadata"]["namespace"], ds["metadata"]["name"])
 
@@ -171,13 +178,36 @@ class WorkloadController:
     def _enqueue_deploy(self, namespace, name):
         self.rt.enqueue(("deployment", namespace, name), lambda: self.sync_deployment(namespace, name))
 
-    # ------------------------------------------------------------------ pods
-    def _owned_pods(self, owner):
-        uid = owner["metadata"]["uid"]
-        return [p for p in self.rt.list("", "pods", owner["metadata"]["namespace"])
-                if any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or ())
-                and not p["metadata"].get("deletionTimestamp")]
+    # ------------------------------------------------------------------ light reads (no copies of many objects)
+    def _node_views(self):
+        """[(name, {"metadata": {"name", "labels"}, "spec": {"taints"}})] of every node, read without copies."""
+        rtype = self.rt.require("", "nodes")
+        return self.rt.store.scan(rtype, lambda n: {"metadata": {"name": n["metadata"]["name"],
+                                                                  "labels": dict(n["metadata"].get("labels") or {})},
+                                                     "spec": {"taints": list((n.get("spec") or {}).get("taints") or []),
+                                                              "unschedulable": (n.get("spec") or {}).get("unschedulable")}})
 
+    def _pod_views(self, owner):
+        """Light views of the owner's live pods: metadata name/labels, spec nodeName, status conditions."""
+        uid = owner["metadata"]["uid"]
+        rtype = self.rt.require("", "pods")
+
+        def view(p):
+            meta = p["metadata"]
+            if meta.get("deletionTimestamp") or not any(r.get("uid") == uid for r in meta.get("ownerReferences") or ()):
+                return None
+            return {"metadata": {"name": meta["name"], "labels": dict(meta.get("labels") or {})},
+                    "spec": {"nodeName": (p.get("spec") or {}).get("nodeName")},
+                    "status": {"conditions": list((p.get("status") or {}).get("conditions") or [])}}
+
+        return [v for v in self.rt.store.scan(rtype, view, owner["metadata"]["namespace"]) if v is not None]
+
+    def _host_ip(self, node_name):
+        rtype = self.rt.require("", "nodes")
+        return self.rt.store.inspect(rtype, None, node_name, lambda n: next(
+            (a.get("address") for a in (n.get("status") or {}).get("addresses") or () if a.get("type") == "InternalIP"), "")) or ""
+
+    # ------------------------------------------------------------------ pods
     def _create_pod(self, owner, kind, node_name, revision_hash, extra_labels, name):
         template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
         labels = dict((template.get("metadata") or {}).get("labels") or {})
@@ -222,9 +252,7 @@ class WorkloadController:
 
     def _write_pod_status(self, pod, phase, container_statuses, ready):
         node_name = (pod.get("spec") or {}).get("nodeName")
-        node = self.rt.get("", "nodes", None, node_name) if node_name else None
-        host_ip = next((a.get("address") for a in ((node or {}).get("status") or {}).get("addresses") or ()
-                        if a.get("type") == "InternalIP"), "")
+        host_ip = self._host_ip(node_name) if node_name else ""
         flag = "True" if ready else "False"
         old = pod.get("status") or {}
         conditions = [{"type": "PodScheduled", "status": "True"}, {"type": "Initialized", "status": "True"},
@@ -323,9 +351,9 @@ class WorkloadController:
         template = spec.get("template") or {}
         revision = template_hash(template)
         generation = ds["metadata"].get("generation", 1)
-        nodes = sorted(self.rt.list("", "nodes"), key=lambda n: n["metadata"]["name"])
+        nodes = self._node_views()
         wanted = [n["metadata"]["name"] for n in nodes if node_admits(n, template.get("spec"))]
-        pods = self._owned_pods(ds)
+        pods = self._pod_views(ds)
         by_node = {}
         for pod in pods:
             by_node.setdefault((pod.get("spec") or {}).get("nodeName"), []).append(pod)
@@ -343,7 +371,7 @@ class WorkloadController:
                                  "%s-%s" % (name, rand_suffix(5, self.rt.rng)))
                 changed = True
         if changed:
-            pods = self._owned_pods(ds)
+            pods = self._pod_views(ds)
         current = [p for p in pods if (p.get("spec") or {}).get("nodeName") in wanted]
         old = [p for p in current if (p["metadata"].get("labels") or {}).get("controller-revision-hash") != revision]
         strategy = spec.get("updateStrategy") or {"type": "RollingUpdate"}
@@ -389,10 +417,10 @@ class WorkloadController:
         template = spec.get("template") or {}
         revision = template_hash(template)
         replicas = int(spec.get("replicas", 1))
-        pods = self._owned_pods(dep)
+        pods = self._pod_views(dep)
         new = [p for p in pods if (p["metadata"].get("labels") or {}).get("pod-template-hash") == revision]
         old = [p for p in pods if p not in new]
-        nodes = sorted(self.rt.list("", "nodes"), key=lambda n: n["metadata"]["name"])
+        nodes = self._node_views()
         admitting = [n["metadata"]["name"] for n in nodes if node_admits(n, template.get("spec"))
                      and not (n.get("spec") or {}).get("unschedulable")]
         if len(new) < replicas and admitting:
@@ -405,7 +433,7 @@ class WorkloadController:
         if old and sum(1 for p in new if pod_ready(p)) >= replicas:
             for pod in old:
                 self.rt.delete("", "pods", namespace, pod["metadata"]["name"])
-        pods = self._owned_pods(dep)
+        pods = self._pod_views(dep)
         new = [p for p in pods if (p["metadata"].get("labels") or {}).get("pod-template-hash") == revision]
         ready = [p for p in pods if pod_ready(p)]
         available = len(ready) >= replicas
