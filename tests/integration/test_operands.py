@@ -80,4 +80,41 @@ def test_a_crash_looping_driver_fails_the_nic_cluster_policy_wait_quoting_the_po
     assert "last exit code 1: %s" % message in msg and "last log lines: Starting DOCA driver build | %s" % message in msg
     # The grace period after the first crash, plus the listing interval: far from the 120 s timeout.
     assert result["wait"]["operand_problems"][0]["node"] == SRV33
+    # The driver starts and crashes within a second; the wait ends within the grace period plus 5 s of that.
+    assert grace <= result["wait"]["elapsed"] < grace + 5, result["wait"]["elapsed"]
     assert took < 60, took
+
+
+# The log the DOCA driver container printed in Mellanox/network-operator issue 830 (OpenShift 4.14: no driver for the
+# kernel, then the RHEL repositories it needs to build one could not be reached), as the fault's container log.
+ISSUE_830_LOG = ("Unsetting driver ready state\nNo OFED driver found for kernel 5.14.0-284.40.1.el9_2.x86_64\n"
+                 "Enabling RHOCP and EUS RPM repos...\n"
+                 "Error: Failed to download metadata for repo 'rhel-9-for-x86_64-appstream-rpms': Cannot download repomd.xml\n")
+
+
+def test_site_fails_on_a_driver_that_never_loads_and_diagnostics_keep_its_pod_and_log(sim_factory, tmp_path):
+    import glob
+    import os
+
+    from test_diagnostics import EXAMPLE, load, run_playbook
+
+    sim = sim_factory(profile="mixed-lab", faults={"operator_faults": {"operand_failures": [
+        {"workload": "mofed-*", "container": "mofed-container", "reason": "CrashLoopBackOff", "exit_code": 1,
+         "message": "No OFED driver found for kernel 5.14.0-284.40.1.el9_2.x86_64", "log": ISSUE_830_LOG}]}})
+    artifacts = tmp_path / "artifacts"
+    proc = run_playbook(sim, "site.yml", "-e", "@" + EXAMPLE, "-e", "nvidia_network_operator_failure_grace_period=3",
+                        "-e", "nvidia_network_operator_wait_timeout=300", artifacts=artifacts)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    assert "NicClusterPolicy nic-cluster-policy is not ready: pod %s/mofed-rhcos4.20-" % NS in proc.stdout, proc.stdout[-3000:]
+    assert "container mofed-container is CrashLoopBackOff" in proc.stdout
+    assert "Error: Failed to download metadata for repo 'rhel-9-for-x86_64-appstream-rpms'" in proc.stdout
+    (summary,) = glob.glob(str(artifacts / "localhost" / "*" / "summary.md"))
+    dest = os.path.dirname(summary)
+    text = open(summary, encoding="utf-8").read()
+    assert "container mofed-container is CrashLoopBackOff" in text and "last exit code 1" in text
+    assert "log of %s/mofed-rhcos4.20-" % NS in text and "Cannot download repomd.xml" in text
+    pods = load(os.path.join(dest, NS, "pods.yaml"))["items"]
+    driver = [p for p in pods if p["metadata"]["name"].startswith("mofed-")]
+    assert driver and all(p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "CrashLoopBackOff" for p in driver)
+    logs = glob.glob(os.path.join(dest, NS, "logs", "mofed-*.mofed-container.log"))
+    assert logs and "No OFED driver found" in open(logs[0], encoding="utf-8").read()

@@ -161,6 +161,7 @@ def run_wait(cluster, spec, clock=time.monotonic):
             return dict(title=wait_title(spec), resources=[], elapsed=0.0, events=0, progress=condition.history)
         raise WaitFailed("%s %s is not served, so %s cannot become ready" % (spec["api_version"], spec["kind"], what))
     predicate, recheck_at = condition, condition.recheck_at
+    started = clock()
     if pods is not None:
         def predicate(state):
             return condition(state) or pods.check()
@@ -175,7 +176,7 @@ def run_wait(cluster, spec, clock=time.monotonic):
             recheck_at=recheck_at, clock=clock, view=condition if counted else None)
     except OperandFailed as exc:
         raise WaitFailed("%s is not ready: %s" % (what, exc), resources=[], operand_problems=exc.problems,
-                         progress=condition.history)
+                         elapsed=round(clock() - started, 3), progress=condition.history)
     except ConditionFailed as exc:
         raise WaitFailed("%s reports a failure: %s" % (what, exc), resources=_as_list(exc.state, single),
                          progress=condition.history)
