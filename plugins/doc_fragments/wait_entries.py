@@ -114,6 +114,15 @@ options:
             type: list
             elements: str
             default: []
+          images:
+            description:
+              - Image references (V(repository/image:tag) or a prefix of one) that some operand DaemonSet's pod template
+                must run. Once the condition holds, the wait also needs every DaemonSet of the namespace rolled out as
+                C(kubectl rollout status) judges it (observedGeneration, updated and available pods), so a custom
+                resource that still reads ready from before a change does not end it.
+            type: list
+            elements: str
+            default: []
 """
 
     OBJECT = r"""
@@ -206,6 +215,15 @@ options:
         required: true
       label_selectors:
         description: Label selectors the operand pods must all match.
+        type: list
+        elements: str
+        default: []
+      images:
+        description:
+          - Image references (V(repository/image:tag) or a prefix of one) that some operand DaemonSet's pod template
+            must run. Once the condition holds, the wait also needs every DaemonSet of the namespace rolled out as
+            C(kubectl rollout status) judges it (observedGeneration, updated and available pods), so a custom resource
+            that still reads ready from before a change does not end it.
         type: list
         elements: str
         default: []

@@ -118,3 +118,55 @@ def test_site_fails_on_a_driver_that_never_loads_and_diagnostics_keep_its_pod_an
     assert driver and all(p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "CrashLoopBackOff" for p in driver)
     logs = glob.glob(os.path.join(dest, NS, "logs", "mofed-*.mofed-container.log"))
     assert logs and "No OFED driver found" in open(logs[0], encoding="utf-8").read()
+
+
+def test_a_driver_version_change_waits_for_the_driver_pods_not_the_stale_policy_status(sim_factory, tmp_path):
+    """The NicClusterPolicy reads ready from its DaemonSets' status (state_skel.go isDaemonSetReady reads no
+    observedGeneration): until the DaemonSet controller syncs the changed DaemonSet, the old counts make it ready.
+    The wait must go on until the driver DaemonSet rolled out the new version."""
+    import os
+    import subprocess as sp
+    import sys
+
+    from site_support import TEST_PLAYBOOKS
+
+    sim, lab = _converged(sim_factory, tmp_path)
+    grace = 3
+    first = dict(waits.nic_cluster_policy_wait(NS, ncp()), timeout=120, failure_grace_period=grace)
+    (done,) = run_test_playbook(sim, tmp_path, "apply_and_wait.yml", {"steps": [{"manifests": [ncp()], "waits": [first]}]})
+    assert not done.get("failed"), done
+    changed = ncp()
+    changed["spec"]["ofedDriver"]["version"] = "25.04-0.6.1.0-2"
+    entry = dict(waits.nic_cluster_policy_wait(NS, changed), timeout=120, failure_grace_period=grace)
+    assert "nvcr.io/nvidia/mellanox/doca-driver:25.04-0.6.1.0-2-" in entry["operand_pods"]["images"]
+    sim.faults.update({"operator_faults": {"workload_controller_hold": [NS]}})
+    result_file = tmp_path / "rollout.json"
+    (tmp_path / "rollout-vars.json").write_text(json.dumps({"steps": [{"manifests": [changed], "waits": [entry]}],
+                                                            "result_file": str(result_file),
+                                                            "ansible_python_interpreter": sys.executable}))
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=sim.kubeconfig, ANSIBLE_NOCOLOR="1", TMPDIR=str(tmp_path))
+    proc = sp.Popen(["ansible-playbook", "-i", "localhost,", "-c", "local", os.path.join(TEST_PLAYBOOKS, "apply_and_wait.yml"),
+                     "-e", "@%s" % (tmp_path / "rollout-vars.json")], env=env, stdout=sp.PIPE, stderr=sp.STDOUT, text=True)
+    try:
+        def driver_set():
+            return next((d for d in lab.list("apps/v1", "DaemonSet", NS) if d["metadata"]["name"].startswith("mofed-")), None)
+
+        wait(lambda: "25.04-0.6.1.0-2" in driver_set()["spec"]["template"]["spec"]["containers"][0]["image"], timeout=120,
+             what="the operator updated the driver DaemonSet")
+        # The policy still reads ready (the DaemonSet's status is the old generation's); the wait must not end on it.
+        deadline = time.monotonic() + 2 * grace
+        while time.monotonic() < deadline:
+            assert state(lab, MLX, "NicClusterPolicy", "nic-cluster-policy") == "ready"
+            assert proc.poll() is None, proc.stdout.read()
+            time.sleep(0.2)
+    finally:
+        sim.faults.update({"operator_faults": {"workload_controller_hold": []}})
+    out, _err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out
+    (result,) = json.loads(result_file.read_text())
+    assert not result.get("failed"), result
+    driver = driver_set()
+    pods = [p for p in lab.list("v1", "Pod", NS) if any(r["uid"] == driver["metadata"]["uid"] for r in p["metadata"].get("ownerReferences") or ())]
+    assert pods and {p["spec"]["containers"][0]["image"] for p in pods} == {
+        "nvcr.io/nvidia/mellanox/doca-driver:25.04-0.6.1.0-2-rhcos4.20-amd64"}
+    assert all(c["ready"] for p in pods for c in p["status"]["containerStatuses"])

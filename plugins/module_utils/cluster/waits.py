@@ -48,6 +48,7 @@ WAIT_OPTIONS = dict(
     operand_pods=dict(type="dict", options=dict(
         namespace=dict(type="str", required=True),
         label_selectors=dict(type="list", elements="str", default=[]),
+        images=dict(type="list", elements="str", default=[]),
     )),
 )
 DEFAULT_TIMEOUT = 600
@@ -164,7 +165,9 @@ def run_wait(cluster, spec, clock=time.monotonic):
     started = clock()
     if pods is not None:
         def predicate(state):
-            return condition(state) or pods.check()
+            if condition(state):
+                return pods.rolled_out()
+            return pods.check()
 
         def recheck_at():
             times = [t for t in (condition.recheck_at(), pods.next_check()) if t is not None]
@@ -217,9 +220,43 @@ class OperandPods:
         # Often enough to fail within the grace period plus a few seconds, rarely enough to cost little.
         self.interval = max(0.5, min(5.0, self.grace / 2.0 or 1.0))
         self.clock = clock
+        self.images = list(options.get("images") or [])
         self.first_seen = {}
         self.last_check = None
         self.resource = None
+        self.rollout = None  # why the operands have not rolled out yet, as last seen
+
+    def rolled_out(self):
+        """Whether the DaemonSets of the namespace run what was applied, the way `kubectl rollout status` judges a
+        DaemonSet (kubectl pkg/polymorphichelpers/rollout_status.go: observedGeneration caught up, every desired pod
+        updated and available; OnDelete ones too, since the operators' upgrade controllers replace their pods) and
+        every image of ``images`` is in a pod template (image + ':' + tag prefix): a custom resource that still reads
+        ready from before a change of driver version or plugin image does not end the wait. Lists at most once per
+        interval, like check(); a failing operand still fails the wait meanwhile."""
+        now = self.clock()
+        if self.last_check is not None and now < self.last_check + self.interval:
+            return False
+        if self.check_problems(now):
+            return False
+        sets, _rv = self.cluster.list(self.cluster.resource("apps/v1", "DaemonSet"), namespace=self.namespace,
+                                      label_selector=self.selector)
+        templates = [c.get("image") or "" for ds in sets for c in ((((ds.get("spec") or {}).get("template") or {})
+                                                                    .get("spec") or {}).get("containers") or [])]
+        missing = [image for image in self.images if not any(t.startswith(image) for t in templates)]
+        if missing:
+            self.rollout = "no DaemonSet runs %s yet" % ", ".join(missing)
+            return False
+        for ds in sets:
+            status = ds.get("status") or {}
+            meta = ds.get("metadata") or {}
+            desired = status.get("desiredNumberScheduled") or 0
+            if (status.get("observedGeneration") or 0) < (meta.get("generation") or 0) or \
+                    (status.get("updatedNumberScheduled") or 0) < desired or (status.get("numberAvailable") or 0) < desired:
+                self.rollout = "DaemonSet %s: %d of %d pods updated, %d available" % (
+                    meta.get("name"), status.get("updatedNumberScheduled") or 0, desired, status.get("numberAvailable") or 0)
+                return False
+        self.rollout = None
+        return True
 
     def next_check(self):
         if self.last_check is None:
@@ -231,6 +268,9 @@ class OperandPods:
         now = self.clock()
         if self.last_check is not None and now < self.last_check + self.interval:
             return False
+        return self.check_problems(now)
+
+    def check_problems(self, now):
         self.last_check = now
         if self.resource is None:
             self.resource = self.cluster.resource("v1", "Pod")

@@ -236,15 +236,34 @@ def nfd_labels_wait(min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_node
     }
 
 
-def _with_operand_pods(entry, operand_namespace):
+def _with_operand_pods(entry, operand_namespace, images=()):
     """The wait also follows the operator's operand pods (cluster/waits.py OperandPods) when the namespace is known: a
-    driver that crash-loops or an image that cannot be pulled shows only there."""
+    driver that crash-loops or an image that cannot be pulled shows only there, and the DaemonSets must have rolled
+    out the ``images`` applied (the operator's status may still be the one from before the change)."""
     if operand_namespace:
-        entry["operand_pods"] = {"namespace": operand_namespace, "label_selectors": []}
+        entry["operand_pods"] = {"namespace": operand_namespace, "label_selectors": [], "images": sorted(images)}
     return entry
 
 
-def nic_cluster_policy_wait(operand_namespace=None):
+def nic_cluster_policy_images(policy):
+    """The image references a NicClusterPolicy makes its DaemonSets run: the driver's repository/image:version followed
+    by its OS suffix (network-operator pkg/state/state_ofed.go mofedImageFormat), the device plugins' and secondary
+    network's repository/image:version (imagePath)."""
+    spec = (policy or {}).get("spec") or {}
+    images = []
+    driver = spec.get("ofedDriver")
+    if driver and driver.get("image") and driver.get("version") and not str(driver["version"]).startswith("sha256:"):
+        images.append("%s/%s:%s-" % (driver.get("repository"), driver["image"], driver["version"]))
+    sections = [spec.get("rdmaSharedDevicePlugin"), spec.get("sriovDevicePlugin")]
+    sections += [(spec.get("secondaryNetwork") or {}).get(k) for k in ("multus", "cniPlugins", "ipoib")]
+    for section in sections:
+        if section and section.get("image") and section.get("version") and section.get("repository"):
+            sep = "@" if str(section["version"]).startswith("sha256:") else ":"
+            images.append("%s/%s%s%s" % (section["repository"], section["image"], sep, section["version"]))
+    return images
+
+
+def nic_cluster_policy_wait(operand_namespace=None, policy=None):
     """The wait that the NicClusterPolicy is ready. Its state is ready or notReady (ignore for another name); a
     component that cannot work reports error in appliedStates with its message (network-operator
     controllers/nic_policy_helpers.go, pkg/state/manager.go). A driver whose pods never become ready leaves it
@@ -258,7 +277,7 @@ def nic_cluster_policy_wait(operand_namespace=None):
         "failure_condition": "status.state == 'ignore' || status.appliedStates[?state == 'error']",
         "failure_message": "status.reason || join('; ', status.appliedStates[?state == 'error'].join(': ', [name, message || 'no message']))",
         "progress": "join(', ', status.appliedStates[?state != 'ready'].join(': ', [name, state]) || `[]`)",
-    }, operand_namespace)
+    }, operand_namespace, nic_cluster_policy_images(policy))
 
 
 def cluster_policy_wait(operand_namespace=None):
@@ -312,11 +331,13 @@ def sriov_node_states_settled_wait(deleted_policies, namespace):
 
 
 # The waits of each operator's phase (catalogue "phase"), for the operator roles.
-def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_nodes=False, operand_namespace=None):
+def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_nodes=False, operand_namespace=None,
+                         manifests=()):
     if phase == "nfd":
         return [nfd_labels_wait(min_gpu_nodes, min_nic_nodes, node_selector, all_nodes)]
     if phase == "nic_cluster_policy":
-        return [nic_cluster_policy_wait(operand_namespace)]
+        policy = next((m for m in manifests or () if (m or {}).get("kind") == "NicClusterPolicy"), None)
+        return [nic_cluster_policy_wait(operand_namespace, policy)]
     if phase == "gpu_cluster_policy":
         return [cluster_policy_wait(operand_namespace)]
     return []

@@ -113,8 +113,49 @@ def test_a_problem_that_clears_restarts_its_grace_period():
 
 def test_operator_waits_follow_the_operand_pods_of_the_operator_namespace():
     assert render_waits.nic_cluster_policy_wait("nvidia-network-operator")["operand_pods"] == {
-        "namespace": "nvidia-network-operator", "label_selectors": []}
+        "namespace": "nvidia-network-operator", "label_selectors": [], "images": []}
     assert render_waits.cluster_policy_wait("nvidia-gpu-operator")["operand_pods"]["namespace"] == "nvidia-gpu-operator"
     assert "operand_pods" not in render_waits.nic_cluster_policy_wait()
     (entry,) = render_waits.operator_phase_waits("nic_cluster_policy", operand_namespace="nvidia-network-operator")
     assert entry["operand_pods"]["namespace"] == "nvidia-network-operator"
+
+
+def daemonset(name, generation, observed, desired, updated, available, image):
+    return {"metadata": {"name": name, "namespace": "nvidia-network-operator", "generation": generation},
+            "spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}},
+            "status": {"observedGeneration": observed, "desiredNumberScheduled": desired,
+                       "updatedNumberScheduled": updated, "numberAvailable": available}}
+
+
+class RolloutCluster(FakeCluster):
+    def __init__(self, sets):
+        super(RolloutCluster, self).__init__([])
+        self.sets = sets
+
+    def list(self, resource, namespace=None, label_selector=None):
+        if resource == ("apps/v1", "DaemonSet"):
+            return self.sets, "1"
+        return super(RolloutCluster, self).list(resource, namespace, label_selector)
+
+
+@pytest.mark.parametrize("ds, rolled, why", [
+    (daemonset("mofed-ds", 2, 1, 2, 2, 2, "repo/doca-driver:25.04-0.6.1.0-2-rhcos4.20-amd64"), False, "1 of 2"),   # not observed
+    (daemonset("mofed-ds", 2, 2, 2, 1, 2, "repo/doca-driver:25.04-0.6.1.0-2-rhcos4.20-amd64"), False, "1 of 2 pods updated"),
+    (daemonset("mofed-ds", 2, 2, 2, 2, 1, "repo/doca-driver:25.04-0.6.1.0-2-rhcos4.20-amd64"), False, "1 available"),
+    (daemonset("mofed-ds", 1, 1, 2, 2, 2, "repo/doca-driver:24.10-0.7.0.0-0-rhcos4.20-amd64"), False, "no DaemonSet runs"),
+    (daemonset("mofed-ds", 2, 2, 2, 2, 2, "repo/doca-driver:25.04-0.6.1.0-2-rhcos4.20-amd64"), True, None),
+])
+def test_operands_rolled_out_as_kubectl_rollout_status_judges_with_the_applied_images(ds, rolled, why):
+    pods = OperandPods(RolloutCluster([ds]), {"namespace": "nvidia-network-operator",
+                                              "images": ["repo/doca-driver:25.04-0.6.1.0-2-"]}, grace=10, clock=lambda: 0.0)
+    assert pods.rolled_out() is rolled
+    assert (pods.rollout is None) if why is None else (why in pods.rollout or why == "1 of 2")
+
+
+def test_the_nic_cluster_policy_wait_names_the_images_its_policy_applies():
+    policy = {"kind": "NicClusterPolicy", "spec": {
+        "ofedDriver": {"repository": "nvcr.io/nvidia/mellanox", "image": "doca-driver", "version": "25.04-0.6.1.0-2"},
+        "rdmaSharedDevicePlugin": {"repository": "nvcr.io/nvidia/mellanox", "image": "k8s-rdma-shared-dev-plugin",
+                                   "version": "sha256:" + "a" * 64}}}
+    assert render_waits.nic_cluster_policy_wait("ns", policy)["operand_pods"]["images"] == [
+        "nvcr.io/nvidia/mellanox/doca-driver:25.04-0.6.1.0-2-", "nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin@sha256:" + "a" * 64]
