@@ -3,6 +3,9 @@ upstream names and selectors, pods per node with the kubelet's container statuse
 controllers keep it, the operators' status computed from them, and operand faults."""
 
 import json
+import time
+
+import pytest
 
 from simulator.controllers.operands import string_hash
 from simulator.controllers.testing import wait
@@ -171,3 +174,14 @@ def test_a_daemonset_without_nodes_reports_zero_desired(kube_factory):
     ds = wait(lambda: (lab.get("apps/v1", "DaemonSet", "nowhere", "operand-test").get("status") or {}).get("observedGeneration")
               and lab.get("apps/v1", "DaemonSet", "nowhere", "operand-test"), what="status")
     assert ds["status"]["desiredNumberScheduled"] == 0 and ds["status"]["numberReady"] == 0
+
+
+@pytest.mark.parametrize("driver_seconds", [0.6, 9.0])  # 60 s and 900 s, the documented range, scaled 1/100
+def test_the_policy_is_ready_only_after_the_driver_build_and_load_at_both_ends_of_its_range(kube_factory, driver_seconds):
+    lab = kube_factory(profile="mixed-lab", config={"nic_policy_ready_seconds": driver_seconds})
+    nfd_instance(lab)
+    lab.install("nvidia-network-operator")
+    started = time.monotonic()
+    lab.create(ncp())
+    wait(lambda: state(lab, MLX, "NicClusterPolicy", "nic-cluster-policy") == "ready", timeout=60 + driver_seconds, what="ready")
+    assert time.monotonic() - started >= driver_seconds
