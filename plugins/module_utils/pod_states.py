@@ -148,8 +148,8 @@ def operand_problems(pods):
 def describe_operand_problem(problem, log_lines=None):
     """One sentence for an operand problem: pod, node, container, reason, then the last termination (exit code and
     message) or the kubelet's message, then the container's last log lines."""
-    text = "pod %s/%s on node %s: container %s is %s" % (problem["namespace"], problem["pod"], problem["node"] or "(none)",
-                                                          problem["container"], problem["reason"])
+    text = "pod %s/%s on node %s: container %s is %s" % (
+        problem["namespace"], problem["pod"], problem["node"] or "(none)", problem["container"], problem["reason"])
     if problem.get("restarts"):
         text += " (%d restarts)" % problem["restarts"]
     if problem.get("exit_code") is not None:

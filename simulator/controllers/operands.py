@@ -59,7 +59,8 @@ GPU_OPERAND_IMAGES = {
         "container-toolkit-image": "nvcr.io/nvidia/k8s/container-toolkit:v1.20.0@sha256:f8c647d581f7c8b178efdb7e6c94f5fb6eb12ebc05e2157fa314d327560fcb7a",
         "device-plugin-image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312",
         "gpu-feature-discovery-image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312",
-        "dcgm-exporter-image": "nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless@sha256:613ab03c11d442fd960ff515f547e9921537454a712d08160bc8f677f89f1c35",
+        "dcgm-exporter-image": "nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless"
+                               "@sha256:613ab03c11d442fd960ff515f547e9921537454a712d08160bc8f677f89f1c35",
         "dcgm-image": "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubi10@sha256:92080d86d04c265f7fc0b8e1cd95dff94d3ab57de6a6474c3c483e4c2ada5dea",
         "mig-manager-image": "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.15.0@sha256:cab2cf9deafc9602da69d0832a82958a7687f22f4a2f19674099dc9a5c4ea8e2",
         "gpu-operator-validator-image": "ghcr.io/nvidia/gpu-operator:main-latest",
@@ -253,8 +254,9 @@ def gpu_operands(policy, namespace, gpu_nodes, release, enabled):
                 objs.append(ds)
             out["state-driver"] = objs
             continue
-        out["state-%s" % component] = [_daemonset(name, namespace, labels, {"app": name}, container, image,
-                                                 node_selector=selector, tolerations=tolerations, strategy=strategy)]
+        out["state-%s" % component] = [_daemonset(
+            name, namespace, labels, {"app": name}, container, image, node_selector=selector, tolerations=tolerations,
+            strategy=strategy)]
     return out
 
 

@@ -157,8 +157,9 @@ class WorkloadController:
                     logs.pop((meta.get("namespace"), meta.get("name")), None)
         elif key == ("", "nodes"):
             name = meta.get("name")
-            seen = None if etype == "DELETED" else (json.dumps(meta.get("labels") or {}, sort_keys=True),
-                                                     json.dumps((obj.get("spec") or {}).get("taints") or [], sort_keys=True))
+            seen = None if etype == "DELETED" else (
+                json.dumps(meta.get("labels") or {}, sort_keys=True),
+                json.dumps((obj.get("spec") or {}).get("taints") or [], sort_keys=True))
             if self.node_keys.get(name) == seen:
                 return
             self.node_keys[name] = seen
@@ -182,10 +183,13 @@ class WorkloadController:
     def _node_views(self):
         """[(name, {"metadata": {"name", "labels"}, "spec": {"taints"}})] of every node, read without copies."""
         rtype = self.rt.require("", "nodes")
-        return self.rt.store.scan(rtype, lambda n: {"metadata": {"name": n["metadata"]["name"],
-                                                                  "labels": dict(n["metadata"].get("labels") or {})},
-                                                     "spec": {"taints": list((n.get("spec") or {}).get("taints") or []),
-                                                              "unschedulable": (n.get("spec") or {}).get("unschedulable")}})
+
+        def view(node):
+            spec = node.get("spec") or {}
+            return {"metadata": {"name": node["metadata"]["name"], "labels": dict(node["metadata"].get("labels") or {})},
+                    "spec": {"taints": list(spec.get("taints") or []), "unschedulable": spec.get("unschedulable")}}
+
+        return self.rt.store.scan(rtype, view)
 
     def _pod_views(self, owner):
         """Light views of the owner's live pods: metadata name/labels, spec nodeName, status conditions."""

@@ -457,8 +457,8 @@ class DiagnosticsCollector:
         for entry in self.logs:
             lines = [line.strip() for line in entry["text"].splitlines() if line.strip()][-5:]
             if lines:
-                self.findings.append("log of %s/%s container %s ends: %s" % (entry["namespace"], entry["pod"], entry["container"],
-                                                                          " | ".join(lines)))
+                self.findings.append("log of %s/%s container %s ends: %s" % (
+                    entry["namespace"], entry["pod"], entry["container"], " | ".join(lines)))
         summary = self.summary(failure, failed_task)
         files.append("summary.md")
         if not check_mode:
