@@ -96,6 +96,33 @@ options:
             often pass through an error state while starting, so the roles set one).
           - Not used by M(gpudirect.openshift.plan_status), which does not wait.
         type: int
+      operand_pods:
+        description:
+          - The pods of the operator's operands (driver, device plugins). While the condition does not hold they are
+            listed every few seconds; a container that waits C(CrashLoopBackOff), C(ImagePullBackOff), C(ErrImagePull) or
+            cannot be created for longer than C(failure_grace_period) fails the wait, quoting pod, node,
+            container, reason, the last termination message and the last log lines.
+          - Not used by M(gpudirect.openshift.plan_status), which does not wait.
+        type: dict
+        suboptions:
+          namespace:
+            description: Namespace of the operand pods (the operator's namespace).
+            type: str
+            required: true
+          label_selectors:
+            description: Label selectors the operand pods must all match.
+            type: list
+            elements: str
+            default: []
+          images:
+            description:
+              - Image references (V(repository/image:tag) or a prefix of one) that some operand DaemonSet's pod template
+                must run. Once the condition holds, the wait also needs every DaemonSet of the namespace rolled out as
+                C(kubectl rollout status) judges it (observedGeneration, updated and available pods), so a custom
+                resource that still reads ready from before a change does not end it.
+            type: list
+            elements: str
+            default: []
 """
 
     OBJECT = r"""
@@ -173,4 +200,31 @@ options:
         often pass through an error state while starting, so the roles set one).
       - Not used by M(gpudirect.openshift.plan_status), which does not wait.
     type: int
+  operand_pods:
+    description:
+      - The pods of the operator's operands (driver, device plugins). While the condition does not hold they are
+        listed every few seconds; a container that waits C(CrashLoopBackOff), C(ImagePullBackOff), C(ErrImagePull) or
+        cannot be created for longer than C(failure_grace_period) fails the wait, quoting pod, node, container, reason,
+        the last termination message and the last log lines.
+      - Not used by M(gpudirect.openshift.plan_status), which does not wait.
+    type: dict
+    suboptions:
+      namespace:
+        description: Namespace of the operand pods (the operator's namespace).
+        type: str
+        required: true
+      label_selectors:
+        description: Label selectors the operand pods must all match.
+        type: list
+        elements: str
+        default: []
+      images:
+        description:
+          - Image references (V(repository/image:tag) or a prefix of one) that some operand DaemonSet's pod template
+            must run. Once the condition holds, the wait also needs every DaemonSet of the namespace rolled out as
+            C(kubectl rollout status) judges it (observedGeneration, updated and available pods), so a custom resource
+            that still reads ready from before a change does not end it.
+        type: list
+        elements: str
+        default: []
 """

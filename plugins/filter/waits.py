@@ -64,11 +64,12 @@ def _flag(name, value):
 
 
 def operator_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, failure_grace_period=60, timeout=900, node_selector='',
-                   all_selected_nodes=False):
+                   all_selected_nodes=False, operand_namespace='', manifests=None):
     if not isinstance(phase, str):
         raise AnsibleFilterError('operator_waits: expects the phase of an operator catalogue entry')
     entries = waits.operator_phase_waits(phase, _count('min_gpu_nodes', min_gpu_nodes, 0), _count('min_nic_nodes', min_nic_nodes, 0),
-                                         str(node_selector or ''), _flag('all_selected_nodes', all_selected_nodes))
+                                         str(node_selector or ''), _flag('all_selected_nodes', all_selected_nodes),
+                                         str(operand_namespace or '') or None, list(manifests or []))
     timeout = _count('timeout', timeout, 1)
     grace = _count('failure_grace_period', failure_grace_period, 0)
     return [_timed(entry, timeout, grace) for entry in entries]

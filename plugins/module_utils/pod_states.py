@@ -114,3 +114,51 @@ def pod_failure(pod, problem_for=None, grace=0, fail_at_once=()):
 
 def is_done(pod):
     return pod_phase(pod) in ("Succeeded", "Failed")
+
+
+# -- operands: the pods an operator runs (driver, device plugins) --------------------------------
+
+# Waiting reasons of an operand container that mean it cannot start (kubernetes pkg/kubelet/kuberuntime, images):
+# a crash loop, an image that cannot be pulled, a container that cannot be created. Each may clear by itself (a
+# driver that builds on the next attempt, a registry that comes back), so a wait fails on one only after its grace period.
+OPERAND_PROBLEMS = ("CrashLoopBackOff", "RunContainerError", "CreateContainerConfigError", "CreateContainerError") + IMAGE_PULL_REASONS
+
+
+def operand_problems(pods):
+    """One dict per container of ``pods`` that waits with an OPERAND_PROBLEMS reason: pod, node, container, reason,
+    message, restarts, and the last termination's exit code and message when the kubelet kept them."""
+    problems = []
+    for pod in pods or []:
+        meta = pod.get("metadata") or {}
+        status = pod.get("status") or {}
+        for container in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+            waiting = (container.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") not in OPERAND_PROBLEMS:
+                continue
+            terminated = (container.get("lastState") or {}).get("terminated") or {}
+            problems.append({
+                "pod": meta.get("name"), "namespace": meta.get("namespace"), "node": (pod.get("spec") or {}).get("nodeName") or "",
+                "container": container.get("name"), "reason": waiting.get("reason"), "message": waiting.get("message") or "",
+                "restarts": container.get("restartCount") or 0, "exit_code": terminated.get("exitCode"),
+                "termination_message": (terminated.get("message") or "").strip(),
+            })
+    return problems
+
+
+def describe_operand_problem(problem, log_lines=None):
+    """One sentence for an operand problem: pod, node, container, reason, then the last termination (exit code and
+    message) or the kubelet's message, then the container's last log lines."""
+    text = "pod %s/%s on node %s: container %s is %s" % (
+        problem["namespace"], problem["pod"], problem["node"] or "(none)", problem["container"], problem["reason"])
+    if problem.get("restarts"):
+        text += " (%d restarts)" % problem["restarts"]
+    if problem.get("exit_code") is not None:
+        text += "; last exit code %s" % problem["exit_code"]
+        if problem.get("termination_message"):
+            text += ": %s" % problem["termination_message"]
+    elif problem.get("message"):
+        text += ": %s" % problem["message"]
+    lines = [line for line in (log_lines or []) if line.strip()]
+    if lines:
+        text += "; last log lines: %s" % " | ".join(line.strip() for line in lines)
+    return text

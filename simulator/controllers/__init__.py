@@ -24,6 +24,7 @@ from .perftest_pods import PerftestPodController
 from .seed import seed_cluster, sync_package_manifests
 from .sriov import SriovController
 from .types import CrdServing, register_types
+from .workloads import WorkloadController
 
 __all__ = ["install_controllers", "Controllers", "DEFAULT_CONFIG"]
 
@@ -84,7 +85,8 @@ def install_controllers(sim):
     crds.set_groups(runtime.catalog.owned_groups(), False)
     seed_cluster(runtime)
     olm = OlmController(runtime, crds)
-    operators = [NfdController(runtime), SriovController(runtime), NetworkOperatorController(runtime),
+    workloads = runtime.workloads = WorkloadController(runtime)
+    operators = [workloads, NfdController(runtime), SriovController(runtime), NetworkOperatorController(runtime),
                  GpuOperatorController(runtime), NetworkController(runtime), MachineConfigController(runtime)]
     operators.extend([FactsPodController(runtime), PerftestPodController(runtime), NcclPodController(runtime)])
     operators.extend(finalizer_controllers(runtime))

@@ -35,6 +35,15 @@ DEFAULT_CONFIG = {
     "mco_render_delay_seconds": 0.3,
     "nic_policy_ready_seconds": 0.2,  # NicClusterPolicy notReady -> ready (driver load)
     "gpu_policy_ready_seconds": 0.2,  # ClusterPolicy notReady -> ready
+    # Operand pods (operands.py, workloads.py): image pull and container start of every operand pod, scaled like the
+    # other timings (docs/simulator.md, "Time model", gives the real ranges); a driver pod adds the driver's own
+    # nic_policy_ready_seconds / gpu_policy_ready_seconds (build and load).
+    "operand_image_pull_seconds": 0.02,
+    "operand_start_seconds": 0.03,
+    # The kubelet's restart back-off of a failing container: 10 s doubling to 300 s (kubernetes pkg/kubelet/kubelet.go
+    # backOffPeriod, MaxContainerBackOff), scaled by 1/100.
+    "kubelet_backoff_seconds": 0.1,
+    "kubelet_backoff_max_seconds": 3.0,
     # "csv_succeeded": operator-owned kinds appear when the CSV succeeds; "installplan_complete": when the
     # InstallPlan creates the CRDs (what OLM really does, slightly earlier than the CSV success).
     "crds_served_at": "csv_succeeded",

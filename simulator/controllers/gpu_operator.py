@@ -1,11 +1,13 @@
 """NVIDIA GPU Operator: ClusterPolicy -> GPU node labels (deploy + feature discovery) and nvidia.com/gpu capacity."""
 
-from ._base import OperatorController, Rollout, profile_node, set_condition, update_node
+from . import operands
+from ._base import OperatorController, profile_node, set_condition, update_node
 
 GROUP = "nvidia.com"
 GPU_NODE_LABELS = ("feature.node.kubernetes.io/pci-10de.present", "feature.node.kubernetes.io/pci-0302_10de.present",
                    "feature.node.kubernetes.io/pci-0300_10de.present")
 MOFED_WAIT = "network.nvidia.com/operator.mofed.wait"
+STATE_LABEL = None  # the GPU Operator marks its operands by their ownerReference to the ClusterPolicy only
 # GPU operator release -> (driver version, CUDA version) it deploys by default.
 DRIVERS = {"24.9": ("550.127.08", "12.4"), "25.3": ("570.172.08", "12.8")}
 # PCI device ID -> (family, compute capability)
@@ -57,21 +59,22 @@ def gfd_labels(pnode, driver, cuda, spec):
 
 class GpuOperatorController(OperatorController):
     package = "gpu-operator-certified"
-    watched = ((GROUP, "clusterpolicies"),)
+    watched = ((GROUP, "clusterpolicies"), ("apps", "daemonsets"))
     watch_nodes = True
 
     def __init__(self, rt):
         super().__init__(rt)
-        self.rollout = Rollout()
         self.labelled = set()
 
-    def _driver(self, operator_namespace):
+    def _release(self, operator_namespace):
         version = None
         for csv in self.rt.list("operators.coreos.com", "clusterserviceversions", operator_namespace):
             if self.rt.catalog.package_of_csv(csv["metadata"]["name"]) == self.package:
                 version = (csv.get("spec") or {}).get("version", "")
-        minor = ".".join((version or "25.3").split(".")[:2])
-        return DRIVERS.get(minor, DRIVERS["25.3"])
+        return ".".join((version or "25.3").split(".")[:2])
+
+    def _driver(self, operator_namespace):
+        return DRIVERS.get(self._release(operator_namespace), DRIVERS["25.3"])
 
     def reconcile(self, operator_namespace):
         policies = sorted(self.rt.list(GROUP, "clusterpolicies"),
@@ -134,11 +137,22 @@ class GpuOperatorController(OperatorController):
             self._write(policy, "notReady", "ReconcileFailed", "False", "Failed to reconcile %s: %s" % (
                 failure.get("state", "state-driver"), failure.get("message", "")), operator_namespace)
             return
-        ready, left = self.rollout.progress(meta["uid"], meta.get("generation"), self.rt.cfg("gpu_policy_ready_seconds"))
-        if not ready:
+        # The operands (assets/state-*; controllers/object_controls.go isDaemonSetReady via the state manager): the
+        # policy is ready once every state's DaemonSets are.
+        groups = operands.gpu_operands(policy, operator_namespace, [n for n, _p in nodes], self._release(operator_namespace), _enabled)
+        current = operands.ensure(self.rt, policy, groups, STATE_LABEL)
+        upgrade = (spec.get("driver") or {}).get("upgradePolicy") or {}
+        workloads = getattr(self.rt, "workloads", None)
+        for obj in current.get("state-driver", ()):
+            # OnDelete driver DaemonSet: the operator's upgrade controller replaces outdated pods
+            # (controllers/upgrade_controller.go), maxParallelUpgrades at a time.
+            if workloads is not None:
+                workloads.on_delete_upgrades[(obj["metadata"]["namespace"], obj["metadata"]["name"])] = \
+                    int(upgrade.get("maxParallelUpgrades") or 1) if upgrade.get("autoUpgrade") else 0
+        not_ready = [state for state, objs in current.items() if not operands.state_ready(objs)]
+        if not_ready:
             self._write(policy, "notReady", "OperandNotReady", "False", "ClusterPolicy is not ready; states not ready: "
-                        "[state-driver state-container-toolkit state-device-plugin]", operator_namespace)
-            self.resync(left + 0.001)
+                        "[%s]" % " ".join(not_ready), operator_namespace)
             return
         driver, cuda = self._driver(operator_namespace)
         for node, pnode in nodes:

@@ -3,13 +3,16 @@
 import json
 import re
 
-from ._base import OperatorController, Rollout, profile_node, update_node
+from . import operands
+from ._base import OperatorController, profile_node, update_node
 
 GROUP = "mellanox.com"
 POLICY_NAME = "nic-cluster-policy"
 NIC_NODE_LABEL = "feature.node.kubernetes.io/pci-15b3.present"  # the operator's default node affinity (set by NFD)
 MOFED_WAIT = "network.nvidia.com/operator.mofed.wait"
 RESOURCE_NAME = re.compile(r"^[a-zA-Z0-9_]+$")
+STATE_LABEL = "nvidia.network-operator.state"  # pkg/consts StateLabel, set on every object of a state
+DEVICE_PLUGIN_STATES = ("state-RDMA-device-plugin", "state-SRIOV-device-plugin")
 
 # spec path -> applied state name, in the order the operator reports them.
 COMPONENTS = (
@@ -164,12 +167,11 @@ def node_resources(pnode, shared_entries, sriov_entries):
 
 class NetworkOperatorController(OperatorController):
     package = "nvidia-network-operator"
-    watched = ((GROUP, "nicclusterpolicies"),)
+    watched = ((GROUP, "nicclusterpolicies"), ("apps", "daemonsets"), ("apps", "deployments"))
     watch_nodes = True
 
     def __init__(self, rt):
         super().__init__(rt)
-        self.rollout = Rollout()
         self.applied = {}  # node -> set of resource names this operator advertises
 
     def reconcile(self, operator_namespace):
@@ -185,23 +187,23 @@ class NetworkOperatorController(OperatorController):
         if active is None:
             self._clear_resources()
             return
-        self._reconcile_policy(active)
+        self._reconcile_policy(active, operator_namespace)
 
     def _write(self, policy, status):
         meta = policy["metadata"]
         if (policy.get("status") or {}) != status:
             self.rt.set_status(GROUP, "nicclusterpolicies", None, meta["name"], status)
 
-    def _selected_nodes(self):
+    def _selected_nodes(self, with_objects=False):
         out = []
         for node in self.rt.list("", "nodes"):
             if (node["metadata"].get("labels") or {}).get(NIC_NODE_LABEL) == "true":
                 pnode = profile_node(self.rt, node["metadata"]["name"])
                 if pnode is not None:
-                    out.append(pnode)
+                    out.append((node, pnode) if with_objects else pnode)
         return out
 
-    def _reconcile_policy(self, policy):
+    def _reconcile_policy(self, policy, operator_namespace):
         spec = policy.get("spec") or {}
         meta = policy["metadata"]
         included = [(state, path) for path, state in COMPONENTS if _dig(spec, path) is not None]
@@ -230,22 +232,57 @@ class NetworkOperatorController(OperatorController):
                 {"name": state, "state": failing.get("sync_state", "notReady"), "message": failing.get("message", "")}
                 if state == failing.get("state") else {"name": state, "state": "ready"} for state, _path in included]})
             return
-        ready, left = self.rollout.progress(meta["uid"], meta.get("generation"), self.rt.cfg("nic_policy_ready_seconds"))
-        has_driver = _dig(spec, ("ofedDriver",)) is not None
-        for pnode in nodes:
-            if has_driver:
-                update_node(self.rt, pnode.name, set_labels={MOFED_WAIT: "false" if ready else "true"})
+        # The operands (pkg/state/state_*.go render them; state_skel.go getSyncState reads their readiness).
+        node_objs = [node for node, _p in self._selected_nodes(with_objects=True)]
+        groups = operands.network_operands(policy, operator_namespace, node_objs)
+        current = operands.ensure(self.rt, policy, groups, STATE_LABEL)
+        driver = spec.get("ofedDriver")
+        upgrade = (driver or {}).get("upgradePolicy") or {}
+        for obj in current.get("state-OFED", ()):
+            # The driver DaemonSet is OnDelete; the operator's upgrade controller (controllers/upgrade_controller.go,
+            # k8s-operator-libs upgrade state machine) replaces outdated driver pods, maxParallelUpgrades nodes at a time.
+            key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
+            workloads = getattr(self.rt, "workloads", None)
+            if workloads is not None:
+                workloads.on_delete_upgrades[key] = int(upgrade.get("maxParallelUpgrades") or 1) if upgrade.get("autoUpgrade") else 0
+        self._mofed_wait_labels(nodes, current.get("state-OFED") if driver is not None else None)
+        states = {state: operands.state_ready(objs) for state, objs in current.items()}
+        ready = all(states.get(state, True) for state, _path in included)
+        # A node advertises the device plugins' resources once their pods run there (the kubelet registers them).
+        serving = self._device_plugin_nodes(current)
+        self._apply_resources(dict((name, res) for name, res in per_node.items() if name in serving))
         if not ready:
             # Pods not ready yet: notReady without a message (pkg/state/manager.go SyncState; the policy's own state is
             # only ever ready or notReady, never error: controllers/nic_policy_helpers.go updatePolicyCRStatus).
             self._write(policy, {"state": "notReady", "appliedStates": [
-                {"name": state, "state": "notReady"} for state, _p in included]})
-            self.resync(left + 0.001)
+                {"name": state, "state": "ready" if states.get(state, True) else "notReady"} for state, _p in included]})
             return
-        self._apply_resources(per_node)
         all_states = [{"name": state, "state": "ready" if _dig(spec, path) is not None else "ignore"}
                       for path, state in COMPONENTS]
         self._write(policy, {"state": "ready", "appliedStates": all_states})
+
+    def _mofed_wait_labels(self, nodes, driver_sets):
+        """controllers/mofed_wait_labels.go: with a driver, a node carries mofed.wait=true until the mofed-container
+        of its driver pod is ready; without one (handleWaitLabelsNoConfig) every NIC node gets false."""
+        ready_nodes = set()
+        for obj in driver_sets or ():
+            for node, pod in operands.pods_by_node(self.rt, obj).items():
+                if operands.container_ready(pod, "mofed-container"):
+                    ready_nodes.add(node)
+        for pnode in nodes:
+            value = "false" if driver_sets is None or pnode.name in ready_nodes else "true"
+            update_node(self.rt, pnode.name, set_labels={MOFED_WAIT: value})
+
+    def _device_plugin_nodes(self, current):
+        plugin_sets = [obj for state in DEVICE_PLUGIN_STATES for obj in current.get(state, ())]
+        if not plugin_sets:
+            return set(p.name for p in self._selected_nodes())
+        serving = None
+        for obj in plugin_sets:
+            ready = {node for node, pod in operands.pods_by_node(self.rt, obj).items()
+                     if all(c.get("ready") for c in (pod.get("status") or {}).get("containerStatuses") or [{}])}
+            serving = ready if serving is None else serving & ready
+        return serving or set()
 
     def _apply_resources(self, per_node):
         for name in set(self.applied) | set(per_node):

@@ -2,6 +2,7 @@
 
 import yaml
 
+from . import operands
 from ._base import OperatorController, Rollout, profile_node, set_condition, update_node
 
 GROUP = "nfd.openshift.io"
@@ -78,6 +79,7 @@ class NfdController(OperatorController):
             return
         cr = crs[0]  # one instance per cluster, as the NFD operator expects
         meta = cr["metadata"]
+        operands.ensure(self.rt, cr, operands.nfd_operands(cr, meta["namespace"]), None)
         whitelist, fields, error = parse_worker_config(cr)
         conditions = (cr.get("status") or {}).get("conditions")
         if error:

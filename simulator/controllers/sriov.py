@@ -22,6 +22,7 @@ import json
 import re
 import time
 
+from . import operands
 from ._base import OperatorController, node_matches, now, profile_node, update_node
 from .seed import node_pool
 
@@ -401,6 +402,9 @@ class SriovController(OperatorController):
         if config is None or config["metadata"].get("deletionTimestamp"):
             return  # the operator only acts on the config named "default"; nothing runs without it
         selector = (config.get("spec") or {}).get("configDaemonNodeSelector") or DEFAULT_DAEMON_SELECTOR
+        # Its operands (bindata/manifests): config daemon and device plugin on the selected nodes, webhook and
+        # resources injector on the control plane while SriovOperatorConfig enables them.
+        operands.ensure(self.rt, config, operands.sriov_operands(config, operator_namespace, selector), None)
         live = [p for p in self.rt.list(GROUP, "sriovnetworknodepolicies", operator_namespace)
                 if not p["metadata"].get("deletionTimestamp") and p["metadata"]["name"] != "default"]
         policies, pending = self._policies_to_render(live)

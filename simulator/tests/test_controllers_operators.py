@@ -161,7 +161,7 @@ def test_sriov_node_states_follow_the_config_daemon_selector(lab):
 # --------------------------------------------------------------------------------------------- NVIDIA Network Operator
 
 def test_nic_cluster_policy_becomes_ready_and_advertises_resources(kube_factory):
-    lab = kube_factory(profile="mixed-lab", config={"nic_policy_ready_seconds": 0.6})
+    lab = kube_factory(profile="mixed-lab", config={"nic_policy_ready_seconds": 1.5})
     nfd_instance(lab)
     lab.install("nvidia-network-operator")
     lab.create(ncp())
@@ -283,7 +283,7 @@ CLUSTER_POLICY["spec"]["driver"]["rdma"] = {"enabled": False}
 
 
 def test_cluster_policy_labels_gpu_nodes_and_sets_capacity(kube_factory):
-    lab = kube_factory(profile="mixed-lab", config={"gpu_policy_ready_seconds": 0.6})
+    lab = kube_factory(profile="mixed-lab", config={"gpu_policy_ready_seconds": 1.5})
     nfd_instance(lab)
     lab.install("gpu-operator-certified")
     lab.create(CLUSTER_POLICY)

@@ -18,7 +18,7 @@ import datetime
 import os
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
+from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states, vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import api_message, api_status, paged_list
 
 REDACTED = "<redacted>"
@@ -95,6 +95,11 @@ NORMAL_SAMPLE = 20
 # retry policy (about 200 s for the plan), and the summary would then read as if nothing were abnormal.
 PROBE_PATH = "/version"
 PROBE_TIMEOUT = (3, 5)  # (connect, read) seconds
+# Containers that crash-loop, cannot pull their image or cannot be created (pod_states.operand_problems): the last
+# lines of the log of at most LOG_CAP of them are kept, one request each, so the bundle says why a driver never loads.
+LOG_CAP = 10
+LOG_LINES = 20
+LOG_DIR = "logs"
 
 
 def list_path(api_version, plural, namespace=None):
@@ -282,6 +287,9 @@ def findings_for(kind, items):
                 found.append("%s is NotReady%s" % (ref, ": " + ready[0].get("message", "") if ready else ""))
             if (obj.get("spec") or {}).get("unschedulable"):
                 found.append("%s is cordoned (SchedulingDisabled)" % ref)
+        elif kind == "Pod" and pod_states.operand_problems([obj]):
+            # A crash-looping container leaves its pod Running: the container states say what fails.
+            found.extend(pod_states.describe_operand_problem(problem) for problem in pod_states.operand_problems([obj]))
         elif kind == "Pod" and status.get("phase") not in ("Running", "Succeeded"):
             waiting = [cs.get("state", {}).get("waiting", {}) for cs in status.get("containerStatuses") or []]
             reasons = ", ".join("%s%s" % (w.get("reason"), " (%s)" % w["message"] if w.get("message") else "") for w in waiting if w)
@@ -376,6 +384,7 @@ class DiagnosticsCollector:
         self.unreachable = None  # why the API server did not answer the probe
         self.capped = []  # {kind, namespace, listed, abnormal, written} of the capped lists that left objects out
         self.requests_sent = 0
+        self.logs = []  # {namespace, pod, container, text} of failing containers (LOG_CAP at most)
 
     def _request(self, method, path, **params):
         """Every read goes through the client (its timeouts and retries); diagnostics only read."""
@@ -442,7 +451,23 @@ class DiagnosticsCollector:
         _keep_own_attachments(groups)
         for (kind, _plural, _namespace), items in groups.items():
             items.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace") or "", (o.get("metadata") or {}).get("name") or ""))
+        self._collect_logs([pod for (kind, _p, _n), items in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][2] or ""))
+                            if kind == "Pod" for pod in items])
         return groups
+
+    def _collect_logs(self, pods):
+        """The last LOG_LINES lines of each failing container (the previous run's for a crash loop), LOG_CAP at most."""
+        for problem in pod_states.operand_problems(pods)[:LOG_CAP]:
+            path = "/api/v1/namespaces/%s/pods/%s/log" % (problem["namespace"], problem["pod"])
+            params = [("container", problem["container"]), ("tailLines", LOG_LINES)]
+            if problem["reason"] == "CrashLoopBackOff":
+                params.append(("previous", "true"))
+            self.requests_sent += 1
+            try:
+                text = self.cluster.read_text(path, params)
+            except Exception as exc:  # pylint: disable=broad-except
+                text = "(no log: %s)" % scrub_text(api_message(exc), self.secrets)
+            self.logs.append(dict(problem, text=scrub_text(text, self.secrets)))
 
     def write(self, dest, groups, failure=None, failed_task=None, check_mode=False, dumper=None):
         """Write one YAML list per kind and namespace plus summary.md; returns the file paths (relative to dest)."""
@@ -459,8 +484,18 @@ class DiagnosticsCollector:
             self.collected.append({"kind": kind, "namespace": namespace, "count": len(items), "file": relative})
             if not check_mode:
                 _write_private(os.path.join(dest, relative), dumper({"apiVersion": "v1", "kind": "List", "items": items}))
+        for entry in self.logs:
+            relative = os.path.join(safe_name(entry["namespace"]), LOG_DIR, "%s.%s.log" % (safe_name(entry["pod"]), safe_name(entry["container"])))
+            files.append(relative)
+            if not check_mode:
+                _write_private(os.path.join(dest, relative), entry["text"])
         for _api, kind, _plural, _where, _sel in PLAN:
             self.findings.extend(findings_for(kind, by_kind.get(kind, [])))
+        for entry in self.logs:
+            lines = [line.strip() for line in entry["text"].splitlines() if line.strip()][-5:]
+            if lines:
+                self.findings.append("log of %s/%s container %s ends: %s" % (
+                    entry["namespace"], entry["pod"], entry["container"], " | ".join(lines)))
         summary = self.summary(failure, failed_task)
         files.append("summary.md")
         if not check_mode:

@@ -14,7 +14,8 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message, api_status
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import (
     Condition,
     CountCondition,
@@ -44,8 +45,15 @@ WAIT_OPTIONS = dict(
     progress=dict(type="str"),
     timeout=dict(type="int"),
     failure_grace_period=dict(type="int"),
+    operand_pods=dict(type="dict", options=dict(
+        namespace=dict(type="str", required=True),
+        label_selectors=dict(type="list", elements="str", default=[]),
+        images=dict(type="list", elements="str", default=[]),
+    )),
 )
 DEFAULT_TIMEOUT = 600
+# Lines of a failing operand container's log quoted in the failure.
+OPERAND_LOG_LINES = 5
 # Names of not yet counted objects a counted wait reports (a sample, not the whole selection).
 SAMPLE_NAMES = 20
 # The options of a wait entry that are JMESPath expressions.
@@ -144,6 +152,7 @@ def run_wait(cluster, spec, clock=time.monotonic):
     except ConditionError as exc:
         raise WaitFailed(str(exc))
     counted = isinstance(condition, CountCondition)
+    pods = OperandPods(cluster, spec["operand_pods"], spec.get("failure_grace_period") or 0, clock) if spec.get("operand_pods") else None
     resource = cluster.resource(spec["api_version"], spec["kind"])
     if resource is None:
         if not spec.get("api_missing_ok"):
@@ -152,11 +161,25 @@ def run_wait(cluster, spec, clock=time.monotonic):
         if not counted and condition(None):
             return dict(title=wait_title(spec), resources=[], elapsed=0.0, events=0, progress=condition.history)
         raise WaitFailed("%s %s is not served, so %s cannot become ready" % (spec["api_version"], spec["kind"], what))
+    predicate, recheck_at = condition, condition.recheck_at
+    started = clock()
+    if pods is not None:
+        def predicate(state):
+            if condition(state):
+                return pods.rolled_out()
+            return pods.check()
+
+        def recheck_at():
+            times = [t for t in (condition.recheck_at(), pods.next_check()) if t is not None]
+            return min(times) if times else None
     try:
         result = wait_for(
-            cluster, resource, condition, name=spec.get("name"), namespace=spec.get("namespace"),
+            cluster, resource, predicate, name=spec.get("name"), namespace=spec.get("namespace"),
             label_selector=",".join(spec.get("label_selectors") or []) or None, timeout=timeout,
-            recheck_at=condition.recheck_at, clock=clock, view=condition if counted else None)
+            recheck_at=recheck_at, clock=clock, view=condition if counted else None)
+    except OperandFailed as exc:
+        raise WaitFailed("%s is not ready: %s" % (what, exc), resources=[], operand_problems=exc.problems,
+                         elapsed=round(clock() - started, 3), progress=condition.history)
     except ConditionFailed as exc:
         raise WaitFailed("%s reports a failure: %s" % (what, exc), resources=_as_list(exc.state, single),
                          progress=condition.history)
@@ -171,6 +194,111 @@ def run_wait(cluster, spec, clock=time.monotonic):
     if counted:
         return dict(done, resources=[], count=_count_result(condition))
     return dict(done, resources=_as_list(result.state, single))
+
+
+class OperandFailed(ClusterError):
+    """An operand pod's container kept failing (crash loop, image pull, container creation) past the grace period."""
+
+    def __init__(self, msg, problems):
+        super(OperandFailed, self).__init__(msg)
+        self.problems = problems
+
+
+class OperandPods:
+    """While a wait on an operator's custom resource is not satisfied, the pods of its operands (``operand_pods``:
+    namespace and label selectors) are listed every few seconds: a container that waits CrashLoopBackOff,
+    ImagePullBackOff or cannot be created for longer than the grace period fails the wait, quoting pod, node,
+    container, reason, the last termination and the last log lines. An operator's status does not carry this: the
+    Network Operator reports a driver that never becomes ready as notReady without a message (pkg/state/state_skel.go
+    getSyncState), the GPU Operator as OperandNotReady."""
+
+    def __init__(self, cluster, options, grace, clock=time.monotonic):
+        self.cluster = cluster
+        self.namespace = options["namespace"]
+        self.selector = ",".join(options.get("label_selectors") or []) or None
+        self.grace = float(grace or 0)
+        # Often enough to fail within the grace period plus a few seconds, rarely enough to cost little.
+        self.interval = max(0.5, min(5.0, self.grace / 2.0 or 1.0))
+        self.clock = clock
+        self.images = list(options.get("images") or [])
+        self.first_seen = {}
+        self.last_check = None
+        self.resource = None
+        self.rollout = None  # why the operands have not rolled out yet, as last seen
+
+    def rolled_out(self):
+        """Whether the DaemonSets of the namespace run what was applied, the way `kubectl rollout status` judges a
+        DaemonSet (kubectl pkg/polymorphichelpers/rollout_status.go: observedGeneration caught up, every desired pod
+        updated and available; OnDelete ones too, since the operators' upgrade controllers replace their pods) and
+        every image of ``images`` is in a pod template (image + ':' + tag prefix): a custom resource that still reads
+        ready from before a change of driver version or plugin image does not end the wait. Lists at most once per
+        interval, like check(); a failing operand still fails the wait meanwhile."""
+        now = self.clock()
+        if self.last_check is not None and now < self.last_check + self.interval:
+            return False
+        if self.check_problems(now):
+            return False
+        sets, _rv = self.cluster.list(self.cluster.resource("apps/v1", "DaemonSet"), namespace=self.namespace,
+                                      label_selector=self.selector)
+        templates = [c.get("image") or "" for ds in sets for c in ((((ds.get("spec") or {}).get("template") or {})
+                                                                    .get("spec") or {}).get("containers") or [])]
+        missing = [image for image in self.images if not any(t.startswith(image) for t in templates)]
+        if missing:
+            self.rollout = "no DaemonSet runs %s yet" % ", ".join(missing)
+            return False
+        for ds in sets:
+            status = ds.get("status") or {}
+            meta = ds.get("metadata") or {}
+            desired = status.get("desiredNumberScheduled") or 0
+            if (status.get("observedGeneration") or 0) < (meta.get("generation") or 0) or \
+                    (status.get("updatedNumberScheduled") or 0) < desired or (status.get("numberAvailable") or 0) < desired:
+                self.rollout = "DaemonSet %s: %d of %d pods updated, %d available" % (
+                    meta.get("name"), status.get("updatedNumberScheduled") or 0, desired, status.get("numberAvailable") or 0)
+                return False
+        self.rollout = None
+        return True
+
+    def next_check(self):
+        if self.last_check is None:
+            return self.clock()
+        return self.last_check + self.interval
+
+    def check(self):
+        """False, or raises OperandFailed; lists the pods at most once per interval."""
+        now = self.clock()
+        if self.last_check is not None and now < self.last_check + self.interval:
+            return False
+        return self.check_problems(now)
+
+    def check_problems(self, now):
+        self.last_check = now
+        if self.resource is None:
+            self.resource = self.cluster.resource("v1", "Pod")
+        pods, _rv = self.cluster.list(self.resource, namespace=self.namespace, label_selector=self.selector)
+        problems = pod_states.operand_problems(pods)
+        current = set((p["pod"], p["container"]) for p in problems)
+        self.first_seen = dict((key, since) for key, since in self.first_seen.items() if key in current)
+        for key in current:
+            self.first_seen.setdefault(key, now)
+        failing = [p for p in problems if now - self.first_seen[(p["pod"], p["container"])] >= self.grace]
+        if not failing:
+            return False
+        texts = [pod_states.describe_operand_problem(p, self._log_tail(p)) for p in failing[:3]]
+        if len(failing) > 3:
+            texts.append("and %d more" % (len(failing) - 3))
+        raise OperandFailed("; ".join(texts), failing)
+
+    def _log_tail(self, problem):
+        path = "/api/v1/namespaces/%s/pods/%s/log" % (problem["namespace"], problem["pod"])
+        params = [("container", problem["container"]), ("tailLines", OPERAND_LOG_LINES)]
+        if problem["reason"] == "CrashLoopBackOff":
+            params.append(("previous", "true"))
+        try:
+            return self.cluster.read_text(path, params).splitlines()[-OPERAND_LOG_LINES:]
+        except Exception as exc:  # pylint: disable=broad-except
+            if api_status(exc) in (400, 404):
+                return []
+            raise
 
 
 def _count_text(count):

@@ -277,6 +277,33 @@ def nfd_labels_wait(min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_node
     }
 
 
+def _with_operand_pods(entry, operand_namespace, images=()):
+    """The wait also follows the operator's operand pods (cluster/waits.py OperandPods) when the namespace is known: a
+    driver that crash-loops or an image that cannot be pulled shows only there, and the DaemonSets must have rolled
+    out the ``images`` applied (the operator's status may still be the one from before the change)."""
+    if operand_namespace:
+        entry["operand_pods"] = {"namespace": operand_namespace, "label_selectors": [], "images": sorted(images)}
+    return entry
+
+
+def nic_cluster_policy_images(policy):
+    """The image references a NicClusterPolicy makes its DaemonSets run: the driver's repository/image:version followed
+    by its OS suffix (network-operator pkg/state/state_ofed.go mofedImageFormat), the device plugins' and secondary
+    network's repository/image:version (imagePath)."""
+    spec = (policy or {}).get("spec") or {}
+    images = []
+    driver = spec.get("ofedDriver")
+    if driver and driver.get("image") and driver.get("version") and not str(driver["version"]).startswith("sha256:"):
+        images.append("%s/%s:%s-" % (driver.get("repository"), driver["image"], driver["version"]))
+    sections = [spec.get("rdmaSharedDevicePlugin"), spec.get("sriovDevicePlugin")]
+    sections += [(spec.get("secondaryNetwork") or {}).get(k) for k in ("multus", "cniPlugins", "ipoib")]
+    for section in sections:
+        if section and section.get("image") and section.get("version") and section.get("repository"):
+            sep = "@" if str(section["version"]).startswith("sha256:") else ":"
+            images.append("%s/%s%s%s" % (section["repository"], section["image"], sep, section["version"]))
+    return images
+
+
 # network-operator controllers/nic_policy_helpers.go (updatePolicyCRStatus) copies a state's sync error into its
 # appliedStates message whatever the state (api/v1alpha1 nicclusterpolicy_types.go AppliedState.message; "Support errors
 # on NCP status", Mellanox/network-operator#895): a state waiting for its pods is notReady with no message, one whose
@@ -286,10 +313,12 @@ def nfd_labels_wait(min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_node
 NCP_FAILING_STATES = "status.appliedStates[?state == 'error' || (state == 'notReady' && message)]"
 
 
-def nic_cluster_policy_wait():
+def nic_cluster_policy_wait(operand_namespace=None, policy=None):
     """The wait that the NicClusterPolicy is ready: fails on a component error (with its message) or an ignored
-    policy; the progress names the components that block, with their messages, and leaves out "ignore"."""
-    return {
+    policy; the progress names the components that block, with their messages, and leaves out "ignore". A driver whose
+    pods never become ready leaves it notReady without a message (pkg/state/state_skel.go getSyncState): the operand
+    pods tell why."""
+    return _with_operand_pods({
         "title": "NicClusterPolicy %s ready" % names.NIC_CLUSTER_POLICY_NAME,
         "api_version": names.API_MELLANOX,
         "kind": "NicClusterPolicy",
@@ -300,7 +329,7 @@ def nic_cluster_policy_wait():
                            "'no reason given'])) || join('; ', %s.join(': ', [name, message || 'no message']))" % NCP_FAILING_STATES,
         "progress": "join(', ', status.appliedStates[?state != 'ready' && state != 'ignore'].join('', [name, ': ', state, "
                     "(message && join('', [' (', message, ')'])) || '']) || `[]`)",
-    }
+    }, operand_namespace, nic_cluster_policy_images(policy))
 
 
 # gpu-operator controllers/clusterpolicy_controller.go: one ClusterPolicy drives the cluster; another one gets state
@@ -309,13 +338,13 @@ def nic_cluster_policy_wait():
 # states are ready/notReady; Error=True also means "not ready yet" (reason OperandNotReady), so only reason
 # ReconcileFailed is a failure (internal/conditions). The policy the collection renders (the one with its managed-by
 # label, render/plan.py) must be the one driven.
-def cluster_policy_wait():
+def cluster_policy_wait(operand_namespace=None):
     """The wait that the collection's ClusterPolicy is ready: a foreign ClusterPolicy that the operator ignores
     blocks nothing; ours being ignored (another one drives the cluster) or failing to reconcile fails the wait."""
     ours = "metadata.labels.\"%s\" == '%s'" % (names.MANAGED_BY_LABEL, names.MANAGED_BY_VALUE)
     failed = "items[?%s && (status.conditions[?type == 'Error' && status == 'True' && reason == 'ReconcileFailed'] || " \
              "status.state == 'ignored')]" % ours
-    return {
+    return _with_operand_pods({
         "title": "ClusterPolicy ready",
         "api_version": names.API_NVIDIA,
         "kind": "ClusterPolicy",
@@ -325,7 +354,7 @@ def cluster_policy_wait():
                            "'ignored by the GPU Operator, which drives another ClusterPolicy (it reconciles only one)') || "
                            "join('', status.conditions[?type == 'Error'].message || `[]`)]))" % failed,
         "progress": "join(', ', items[?status.state != 'ignored'].join(': ', [metadata.name, status.state || 'no status yet']))",
-    }
+    }, operand_namespace)
 
 
 def network_attachments_gone_wait(attachments):
@@ -363,13 +392,15 @@ def sriov_node_states_settled_wait(deleted_policies, namespace):
 
 
 # The waits of each operator's phase (catalogue "phase"), for the operator roles.
-def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_nodes=False):
+def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_nodes=False, operand_namespace=None,
+                         manifests=()):
     if phase == "nfd":
         return [nfd_labels_wait(min_gpu_nodes, min_nic_nodes, node_selector, all_nodes)]
     if phase == "nic_cluster_policy":
-        return [nic_cluster_policy_wait()]
+        policy = next((m for m in manifests or () if (m or {}).get("kind") == "NicClusterPolicy"), None)
+        return [nic_cluster_policy_wait(operand_namespace, policy)]
     if phase == "gpu_cluster_policy":
-        return [cluster_policy_wait()]
+        return [cluster_policy_wait(operand_namespace)]
     return []
 
 
