@@ -530,12 +530,8 @@ class ApiServer:
         if rtype.key == CRD_TYPE.key:
             return self.crd_read(request, info, rtype, dry_run)
         if rtype.group == authorization.GROUP:
-            if request.content_type == protobuf.CONTENT_TYPE:
-                review = protobuf.decode(await request.read(), rtype.kind)
-            else:
-                review = await self._read_body(request)
             body = authorization.answer(self.authorizer, request.get(USER) or rbac.admin_user(), rtype.plural,
-                                        info.namespace, review)
+                                        info.namespace, await self._read_body(request))
             return _json(body, 201)
         if verb == "get":
             obj = self.store.get(rtype, info.namespace, info.name)
@@ -570,7 +566,10 @@ class ApiServer:
         if not raw:
             return None
         ctype = request.content_type or ""
-        if ctype == "application/vnd.kubernetes.protobuf":
+        if ctype == protobuf.CONTENT_TYPE and request[INFO].rtype is not None and \
+                protobuf.decodable(request[INFO].rtype.kind):
+            return protobuf.decode(raw, request[INFO].rtype.kind)
+        if ctype == protobuf.CONTENT_TYPE:
             # The simulator decodes no protobuf. It answers as kube-apiserver does for a kind without a protobuf
             # serializer (custom resources: apiextensions-apiserver's codec offers JSON and YAML only), with 415, on
             # which client-go sends the request again as JSON (staging/src/k8s.io/client-go/rest/request.go,

@@ -1,5 +1,6 @@
 """Decoding the Kubernetes protobuf request bodies the simulator must read: kubectl's typed clients send the access
-reviews as `application/vnd.kubernetes.protobuf` (kubectl auth can-i) and do not fall back to JSON.
+reviews (kubectl auth can-i) and the objects of `kubectl create <kind>` as `application/vnd.kubernetes.protobuf` and
+do not fall back to JSON. Kinds not listed in MESSAGES are answered 415 (app.py).
 
 Written from Kubernetes v1.32:
 - the envelope: staging/src/k8s.io/apimachinery/pkg/runtime/serializer/protobuf/protobuf.go (the 4-byte prefix
@@ -15,8 +16,15 @@ from .errors import ApiError
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
 
-# A message is {field number: (json name, nested message or str, repeated)}.
-OBJECT_META = {1: ("name", str, False), 2: ("generateName", str, False), 3: ("namespace", str, False)}
+# A message is {field number: (json name, nested message or str, repeated)}; MAP is a map<string, string>.
+MAP = "map"
+BOOL = "bool"
+OBJECT_META = {1: ("name", str, False), 2: ("generateName", str, False), 3: ("namespace", str, False),
+               11: ("labels", MAP, False), 12: ("annotations", MAP, False), 14: ("finalizers", str, True)}
+POLICY_RULE = {1: ("verbs", str, True), 2: ("apiGroups", str, True), 3: ("resources", str, True),
+               4: ("resourceNames", str, True), 5: ("nonResourceURLs", str, True)}
+SUBJECT = {1: ("kind", str, False), 2: ("apiGroup", str, False), 3: ("name", str, False), 4: ("namespace", str, False)}
+ROLE_REF = {1: ("apiGroup", str, False), 2: ("kind", str, False), 3: ("name", str, False)}
 RESOURCE_ATTRIBUTES = {1: ("namespace", str, False), 2: ("verb", str, False), 3: ("group", str, False),
                        4: ("version", str, False), 5: ("resource", str, False), 6: ("subresource", str, False),
                        7: ("name", str, False)}
@@ -30,6 +38,16 @@ MESSAGES = {
     "SubjectAccessReview": {1: ("metadata", OBJECT_META, False), 2: ("spec", ACCESS_SPEC, False)},
     "LocalSubjectAccessReview": {1: ("metadata", OBJECT_META, False), 2: ("spec", ACCESS_SPEC, False)},
     "SelfSubjectRulesReview": {1: ("metadata", OBJECT_META, False), 2: ("spec", RULES_SPEC, False)},
+    # What `kubectl create namespace|configmap|serviceaccount|role|rolebinding|clusterrole|clusterrolebinding`
+    # sends (staging/src/k8s.io/api/core/v1/generated.proto, rbac/v1/generated.proto).
+    "Namespace": {1: ("metadata", OBJECT_META, False), 2: ("spec", {1: ("finalizers", str, True)}, False)},
+    "ConfigMap": {1: ("metadata", OBJECT_META, False), 2: ("data", MAP, False), 4: ("immutable", BOOL, False)},
+    "ServiceAccount": {1: ("metadata", OBJECT_META, False), 4: ("automountServiceAccountToken", BOOL, False)},
+    "Role": {1: ("metadata", OBJECT_META, False), 2: ("rules", POLICY_RULE, True)},
+    "ClusterRole": {1: ("metadata", OBJECT_META, False), 2: ("rules", POLICY_RULE, True)},
+    "RoleBinding": {1: ("metadata", OBJECT_META, False), 2: ("subjects", SUBJECT, True), 3: ("roleRef", ROLE_REF, False)},
+    "ClusterRoleBinding": {1: ("metadata", OBJECT_META, False), 2: ("subjects", SUBJECT, True),
+                           3: ("roleRef", ROLE_REF, False)},
 }
 UNKNOWN = {1: ("typeMeta", {1: ("apiVersion", str, False), 2: ("kind", str, False)}, False), 2: ("raw", bytes, False)}
 
@@ -72,9 +90,18 @@ def _fields(data):
 def decode_message(data, message):
     out = {}
     for number, wire, value in _fields(data):
-        if number not in message or wire != 2:
+        if number not in message:
             continue  # fields the simulator does not read (extra, selectors) are skipped, as unknown fields are
         name, kind, repeated = message[number]
+        if kind == BOOL:
+            out[name] = bool(value)
+            continue
+        if wire != 2:
+            continue
+        if kind == MAP:  # map entries: key = 1, value = 2
+            entry = decode_message(value, {1: ("key", str, False), 2: ("value", str, False)})
+            out.setdefault(name, {})[entry.get("key", "")] = entry.get("value", "")
+            continue
         if kind is str:
             item = value.decode("utf-8")
         elif kind is bytes:
@@ -86,6 +113,10 @@ def decode_message(data, message):
         else:
             out[name] = item
     return out
+
+
+def decodable(kind):
+    return kind in MESSAGES
 
 
 def decode(raw, expected_kind):
@@ -100,6 +131,6 @@ def decode(raw, expected_kind):
         obj = decode_message(unknown.get("raw", b""), MESSAGES[kind])
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, "BadRequest", "error decoding request body: %s" % exc) from None
-    obj["apiVersion"] = (unknown.get("typeMeta") or {}).get("apiVersion") or "authorization.k8s.io/v1"
+    obj["apiVersion"] = (unknown.get("typeMeta") or {}).get("apiVersion") or ""
     obj["kind"] = kind
     return obj
