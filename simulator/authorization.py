@@ -65,14 +65,16 @@ def _binding_reason(authorizer, user, attrs):
         ref = binding.get("roleRef") or {}
         rules = authorizer._role_rules(ref, binding_ns)  # pylint: disable=protected-access
         if any(rbac.rule_allows(r, verb, group, resource, subresource, name) for r in rules):
+            # pkg/registry/rbac/validation/rule.go: the binding describers ("name/namespace" for a RoleBinding)
+            # and describeSubject ("name/namespace" for a service account).
             where = ' of %s "%s"' % (ref.get("kind"), ref.get("name"))
             name_text = '%s "%s"' % (binding_kind, binding["metadata"]["name"])
             if binding_ns:
-                name_text = '%s "%s/%s"' % (binding_kind, binding_ns, binding["metadata"]["name"])
+                name_text = '%s "%s/%s"' % (binding_kind, binding["metadata"]["name"], binding_ns)
             who = subject.get("kind")
             subject_name = subject.get("name")
             if who == "ServiceAccount":
-                subject_name = "%s/%s" % (subject.get("namespace") or binding_ns or "", subject_name)
+                subject_name = "%s/%s" % (subject_name, subject.get("namespace") or binding_ns or "")
             return "RBAC: allowed by %s%s to %s \"%s\"" % (name_text, where, who, subject_name)
     return ""
 

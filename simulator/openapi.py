@@ -271,7 +271,9 @@ class OpenAPI:
         self._info_version = ""
 
     def refresh(self, served_types, crds, info_version):
-        key = tuple(sorted((t.group, t.version, t.plural) for t in served_types))
+        # A CRD replaced by another version of its operator (cluster.py) is another object: the documents follow it.
+        key = (tuple(sorted((t.group, t.version, t.plural) for t in served_types)),
+               tuple(sorted((k, id(v)) for k, v in crds.items())))
         if key == self._key:
             return
         by_gv = {}
