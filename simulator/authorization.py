@@ -31,9 +31,9 @@ KINDS = {
 
 
 def _invalid(kind, field, message):
+    cause = {"reason": "FieldValueInvalid", "message": message, "field": field}
     return ApiError(422, "Invalid", '%s.authorization.k8s.io "" is invalid: %s: %s' % (kind, field, message),
-                    details={"group": GROUP, "kind": kind, "causes": [{"reason": "FieldValueInvalid",
-                                                                        "message": message, "field": field}]})
+                    details={"group": GROUP, "kind": kind, "causes": [cause]})
 
 
 def _non_resource_allowed(authorizer, user, verb, path):

@@ -156,8 +156,8 @@ def _paths(rtype):
     if "patch" in verbs:
         ops["patch"] = _operation(rtype, "patch", "patch", scope, WRITE_PARAMETERS + ("force",), body=True, patch=True)
     if "delete" in verbs:
-        ops["delete"] = _operation(rtype, "delete", "delete", scope, ("dryRun", "gracePeriodSeconds",
-                                                                     "propagationPolicy"))
+        ops["delete"] = _operation(rtype, "delete", "delete", scope,
+                                   ("dryRun", "gracePeriodSeconds", "propagationPolicy"))
     item_params = [_parameter("name", "path", True)] + \
         ([_parameter("namespace", "path", True)] if rtype.namespaced else []) + [_parameter("pretty")]
     if ops:

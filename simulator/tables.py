@@ -160,9 +160,11 @@ def _node_row(node):
     if (node.get("spec") or {}).get("unschedulable"):
         states.append("SchedulingDisabled")
     labels = _meta(node).get("labels") or {}
-    roles = sorted({k[len("node-role.kubernetes.io/"):] for k in labels if k.startswith("node-role.kubernetes.io/")
-                    and k[len("node-role.kubernetes.io/"):]} | ({labels["kubernetes.io/role"]}
-                                                                 if labels.get("kubernetes.io/role") else set()))
+    prefix = "node-role.kubernetes.io/"
+    roles = {k[len(prefix):] for k in labels if k.startswith(prefix) and k[len(prefix):]}
+    if labels.get("kubernetes.io/role"):
+        roles.add(labels["kubernetes.io/role"])
+    roles = sorted(roles)
     info = status.get("nodeInfo") or {}
 
     def address(kind):
@@ -375,17 +377,18 @@ def _event_row(event):
             int(event.get("count") or 1), _meta(event).get("name")]
 
 
+def _named(obj, *cells):
+    """Name, the cells, then Age: the row of the printers whose columns are only that."""
+    return [_meta(obj).get("name")] + list(cells) + [age(_meta(obj).get("creationTimestamp"))]
+
+
 BUILTIN_PRINTERS = {
     ("", "nodes"): (NODE_COLUMNS, _node_row),
     ("", "pods"): (POD_COLUMNS, _pod_row),
-    ("", "namespaces"): (NAMESPACE_COLUMNS, lambda o: [_meta(o).get("name"), (o.get("status") or {}).get("phase", ""),
-                                                        age(_meta(o).get("creationTimestamp"))]),
-    ("", "configmaps"): (CONFIGMAP_COLUMNS, lambda o: [_meta(o).get("name"), len(o.get("data") or {}) + len(
-        o.get("binaryData") or {}), age(_meta(o).get("creationTimestamp"))]),
-    ("", "secrets"): (SECRET_COLUMNS, lambda o: [_meta(o).get("name"), o.get("type", ""), len(o.get("data") or {}),
-                                                  age(_meta(o).get("creationTimestamp"))]),
-    ("", "serviceaccounts"): (SERVICEACCOUNT_COLUMNS, lambda o: [_meta(o).get("name"), len(o.get("secrets") or []),
-                                                                  age(_meta(o).get("creationTimestamp"))]),
+    ("", "namespaces"): (NAMESPACE_COLUMNS, lambda o: _named(o, (o.get("status") or {}).get("phase", ""))),
+    ("", "configmaps"): (CONFIGMAP_COLUMNS, lambda o: _named(o, len(o.get("data") or {}) + len(o.get("binaryData") or {}))),
+    ("", "secrets"): (SECRET_COLUMNS, lambda o: _named(o, o.get("type", ""), len(o.get("data") or {}))),
+    ("", "serviceaccounts"): (SERVICEACCOUNT_COLUMNS, lambda o: _named(o, len(o.get("secrets") or []))),
     ("", "services"): (SERVICE_COLUMNS, _service_row),
     ("", "events"): (EVENT_COLUMNS, _event_row),
     ("apps", "deployments"): (DEPLOYMENT_COLUMNS, _deployment_row),

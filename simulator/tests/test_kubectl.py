@@ -411,4 +411,3 @@ def test_auth_can_i_follows_rbac(kubectl, cluster, tmp_path):
         "apiVersion: authorization.k8s.io/v1\nkind: SubjectAccessReview\nspec:\n  user: system:serviceaccount:%s:limited\n"
         "  resourceAttributes: {namespace: %s, verb: get, resource: configmaps}\n" % (ns, ns)))
     assert review == "true"
-
