@@ -15,6 +15,7 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest
 from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import pod_phase
@@ -83,6 +84,18 @@ def resource_count(value):
         return 0
 
 
+def is_network_selection(text):
+    """Whether ``text`` is one network in the short form of the Multus networks annotation, [namespace/]name[@ifname]
+    (k8snetworkplumbingwg/multus-cni pkg/k8sclient/k8sclient.go, parsePodNetworkAnnotation and
+    parsePodNetworkObjectName: a comma-separated list or JSON there would attach more networks)."""
+    if not isinstance(text, str):
+        return False
+    rest, _, interface = text.partition("@")
+    namespace, _, name = rest.rpartition("/")
+    return (names.is_dns1123_subdomain(name) and (not namespace or names.is_dns1123_label(namespace))
+            and (not interface or names.is_ifname(interface)) and text.count("@") <= 1)
+
+
 def settings_from(params):
     """Normalise and check the module parameters; returns a dict the other helpers read."""
     configuration = params.get("configuration") or {}
@@ -94,6 +107,10 @@ def settings_from(params):
     if fabric not in LINK_LAYERS:
         errors.append("fabric must be roce or infiniband (from configuration.fabric), got %r" % (fabric,))
     network = params.get("network")
+    if network and not is_network_selection(network):
+        # The value becomes the pods' Multus annotation verbatim: JSON or a list there would attach other networks.
+        errors.append("network %r is not a network name: give [namespace/]name[@interface] (DNS-1123 names, "
+                      "one network)" % (network,))
     networks = configuration.get("networks") or []
     # Multus finds a network's NetworkAttachmentDefinition in the pod's namespace: by default the pods run where
     # the configuration's first network lives (gpudirect_rdma_network_namespaces), not in "default".

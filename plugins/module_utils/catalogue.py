@@ -72,7 +72,7 @@ SUPPORT_TABLE = {
     },
 }
 
-_ROLE = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
+_ROLE = re.compile(r"^[a-z][a-z0-9_]{0,62}\Z")
 
 
 def entries(extra=None):

@@ -186,8 +186,15 @@ def _cell(value):
     return str(value)
 
 
+# Characters that make Markdown text into something else: a link or image ([..](..)), raw HTML or an autolink (<..),
+# code spans, table cells, escapes. Facts come from pods on the nodes (untrusted text), so every cell is escaped.
+_MD_SPECIAL = {ch: "\\" + ch for ch in "\\`[]<|!"}
+
+
 def _md(value):
-    return _cell(value).replace("|", "\\|").replace("\n", " ")
+    """``value`` as literal Markdown text on one line (CommonMark backslash escapes for the characters above)."""
+    text = " ".join(_cell(value).splitlines())
+    return "".join(_MD_SPECIAL.get(ch, ch) for ch in text)
 
 
 def _gpu_rows(facts):
@@ -241,7 +248,7 @@ def _nearest(facts):
 
 
 def _md_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+    lines = ["| " + " | ".join(_md(cell) if cell else "" for cell in header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     for row in rows:
         lines.append("| " + " | ".join(_md(cell) for cell in row) + " |")
     return lines
@@ -249,20 +256,20 @@ def _md_table(header, rows):
 
 def render_markdown(nodes, title="GPU/NIC inventory", failed=None):
     """Markdown report of {node: facts}; failed: [{node, error}] of nodes without facts."""
-    lines = ["# %s" % title, ""]
+    lines = ["# %s" % _md(title), ""]
     summary = [readiness_summary(node, nodes[node]) for node in sorted(nodes)]
     lines += _md_table(["Node", "Ready", "GPUs", "NIC PFs", "Link layers", "Peer memory", "Reasons"],
                        [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]),
                          s["peer_memory_path"], "; ".join(s["reason_codes"])] for s in summary])
     for item in failed or []:
         lines.append("")
-        lines.append("**%s: no facts** - %s" % (item.get("node"), _md(item.get("error"))))
+        lines.append("**%s: no facts** - %s" % (_md(item.get("node")), _md(item.get("error"))))
     lines.append("")
     lines.append("Relations (nvidia-smi topo names, nearest first): " + ", ".join(
         "%s = %s" % (rel, RELATION_MEANING[rel]) for rel in RELATIONS) + ".")
     for node in sorted(nodes):
         facts = nodes[node] or {}
-        lines += ["", "## %s" % node, ""]
+        lines += ["", "## %s" % _md(node), ""]
         lines += ["### GPUs", ""] + _md_table(GPU_HEADER, _gpu_rows(facts))
         lines += ["", "### NIC ports", ""] + _md_table(NIC_HEADER, _nic_rows(node, facts))
         columns, rows = _matrix(facts)
@@ -271,7 +278,7 @@ def render_markdown(nodes, title="GPU/NIC inventory", failed=None):
             lines += _md_table([""] + columns, [[label] + cells for label, cells in rows])
             nearest = _nearest(facts)
             if nearest:
-                lines += ["", "Nearest NIC: " + "; ".join(nearest)]
+                lines += ["", "Nearest NIC: " + "; ".join(_md(text) for text in nearest)]
         else:
             lines.append("No GPU or no RDMA-capable NIC: no matrix.")
         warnings = list((facts.get("readiness") or {}).get("warnings") or []) + list(facts.get("warnings") or [])

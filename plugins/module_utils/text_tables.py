@@ -15,8 +15,8 @@ NOT_A_NUMBER = 'not a number'
 NOT_WHOLE = 'not a whole number'
 NOT_FINITE = 'not finite'
 NEGATIVE = 'negative'
-_WHOLE = re.compile(r'^\d{1,20}$')
-_SIGNED_WHOLE = re.compile(r'^-?\d{1,20}$')
+_WHOLE = re.compile(r'^\d{1,20}\Z')
+_SIGNED_WHOLE = re.compile(r'^-?\d{1,20}\Z')
 
 
 class CellError(ValueError):

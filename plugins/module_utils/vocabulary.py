@@ -25,8 +25,8 @@ NFD_VENDOR_LABEL = "feature.node.kubernetes.io/pci-%s.present"
 TOPOLOGY_RELATIONS = ("PIX", "PXB", "PHB", "NODE", "SYS")
 TOPOLOGY_RANK = dict((name, rank) for rank, name in enumerate(TOPOLOGY_RELATIONS, 1))
 
-_PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
-_HEX4 = re.compile(r"^[0-9a-f]{4}$")
+_PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
+_HEX4 = re.compile(r"^[0-9a-f]{4}\Z")
 
 
 def nfd_vendor_label(vendor_id):

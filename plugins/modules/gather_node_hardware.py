@@ -275,7 +275,7 @@ import os
 from collections.abc import Mapping
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import clean_up_on_sigterm, run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, DEFAULT_MAX_PODS_IN_FLIGHT, FactsRun
@@ -404,6 +404,9 @@ def main():
     if params["max_pods_in_flight"] < 1:
         module.fail_json(msg="max_pods_in_flight (hardware_facts_max_pods_in_flight) must be at least 1, got %d" % params["max_pods_in_flight"])
     report_dir = None if module.check_mode or params["cache_only"] else params["report_dir"]
+
+    # A run stopped by SIGTERM (a task timeout, a cancelled AWX job) still deletes its pods and per-run SCC grant.
+    clean_up_on_sigterm()
 
     def work():
         documents = Documents(report_dir, params["return_facts"])

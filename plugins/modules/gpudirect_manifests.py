@@ -204,6 +204,8 @@ waits:
 summary:
   description:
     - Configuration label and number (1-6), pod resources, networks and their pod annotation, NIC selection and expected reboots.
+    - C(udev_from_facts) lists the ports whose udev rules come from facts (node, PCI address, address, netdev, fabric); the
+      preflight and rdma roles compare them with the SR-IOV node states before a policy is written.
     - With C(gpudirect_rdma_node_groups), every group's resources, networks and NICs, and C(node_groups), one entry per group
       (name, node selector, configuration, resources, networks, MachineConfigPool). C(configuration) names every group's;
       C(method), C(fabric) and the other keys are the first group's.
@@ -216,6 +218,7 @@ summary:
     pod_resources: {rdma/rdma_shared_device_eth: 1}
     networks: [{kind: MacvlanNetwork, name: rdmashared-net, namespace: default, annotation: rdmashared-net}]
     reboots: []
+    udev_from_facts: []
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -6,13 +6,16 @@
 
 kubernetes.core fills ``api_key`` from ``K8S_AUTH_API_KEY`` (an AWX credential sets it, with ``K8S_AUTH_HOST``) but
 takes ``host`` from the task when one is given: a variable that names another host would send the credential's
-token there. A token also never travels over plain http. Every cluster module calls ``connect()``.
+token there. A token also never travels over plain http, whether it comes from a parameter, K8S_AUTH_API_KEY or the
+kubeconfig's user (a kubeconfig's plain-http server is accepted only on a loopback address, where the token does not
+cross a network: the simulated cluster serves so). Every cluster module calls ``connect()``.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import ipaddress
 import os
 
 try:
@@ -58,9 +61,76 @@ def connection_problem(params, environ=None):
     return None
 
 
+def _kubeconfig_documents(kubeconfig, environ):
+    """The kubeconfig documents the Kubernetes client would read, first file first; [] when there is none."""
+    if isinstance(kubeconfig, dict):
+        return [kubeconfig]
+    paths = kubeconfig or environ.get("KUBECONFIG") or os.path.join("~", ".kube", "config")
+    documents = []
+    for path in [item for item in str(paths).split(os.pathsep) if item]:
+        path = os.path.expanduser(path)
+        if not os.path.isfile(path):
+            continue
+        try:
+            import yaml
+
+            with open(path, encoding="utf-8") as handle:
+                document = yaml.safe_load(handle)
+        except Exception:  # pylint: disable=broad-except - the client reports an unreadable kubeconfig itself
+            continue
+        if isinstance(document, dict):
+            documents.append(document)
+    return documents
+
+
+def _named(documents, section, name):
+    # client-go clientcmd (tools/clientcmd/loader.go): when files are merged, the first file that defines a name wins.
+    for document in documents:
+        for entry in document.get(section) or []:
+            if isinstance(entry, dict) and entry.get("name") == name:
+                return entry.get(section[:-1]) or {}
+    return {}
+
+
+def _is_loopback(url):
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def kubeconfig_problem(params, environ=None):
+    """One sentence when the kubeconfig's user credentials would go over plain http to a host that is not loopback, or
+    None. Tokens given as api_key or K8S_AUTH_API_KEY are connection_problem's."""
+    environ = os.environ if environ is None else environ
+    if params.get("api_key") or environ.get("K8S_AUTH_API_KEY"):
+        return None  # the token is not the kubeconfig's: connection_problem judges it
+    documents = _kubeconfig_documents(params.get("kubeconfig") or environ.get("K8S_AUTH_KUBECONFIG"), environ)
+    if not documents:
+        return None
+    context_name = params.get("context") or environ.get("K8S_AUTH_CONTEXT") or next(
+        (document.get("current-context") for document in documents if document.get("current-context")), None)
+    context = _named(documents, "contexts", context_name)
+    # kubernetes.core builds the client from the kubeconfig, then a host option replaces its server.
+    server = str(params.get("host") or environ.get("K8S_AUTH_HOST")
+                 or _named(documents, "clusters", context.get("cluster")).get("server") or "")
+    user = _named(documents, "users", context.get("user"))
+    credentials = [key for key in ("token", "tokenFile", "auth-provider", "exec", "password") if user.get(key)]
+    if credentials and _normalise(server).startswith("http://") and not _is_loopback(server.strip()):
+        return ("Refusing to send the kubeconfig's credentials (user %s, %s) over plain http to %s: give the "
+                "cluster's https:// server in the kubeconfig." % (context.get("user"), credentials[0], server))
+    return None
+
+
 def check_connection(module):
     """Fail the module before any request when its connection parameters would leak the token."""
-    problem = connection_problem(module.params)
+    problem = connection_problem(module.params) or kubeconfig_problem(module.params)
     if problem:
         module.fail_json(msg=problem)
 

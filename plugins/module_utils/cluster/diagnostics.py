@@ -42,6 +42,14 @@ _SECRET_WORD = r"[A-Za-z0-9_.-]*(?:passw(?:or)?d|passwd|pass|secret|token|api[_-
 _SECRET_ASSIGNMENT = re.compile(r"(?i)(\b%s\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&\"']+)" % _SECRET_WORD)
 # --password value (a flag and its separate argument)
 _SECRET_FLAG = re.compile(r"(?i)(--?%s\s+)([^\s-][^\s,;]*)" % _SECRET_WORD)
+# Environment-variable names that hold keys: NGC_KEY, NGC_API_KEY, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, HF_TOKEN.
+# Only for the names of name/value pairs and NAME=value text: a plain "key" is a taint's or a selector's field.
+_KEY_NAME = r"[A-Za-z0-9_.-]*(?:_key(?:_id)?|access_?key(?:_id)?|_pat)"
+_KEY_ASSIGNMENT = re.compile(r"(?i)(\b%s\s*=\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&\"']+)" % _KEY_NAME)
+# "password": "x" inside JSON text (a CNI config, an annotation): the quoted key form the assignments above miss.
+_JSON_SECRET = re.compile(r'(?i)("(?:%s|%s)"\s*:\s*)("(?:[^"\\]|\\.)*"|[^\s,}\]]+)' % (_SECRET_WORD, _KEY_NAME))
+# curl -u user:password, --user user:password, wget --password (the user part is kept)
+_USER_PASSWORD = re.compile(r"(?i)((?:^|\s)(?:-u|--user|--proxy-user)[=\s]+[^\s:]+:)(\S+)")
 # Keys that name a Kubernetes object field whose content is meant to be visible even though the key matches.
 NOT_SENSITIVE_KEYS = frozenset(["secretName", "secretRef", "secretKeyRef", "tokenSecretRef", "serviceAccountToken",
                                 "automountServiceAccountToken", "secretResourceName", "imagePullSecrets", "authorization_mode"])
@@ -65,11 +73,11 @@ PLAN = (
     ("sriovnetwork.openshift.io/v1", "SriovNetworkNodeState", "sriovnetworknodestates", "all", None),
     ("sriovnetwork.openshift.io/v1", "SriovNetworkNodePolicy", "sriovnetworknodepolicies", "all", None),
     ("sriovnetwork.openshift.io/v1", "SriovNetworkPoolConfig", "sriovnetworkpoolconfigs", "all", None),
-    ("mellanox.com/v1alpha1", "MacvlanNetwork", "macvlannetworks", "cluster", None),
-    ("mellanox.com/v1alpha1", "IPoIBNetwork", "ipoibnetworks", "cluster", None),
-    ("mellanox.com/v1alpha1", "HostDeviceNetwork", "hostdevicenetworks", "cluster", None),
-    ("sriovnetwork.openshift.io/v1", "SriovNetwork", "sriovnetworks", "all", None),
-    ("sriovnetwork.openshift.io/v1", "SriovIBNetwork", "sriovibnetworks", "all", None),
+    ("mellanox.com/v1alpha1", "MacvlanNetwork", "macvlannetworks", "cluster", "managed"),
+    ("mellanox.com/v1alpha1", "IPoIBNetwork", "ipoibnetworks", "cluster", "managed"),
+    ("mellanox.com/v1alpha1", "HostDeviceNetwork", "hostdevicenetworks", "cluster", "managed"),
+    ("sriovnetwork.openshift.io/v1", "SriovNetwork", "sriovnetworks", "all", "managed"),
+    ("sriovnetwork.openshift.io/v1", "SriovIBNetwork", "sriovibnetworks", "all", "managed"),
     ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "network-attachment-definitions", "all", None),
     ("machineconfiguration.openshift.io/v1", "MachineConfigPool", "machineconfigpools", "cluster", None),
     ("machineconfiguration.openshift.io/v1", "MachineConfig", "machineconfigs", "cluster", "managed"),
@@ -129,6 +137,9 @@ def scrub_text(text, secrets):
         return REDACTED
     text = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
     text = _AUTH_SCHEME.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+    text = _JSON_SECRET.sub(lambda m: m.group(1) + '"%s"' % REDACTED, text)
+    text = _USER_PASSWORD.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _KEY_ASSIGNMENT.sub(lambda m: m.group(1) + REDACTED, text)
     text = _SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + REDACTED, text)
     return _SECRET_FLAG.sub(lambda m: m.group(1) + REDACTED, text)
 
@@ -142,7 +153,9 @@ def redact(value, secrets=(), parent_key=None):
     """
     if isinstance(value, dict):
         out = {}
-        sensitive_pair = _sensitive_key(value.get("name")) and "value" in value
+        name = value.get("name")
+        sensitive_pair = "value" in value and (_sensitive_key(name) or (
+            isinstance(name, str) and re.fullmatch(_KEY_NAME, name, re.IGNORECASE) is not None))
         for key, item in value.items():
             if _sensitive_key(key) and not isinstance(item, (dict, list)) and item not in (None, "", False, True):
                 out[key] = REDACTED
@@ -326,6 +339,27 @@ def safe_name(text):
     return re.sub(r"[^A-Za-z0-9._-]", "_", text)
 
 
+# The collection's network kinds, listed with the managed selector above; their operators write one
+# NetworkAttachmentDefinition per network, of the same name (Mellanox/network-operator pkg/state/
+# state_macvlan_network.go, state_ipoib_network.go, state_hostdevice_network.go;
+# sriov-network-operator controllers/generic_network_controller.go), in the network's target namespace.
+NETWORK_KINDS = ("MacvlanNetwork", "IPoIBNetwork", "HostDeviceNetwork", "SriovNetwork", "SriovIBNetwork")
+
+
+def _keep_own_attachments(groups):
+    """Drop the NetworkAttachmentDefinitions that no network of the collection explains: other teams' CNI configs
+    are theirs (issue 34) and may hold credentials of their own plugins."""
+    own = set()
+    for (kind, _plural, _namespace), items in groups.items():
+        if kind in NETWORK_KINDS:
+            own.update((item.get("metadata") or {}).get("name") for item in items)
+    for key in [key for key in groups if key[0] == "NetworkAttachmentDefinition"]:
+        groups[key] = [item for item in groups[key] if (item.get("metadata") or {}).get("name") in own]
+        if not groups[key] and key[2] not in (None, "*"):
+            del groups[key]
+            groups.setdefault((key[0], key[1], "*"), [])
+
+
 class DiagnosticsCollector:
     """Runs the plan against ``cluster`` (a ClusterClient); ``secrets`` are strings never to be written."""
 
@@ -403,6 +437,7 @@ class DiagnosticsCollector:
                 # Nothing found still gets a line in the summary; "*" marks a list across all namespaces.
                 where = (request["namespace"] or "*") if request["namespaced"] else None
                 groups.setdefault((request["kind"], request["plural"], where), [])
+        _keep_own_attachments(groups)
         for (kind, _plural, _namespace), items in groups.items():
             items.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace") or "", (o.get("metadata") or {}).get("name") or ""))
         return groups

@@ -195,6 +195,14 @@ def allocatable_gpus(node):
         return 0
 
 
+def _left_by_a_run(obj):
+    """Whether ``obj`` is one that a facts run creates for itself (per-run namespace, service account or SCC grant):
+    labelled by the collection as the facts component. What an administrator applies from deploy/rbac/workloads.yml
+    carries neither label and is never taken over."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return labels.get(MANAGED_BY_LABEL) == MANAGED_BY_VALUE and labels.get(COMPONENT_LABEL) == COMPONENT_VALUE
+
+
 def scc_role_binding(namespace, service_account, scc):
     """RoleBinding that lets the service account use an SCC (OpenShift ships a ClusterRole per SCC)."""
     return {
@@ -469,6 +477,10 @@ class FactsRun:
         if existing is not None and (existing.get("metadata") or {}).get("deletionTimestamp"):
             self._wait_gone(resources["Namespace"], self.namespace)  # an earlier run's namespace still terminating
             existing = None
+        if existing is not None and params.get("create_namespace", True) and _left_by_a_run(existing):
+            # An interrupted run's namespace (issue 34): this run takes it over and removes it at its end, so that a
+            # namespace whose pods may mount host paths does not outlive the runs that need it.
+            self.created.append(("Namespace", self.namespace))
         if existing is None:
             if not params.get("create_namespace", True):
                 raise ClusterError("Namespace %s does not exist. A cluster administrator creates it, its service account "
@@ -494,20 +506,28 @@ class FactsRun:
                                    "-f deploy/rbac/workloads.yml (or set hardware_facts_manage_rbac to create it and its "
                                    "SCC RoleBinding per run)" % (self.namespace, account))
             return
-        if self.cluster.get(resources["ServiceAccount"], account, self.namespace) is None:
+        found = self.cluster.get(resources["ServiceAccount"], account, self.namespace)
+        if found is None:
             self.cluster.create(resources["ServiceAccount"], {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {
                 "name": account, "namespace": self.namespace,
                 "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE, COMPONENT_LABEL: COMPONENT_VALUE}}})
             self.created.append(("ServiceAccount", account))
             self.changed = True
+        elif _left_by_a_run(found):
+            self.created.append(("ServiceAccount", account))
         scc = params.get("scc")
         if scc:
             resources["RoleBinding"] = self.cluster.resource("rbac.authorization.k8s.io/v1", "RoleBinding")
             binding = scc_role_binding(self.namespace, account, scc)
-            if self.cluster.get(resources["RoleBinding"], binding["metadata"]["name"], self.namespace) is None:
+            found = self.cluster.get(resources["RoleBinding"], binding["metadata"]["name"], self.namespace)
+            if found is None:
+                binding["metadata"]["labels"][RUN_LABEL] = self.run_id
                 self.cluster.create(resources["RoleBinding"], binding)
                 self.created.append(("RoleBinding", binding["metadata"]["name"]))
                 self.changed = True
+            elif _left_by_a_run(found):
+                # A killed run's SCC grant (issue 34): removed at this run's end instead of kept for good.
+                self.created.append(("RoleBinding", binding["metadata"]["name"]))
 
     def _wait_gone(self, resource, name):
         try:

@@ -22,7 +22,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client
 
 _REQUIREMENT = re.compile(
     r"^\s*(?P<neg>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
-    r"(?:(?P<op>==|!=|=|notin(?=\s*\()|in(?=\s*\())\s*(?P<val>\([^)]*\)|[A-Za-z0-9_.-]*))?\s*$"
+    r"(?:(?P<op>==|!=|=|notin(?=\s*\()|in(?=\s*\())\s*(?P<val>\([^)]*\)|[A-Za-z0-9_.-]*))?\s*\Z"
 )
 
 
@@ -87,7 +87,7 @@ def _name_from_field_selector(field_selector):
     """The name of a ``metadata.name=X`` field selector, None for no selector; ValueError for others."""
     if not field_selector:
         return None
-    match = re.match(r"^\s*metadata\.name\s*==?\s*([^,\s]+)\s*$", field_selector)
+    match = re.match(r"^\s*metadata\.name\s*==?\s*([^,\s]+)\s*\Z", field_selector)
     if not match:
         raise ValueError(field_selector)
     return match.group(1)

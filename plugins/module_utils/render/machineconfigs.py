@@ -23,10 +23,10 @@ CRIO_DROPIN_PATH = "/etc/crio/crio.conf.d/99-gpudirect-rdma-memlock"
 CRIO_MEMLOCK = '[crio.runtime]\ndefault_ulimits = [\n"memlock=-1:-1"\n]\n'
 IRDMA_KERNEL_ARGUMENT = "module_blacklist=irdma"
 
-_MAC = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
-_IPOIB = re.compile(r"^([0-9a-f]{2}:){19}[0-9a-f]{2}$")
-_GUID_COLON = re.compile(r"^([0-9a-f]{2}:){7}[0-9a-f]{2}$")
-_GUID_HEX = re.compile(r"^(0x)?[0-9a-f]{16}$")
+_MAC = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}\Z")
+_IPOIB = re.compile(r"^([0-9a-f]{2}:){19}[0-9a-f]{2}\Z")
+_GUID_COLON = re.compile(r"^([0-9a-f]{2}:){7}[0-9a-f]{2}\Z")
+_GUID_HEX = re.compile(r"^(0x)?[0-9a-f]{16}\Z")
 
 
 def _guid(address):
@@ -61,6 +61,17 @@ def _fabric_of(entry):
     return nics.LINK_LAYERS.get(str(entry.get("link_layer") or "").strip().lower())
 
 
+def facts_udev_ports(model, all_ports=False):
+    """The ports of nic_facts that persistent_names rules would name: NVIDIA/Mellanox PFs with a netdev and an address.
+    Unless ``all_ports``, only when those rules are rendered (the MachineConfig is applied with persistent_names and
+    udev_rules_from_facts is on)."""
+    if not all_ports and not ("persistent_names" in (model["machineconfigs"] if model["apply_machineconfigs"] else [])
+                              and model["udev_rules_from_facts"]):
+        return []
+    return [p for p in (model.get("selection") or {}).get("facts_ports") or []
+            if not p["is_vf"] and p["vendor_id"] == names.MELLANOX_VENDOR_ID and p["netdev"] and p["address"]]
+
+
 def collect_udev_rules(model, errors):
     """Rules from the explicit udev_rules list and from every NVIDIA/Mellanox PF in nic_facts."""
     entries = []
@@ -83,8 +94,7 @@ def collect_udev_rules(model, errors):
             ok = False
         if ok:
             entries.append((field, address, name, fabric, entry.get("node")))
-    from_facts = [p for p in model["selection"]["facts_ports"]
-                  if not p["is_vf"] and p["vendor_id"] == names.MELLANOX_VENDOR_ID and p["netdev"] and p["address"]]
+    from_facts = facts_udev_ports(model, all_ports=True)
     if from_facts and not model["udev_rules_from_facts"]:
         # Facts come from pods on the nodes; rules derived from them run as root on every node of the pool.
         errors.add("udev_rules_from_facts", "persistent_names would name %d port(s) from gpudirect_rdma_nic_facts, which "
@@ -98,9 +108,18 @@ def collect_udev_rules(model, errors):
             errors.add("nic_facts[%d].address" % port["index"], "%r does not fit a %s port" % (port["address"], port["fabric"]))
             continue
         entries.append(("nic_facts[%d]" % port["index"], port["address"], port["netdev"], port["fabric"], port["node"]))
-    rules, by_key, by_node_name = [], {}, {}
+    rules, by_key, by_node_name, claimed_by = [], {}, {}, {}
     for field, address, name, fabric, node in entries:
         key = (fabric, _guid(address) if fabric == "infiniband" else address)
+        if field.startswith("nic_facts") and node:
+            # One NIC address belongs to one node: facts in which two nodes report it are wrong for at least one of
+            # them, and the rule would rename that address on every node of the pool (issue 34).
+            first = claimed_by.setdefault(key, node)
+            if first != node:
+                errors.add("udev_rules_from_facts", "%s: %s is reported by nodes %s and %s; a NIC address belongs to one "
+                                                     "node: gather the facts again (facts.yml) or list the ports in "
+                                                     "gpudirect_rdma_udev_rules" % (field, address, first, node))
+                continue
         if key in by_key:
             if by_key[key] != name:
                 errors.add(field, "%s is already named %s; one address cannot get two names" % (address, by_key[key]))

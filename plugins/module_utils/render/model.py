@@ -350,7 +350,7 @@ SECOND_FABRIC_KEYS = ("nic_interfaces", "nic_device_ids", "ipam_range", "resourc
 
 _TRUE = ("true", "yes", "on", "1")
 _FALSE = ("false", "no", "off", "0", "")
-_PERCENT = re.compile(r"^(100|[1-9]?[0-9])%$")
+_PERCENT = re.compile(r"^(100|[1-9]?[0-9])%\Z")
 
 
 class Errors(object):
@@ -411,7 +411,7 @@ def _coerce(field, spec, value, errors):
             return None
         if isinstance(value, int):
             return value
-        if isinstance(value, str) and re.match(r"^\s*-?\d+\s*$", value):
+        if isinstance(value, str) and re.match(r"^\s*-?\d+\s*\Z", value):
             return int(value)
         errors.add(field, "must be an integer, got %r" % (value,))
         return None
@@ -776,7 +776,7 @@ def _check_gpu(values, provided, errors):
         errors.add("driver_upgrade_max_parallel", "must be 1 or more (nodes whose driver reloads at the same time)")
     for field, operator, example in (("network_operator_version", "Network Operator", "25.4.0"),
                                      ("gpu_operator_version", "GPU Operator", "24.9.2")):
-        if values.get(field) and not re.match(r"^v?\d+\.\d+(\.\d+)?$", values[field]):
+        if values.get(field) and not re.match(r"^v?\d+\.\d+(\.\d+)?\Z", values[field]):
             errors.add(field, "%r is not a %s version (X.Y or X.Y.Z, e.g. %s)" % (values[field], operator, example))
     if mode == "dmabuf" and values["gpu_kernel_module_type"] == "proprietary":
         errors.add("gpu_kernel_module_type", "dmabuf needs the open GPU kernel modules (open or auto), not proprietary")
@@ -785,12 +785,12 @@ def _check_gpu(values, provided, errors):
             errors.add(field, "must not be empty")
 
 
-_REPOSITORY = re.compile(r"^[a-zA-Z0-9.\-/:]+$")
-_IMAGE = re.compile(r"^[a-zA-Z0-9\-_.]+$")
+_REPOSITORY = re.compile(r"^[a-zA-Z0-9.\-/:]+\Z")
+_IMAGE = re.compile(r"^[a-zA-Z0-9\-_.]+\Z")
 # An image tag, or a digest (names.IMAGE_DIGEST), which the operators pin with '@'. The DOCA driver takes only these
 # two: the Network Operator appends the node pool's OS and architecture to any version not starting with 'sha256'
 # (pkg/state/state_ofed.go getMofedDriverImageName), so 'tag@sha256:...' would name an image that does not exist.
-_VERSION = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}|sha256:[a-f0-9]{64})$")
+_VERSION = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}|sha256:[a-f0-9]{64})\Z")
 _DRIVER_VERSION_HINT = "image tag or digest (sha256:<64 hex digits>; not tag@sha256:, the operator appends the node's OS to a tag)"
 # The other images also take 'tag@sha256:...' (the tag kept for reading): the Network Operator joins a non-digest
 # version with ':' (pkg/render/render.go imagePath), giving image:tag@sha256:...; the GPU Operator adds no OS suffix to
@@ -816,7 +816,7 @@ def _check_images(values, provided, errors):
         if values.get(field) and not pattern.match(values[field]):
             errors.add(field, "%r is not a valid %s" % (values[field], what))
     for secret in values["image_pull_secrets"]:
-        if not isinstance(secret, str) or not re.match(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$", secret):
+        if not isinstance(secret, str) or not re.match(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z", secret):
             errors.add("image_pull_secrets", "%r is not a Secret name (lowercase letters, digits, '-' and '.')" % (secret,))
     for component, override in values["image_overrides"].items():
         if component not in IMAGE_COMPONENTS:
@@ -861,7 +861,7 @@ def _check_machineconfigs(values, provided, errors):
                 break
     if values["udev_rules"] and "persistent_names" not in wanted and values["apply_machineconfigs"]:
         errors.add("udev_rules", "given but persistent_names is not listed in gpudirect_rdma_machineconfigs")
-    if not re.match(r"^3\.[0-9]+\.[0-9]+$", values["ignition_version"] or ""):
+    if not re.match(r"^3\.[0-9]+\.[0-9]+\Z", values["ignition_version"] or ""):
         errors.add("ignition_version", "%r is not an Ignition 3.x version (MachineConfigs on OpenShift 4.6+ use 3.x)" % values["ignition_version"])
 
 

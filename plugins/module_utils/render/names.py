@@ -28,7 +28,7 @@ SRIOV_RESOURCE_PREFIX = "openshift.io"  # fixed by the SR-IOV Network Operator o
 MCO_ROLE_LABEL = "machineconfiguration.openshift.io/role"
 # Both operators take a digest in an image's `version` and join it with '@' instead of ':' (network-operator
 # pkg/render/render.go imagePath, gpu-operator api/nvidia/v1 imagePath): "sha256:<64 hex digits>".
-IMAGE_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")
+IMAGE_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}\Z")
 # A whole image reference: name[:tag][@sha256:<64 hex>] (distribution/reference grammar, lowercase-insensitive here). A
 # reference with both keeps the tag for reading; CRI-O pulls it by the digest (cri-o/cri-o#3060).
 IMAGE_REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(:[0-9]+)?(/[A-Za-z0-9][A-Za-z0-9._\-]*)*"
@@ -90,20 +90,20 @@ def managed_kinds(which):
     return ["%s/%s" % (KIND_API[kind], kind) for kind in kinds]
 
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 # Device plugin resource names: SR-IOV operator allows [A-Za-z0-9_]; the kubelet wants the part
 # after the prefix to begin and end alphanumeric (qualified name), at most 63 characters.
-_RESOURCE_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_]*[A-Za-z0-9])?$")
+_RESOURCE_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_]*[A-Za-z0-9])?\Z")
 _RESOURCE_PREFIX = _DNS1123_SUBDOMAIN
 # Linux allows almost any byte in an interface name; we accept the names real NICs get, because they end up in
 # text that runs as root on nodes (udev rules, CNI config) and may come from facts pods (untrusted input).
-_IFNAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
-_RDMA_DEVICE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_IFNAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}\Z")
+_RDMA_DEVICE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 # Characters that would end or escape a quoted value in udev rules, TOML, JSON or shell on a node.
 _NODE_TEXT_FORBIDDEN = re.compile(r"[\"'\\,\x00-\x1f\x7f]")
-_LABEL_KEY_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_LABEL_KEY_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 
 
 def variable(field):

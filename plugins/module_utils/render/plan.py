@@ -265,5 +265,9 @@ def _summary(model, manifests):
         # The nodes the SR-IOV policies select: the allocatable waits watch only these.
         "node_selector": dict((key, names.label_text(value)) for key, value in model["node_selector"].items()),
         "reboots": reboots,
+        # Ports whose udev rules come from facts that pods reported: checked against the SR-IOV node states (a second
+        # source) before a policy is written (render/reported.py udev_address_problems).
+        "udev_from_facts": [dict((k, p[k]) for k in ("node", "pci_address", "address", "netdev", "fabric"))
+                            for p in machineconfigs.facts_udev_ports(model)],
         "object_count": len(manifests),
     }

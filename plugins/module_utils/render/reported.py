@@ -43,6 +43,34 @@ def _port(iface, node):
     return "%s (%s) on %s" % (iface.get("name"), iface.get("pciAddress") or "no PCI address", node)
 
 
+def _address_key(address, fabric):
+    """A NIC address as compared: the MAC, or an IPoIB address's trailing 8-byte port GUID (its first bytes change)."""
+    text = str(address or "").strip().lower()
+    return ":".join(text.split(":")[-8:]) if fabric == "infiniband" else text
+
+
+def udev_address_problems(summary, node_states):
+    """Errors for udev rules derived from facts whose address the SR-IOV config daemon of that node does not report at
+    that PCI address (SriovNetworkNodeState status.interfaces[].mac and pciAddress): the facts, which pods on the nodes
+    reported, are then wrong or forged, and the rule would rename another NIC on every node of the pool."""
+    errors = []
+    by_node = {}
+    for node, iface in _interfaces(node_states):
+        by_node.setdefault(node, {})[str(iface.get("pciAddress") or "").lower()] = iface
+    for port in (summary or {}).get("udev_from_facts") or []:
+        interfaces = by_node.get(port["node"])
+        if not interfaces:
+            continue  # this node's daemon has not reported yet: nothing to compare with
+        iface = interfaces.get(str(port["pci_address"] or "").lower())
+        reported = iface.get("mac") if iface else None
+        if _address_key(reported, port["fabric"]) != _address_key(port["address"], port["fabric"]):
+            errors.append("gpudirect_rdma_udev_rules_from_facts: node %s's facts give %s for %s (%s), but its SR-IOV "
+                          "config daemon reports %s there; gather the facts again (facts.yml) or list the ports in "
+                          "gpudirect_rdma_udev_rules." % (port["node"], port["address"], port["netdev"], port["pci_address"],
+                                                          reported or "no such port"))
+    return errors
+
+
 def reported_nic_problems(summary, node_states, num_vfs=None):
     """{"errors": [...], "warnings": [...]}: each error names the variable and the fix. Nothing is checked when no
     interface is reported yet (the caller waits for the reports first) or the plan has no NIC selection."""
@@ -50,6 +78,7 @@ def reported_nic_problems(summary, node_states, num_vfs=None):
     reported = _interfaces(node_states)
     if not reported or not summary:
         return problems
+    problems["errors"].extend(udev_address_problems(summary, node_states))
     reported_names = sorted(set(i.get("name") for _n, i in reported))
     reported_pcis = sorted(set(i.get("pciAddress") for _n, i in reported if i.get("pciAddress")))
     daemons_on = summary.get("sriov_daemon_group")

@@ -1,0 +1,31 @@
+"""render.yml's output folder (issue 34, LOW): a re-render removes only the files an earlier render wrote, never files
+of the same name pattern that someone else keeps there."""
+
+import os
+import subprocess
+
+from site_support import ROOT, example
+
+
+def render(out, configuration):
+    proc = subprocess.run(["ansible-playbook", "playbooks/render.yml", "-e", "@" + example(configuration),
+                           "-e", "render_dir=%s" % out], cwd=ROOT, env=dict(os.environ), capture_output=True,
+                          text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return {path.name for path in out.glob("[0-9][0-9][0-9]-*.yaml")}
+
+
+def test_rerender_removes_its_own_stale_files_and_keeps_foreign_ones(tmp_path):
+    out = tmp_path / "manifests"
+    out.mkdir()
+    foreign = out / "005-team-extra.yaml"
+    foreign.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ours-not-theirs}\n")
+    sriov = render(out, "sriov_legacy/roce")
+    assert foreign.exists(), "render.yml deleted a file it did not write"
+    shared = render(out, "shared_device/roce")
+    sriov_only = sriov - shared - {foreign.name}
+    assert sriov_only, "the two configurations render the same files; the test proves nothing"
+    assert not any((out / name).exists() for name in sriov_only), "stale files of the earlier render were kept"
+    assert foreign.exists(), "render.yml deleted a file it did not write"
+    recorded = (out / ".gpudirect-render-files").read_text().split()
+    assert set(recorded) == shared - {foreign.name}
