@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import rbac, scc, ssa
+from . import authorization, openapi, protobuf, rbac, scc, ssa, tables
 from .controllers import network_operator, sriov
 from .builtins import CRD_TYPE, INITIAL_NAMESPACES
 from .errors import ApiError, bad_request, conflict, not_found, resource_ref
@@ -120,6 +120,7 @@ class ApiServer:
         self.shutting_down = False
         self.crd_created = {}
         self.authorizer = rbac.Authorizer(sim.store)
+        self.openapi = openapi.OpenAPI()
         self.namespace_index = len(INITIAL_NAMESPACES)
 
     # ------------------------------------------------------------------ app
@@ -368,7 +369,9 @@ class ApiServer:
             if path == "/apis":
                 return _json(self.api_group_list())
             if path == "/":
-                return _json({"paths": ["/api", "/api/v1", "/apis", "/version"]})
+                return _json({"paths": ["/api", "/api/v1", "/apis", "/openapi/v2", "/openapi/v3", "/version"]})
+            if path == "/openapi/v2" or path == "/openapi/v3" or path.startswith("/openapi/v3/"):
+                return self.openapi_response(request, path)
         parts = path.strip("/").split("/")
         if request.method == "GET" and parts[0] == "apis" and len(parts) == 2:
             group = self.api_group(parts[1])
@@ -434,6 +437,28 @@ class ApiServer:
                                       "kind": t.kind, "verbs": ["get", "patch", "update"]})
         return {"kind": "APIResourceList", "apiVersion": "v1",
                 "groupVersion": version if not group else "%s/%s" % (group, version), "resources": resources}
+
+    def openapi_response(self, request, path):
+        """/openapi/v2, the /openapi/v3 index and the per group-version documents (openapi.py)."""
+        self.openapi.refresh(self._served_types(), self.sim.crds, self.version_info()["gitVersion"])
+        if path == "/openapi/v3":
+            return _json(self.openapi.index())
+        if path == "/openapi/v2":
+            if not openapi.accepts_json(request.headers.get("Accept")):
+                raise ApiError(406, "NotAcceptable", "only the following media types are accepted: application/json")
+            return web.Response(body=self.openapi.v2_bytes(), content_type="application/json")
+        found = self.openapi.document_bytes(path[len("/openapi/v3/"):])
+        if found is None:
+            raise _page_not_found()
+        raw, digest = found
+        headers = {"Etag": '"%s"' % digest}
+        # handler3.go: a request naming the current hash may be cached for good; one naming another hash is sent on.
+        wanted = request.query.get("hash")
+        if wanted and wanted != digest:
+            raise web.HTTPMovedPermanently("%s%s?hash=%s" % (self.sim.path_prefix or "", path, digest))
+        if wanted:
+            headers["Cache-Control"] = "public, immutable"
+        return web.Response(body=raw, content_type="application/json", headers=headers)
 
     # ------------------------------------------------------------------ simulator endpoints
     async def sim_endpoint(self, request, path):
@@ -504,9 +529,14 @@ class ApiServer:
     async def _dispatch_verb(self, request, rtype, info, verb, dry_run):
         if rtype.key == CRD_TYPE.key:
             return self.crd_read(request, info, rtype, dry_run)
+        if rtype.group == authorization.GROUP:
+            body = authorization.answer(self.authorizer, request.get(USER) or rbac.admin_user(), rtype.plural,
+                                        info.namespace, await self._read_body(request))
+            return _json(body, 201)
         if verb == "get":
             obj = self.store.get(rtype, info.namespace, info.name)
-            return _json(obj)
+            table = self.table(request, rtype, [obj])
+            return _json(table if table is not None else obj)
         if verb == "list":
             return self.list(request, rtype, info)
         if verb == "watch":
@@ -536,6 +566,16 @@ class ApiServer:
         if not raw:
             return None
         ctype = request.content_type or ""
+        if ctype == protobuf.CONTENT_TYPE and request[INFO].rtype is not None and \
+                protobuf.decodable(request[INFO].rtype.kind):
+            return protobuf.decode(raw, request[INFO].rtype.kind)
+        if ctype == protobuf.CONTENT_TYPE:
+            # The simulator decodes no protobuf. It answers as kube-apiserver does for a kind without a protobuf
+            # serializer (custom resources: apiextensions-apiserver's codec offers JSON and YAML only), with 415, on
+            # which client-go sends the request again as JSON (staging/src/k8s.io/client-go/rest/request.go,
+            # UnsupportedMediaType on the client's content configuration).
+            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted "
+                           "media types include: application/json, application/yaml")
         try:
             if "yaml" in ctype and allow_yaml:
                 return yaml.safe_load(raw.decode("utf-8"))
@@ -604,8 +644,27 @@ class ApiServer:
             meta["continue"] = next_token
             if remaining is not None:
                 meta["remainingItemCount"] = remaining
+        table = self.table(request, rtype, items, meta)
+        if table is not None:
+            return _json(table)
         body = {"kind": rtype.kind + "List", "apiVersion": rtype.api_version, "metadata": meta, "items": items}
         return _json(body)
+
+    def table_printer(self, rtype):
+        """(columns, row function) of rtype's server-side printing (tables.py)."""
+        crd = None if rtype.builtin else self.sim.crds.get(rtype.key)
+        return tables.printer_for(rtype, crd)
+
+    def table(self, request, rtype, objects, list_meta=None, headers=True):
+        """The Table of objects when the request asks for one (tables.wants_table), else None."""
+        version = tables.wants_table(request.headers.get("Accept"))
+        if version is None:
+            return None
+        try:
+            return tables.to_table(objects, self.table_printer(rtype), version, list_meta,
+                                   request.query.get("includeObject") or "Metadata", headers)
+        except ValueError as exc:
+            raise bad_request(str(exc)) from None
 
     async def create(self, request, rtype, info, dry_run):
         body = self._check_body(rtype, await self._read_body(request), info)
@@ -841,7 +900,8 @@ class ApiServer:
         if info.verb == "get":
             for obj in items:
                 if obj["metadata"]["name"] == info.name:
-                    return _json(obj)
+                    table = self.table(request, rtype, [obj])
+                    return _json(table if table is not None else obj)
             raise not_found(rtype, info.name)
         if info.verb == "delete":
             obj = next((o for o in items if o["metadata"]["name"] == info.name), None)
@@ -854,9 +914,13 @@ class ApiServer:
         if info.verb == "list":
             sel = Selector(request.query.get("labelSelector"), request.query.get("fieldSelector"), rtype.group,
                            rtype.plural)
+            meta = {"resourceVersion": self.store.current_resource_version}
+            selected = [i for i in items if sel.matches(i)]
+            table = self.table(request, rtype, selected, meta)
+            if table is not None:
+                return _json(table)
             return _json({"kind": "CustomResourceDefinitionList", "apiVersion": rtype.api_version,
-                          "metadata": {"resourceVersion": self.store.current_resource_version},
-                          "items": [i for i in items if sel.matches(i)]})
+                          "metadata": meta, "items": selected})
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
     def _remove_crd(self, crd):

@@ -9,6 +9,7 @@ from aiohttp import web
 from .errors import ApiError
 from .app import LOG_ENTRY, LOGGED
 from .selectors import Selector
+from . import tables
 
 _CLOSE = object()
 
@@ -46,6 +47,7 @@ async def serve_watch(server, request, rtype, info):
     drop = sim.faults.watch_drop({"group": info.group, "plural": info.plural, "namespace": info.namespace,
                                   "name": info.name})
     drop_events, drop_seconds = drop if drop else (None, None)
+    table_wanted = tables.wants_table(request.headers.get("Accept")) is not None
     field_name = info.name  # /watch on an item is not used by clients; name narrows like fieldSelector
     loop = asyncio.get_running_loop()
     queue = asyncio.Queue()
@@ -91,7 +93,12 @@ async def serve_watch(server, request, rtype, info):
             last_rv = ev.obj["metadata"].get("resourceVersion")
             if etype is None:
                 return True
-            await response.write(_line(etype, server.store.output(rtype, ev.obj)))
+            obj = server.store.output(rtype, ev.obj)
+            if table_wanted:
+                # handlers/watch.go: each event's object is a one-row Table; the column definitions come with the
+                # first event only (the encoder sets NoHeaders after it).
+                obj = server.table(request, rtype, [obj], {"resourceVersion": last_rv}, headers=sent == 0)
+            await response.write(_line(etype, obj))
             sent += 1
             return drop_events is None or sent < drop_events
 

@@ -8,9 +8,13 @@
    without a single refused request.
 3. That identity cannot create a pod in kube-system, read pod logs outside the collection's namespaces, read Secrets,
    grant itself an SCC or run a pod that mounts host paths; without one permission, site.yml fails with the API
-   server's Forbidden message.
+   server's Forbidden message when its permission check is off.
+4. Without one rule of the role (a cluster-wide one, a namespace's one), site.yml stops in preflight, before any
+   write, naming the verb, resource, namespace and the rule to add (issue 33; every rule in turn is in
+   tests/unit/plugins/module_utils/test_permissions.py).
 """
 
+import copy
 import importlib.util
 import io
 import os
@@ -127,10 +131,55 @@ def test_a_missing_permission_fails_with_forbidden(sim_factory):
     env = dict(os.environ, K8S_AUTH_KUBECONFIG=kubeconfig, ANSIBLE_NOCOLOR="1")
     mark = sim.mark()
     proc = subprocess.run(["ansible-playbook", os.path.join(ROOT, "playbooks", "site.yml"), "-e", "@" + EXAMPLE,
-                           "--tags", "nvidia_network_operator"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          check=False, timeout=600)
+                           "--tags", "nvidia_network_operator", "-e", "preflight_check_permissions=false"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, check=False, timeout=600)
     assert proc.returncode != 0
     assert 'cannot create resource \\"nicclusterpolicies\\" in API group \\"mellanox.com\\"' in proc.stdout or \
         'cannot create resource "nicclusterpolicies" in API group "mellanox.com"' in proc.stdout, proc.stdout[-4000:]
     # The server-side apply that would create it is authorized as a create too, and refused as one.
     assert refused(sim, mark) == [("patch", "mellanox.com", "nicclusterpolicies", None, None)]
+
+
+def _without(sim, kind, namespace, name, resource, verb):
+    """Remove verb on resource from one rule of the role (the rule goes when no verb is left); returns the original."""
+    rtype = sim.store.find_type("rbac.authorization.k8s.io", "v1", "clusterroles" if kind == "ClusterRole" else "roles")
+    role = sim.store.get(rtype, namespace, name)
+    original = copy.deepcopy(role)
+    rule = next(r for r in role["rules"] if resource in r["resources"] and verb in r["verbs"])
+    rule["verbs"] = [v for v in rule["verbs"] if v != verb]
+    role["rules"] = [r for r in role["rules"] if r["verbs"]]
+    sim.store.update(rtype, role)
+    return rtype, original
+
+
+def test_a_role_missing_one_rule_stops_site_before_any_write(sim_factory):
+    gen = generator()
+    sim = sim_factory(profile="mixed-lab")
+    token = provision(sim, gen)
+    kubeconfig = sim.write_kubeconfig(os.path.join(os.path.dirname(sim.kubeconfig), "automation"), token=token)
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=kubeconfig, ANSIBLE_NOCOLOR="1")
+    cases = [
+        (("ClusterRole", None, gen.ROLE_NAME, "nicclusterpolicies", "create"),
+         "create on nicclusterpolicies.mellanox.com cluster-wide: add to the ClusterRole %s the rule "
+         '{apiGroups: ["mellanox.com"], resources: ["nicclusterpolicies"], verbs: [create]}' % gen.ROLE_NAME),
+        (("Role", "gpudirect-facts", gen.ROLE_NAME, "pods", "create"),
+         "create on pods in namespace gpudirect-facts: add to the Role %s in gpudirect-facts the rule "
+         '{apiGroups: [""], resources: ["pods"], verbs: [create]}' % gen.ROLE_NAME),
+    ]
+    for (kind, namespace, name, resource, verb), expected in cases:
+        rtype, original = _without(sim, kind, namespace, name, resource, verb)
+        mark = sim.mark()
+        proc = subprocess.run(["ansible-playbook", os.path.join(ROOT, "playbooks", "site.yml"), "-e", "@" + EXAMPLE],
+                              cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=600)
+        assert proc.returncode != 0
+        text = proc.stdout.replace("\\n", "\n").replace('\\"', '"')
+        assert expected in text, proc.stdout[-4000:]
+        assert "Stop before any write when the identity lacks a permission" in proc.stdout
+        assert sim.count(writes_only=True, since=mark) == 0, sim.request_log[mark:]
+        reviews = [e for e in sim.request_log[mark:] if e["group"] == "authorization.k8s.io"]
+        # One access review (not everything), then one rules review per namespace of the Roles and one cluster-wide.
+        namespaces = {i["metadata"]["namespace"] for i in gen.load_documents() if i["kind"] == "Role"}
+        assert len(reviews) == 2 + len(namespaces), [(e["plural"], e["code"]) for e in reviews]
+        current = sim.store.get(rtype, namespace, name)
+        original["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        sim.store.update(rtype, original)

@@ -433,6 +433,11 @@ class ClusterClient:
         data = response.data
         return data.decode("utf-8", "replace") if isinstance(data, bytes) else (data or "")
 
+    def ask(self, path, body):
+        """POST a question whose answer is computed, never stored (an authorization.k8s.io review): sent in check mode
+        too, without dryRun, and retried like a read."""
+        return self._request("post", path, body=body)
+
     def probe(self, path, timeout):
         """Whether the API server answers at all: one GET with ``timeout``, no retries. Raises what the request raised;
         any HTTP status counts as an answer to the caller, which looks at api_status of the exception."""
