@@ -136,6 +136,12 @@ options:
     description: Start a pod on every selected node even when its cached document matches its fingerprint.
     type: bool
     default: false
+  refresh_not_ready:
+    description:
+      - Start a pod on the selected nodes whose cached document says the node is not ready, even when it matches the
+        fingerprint. The operators load drivers without a reboot, which the fingerprint does not see.
+    type: bool
+    default: false
   cache_only:
     description:
       - Only read the per-node cache, start no pod and send no write. The facts of the selected nodes the cache
@@ -324,6 +330,7 @@ def argument_spec():
         pending_grace_period=dict(type="int", default=60),
         cache=dict(type="bool", default=True),
         refresh=dict(type="bool", default=False),
+        refresh_not_ready=dict(type="bool", default=False),
         cache_only=dict(type="bool", default=False),
         report_dir=dict(type="path"),
         cluster_name=dict(type="str"),

@@ -111,7 +111,11 @@ def _kubectl_present():
 def cluster(tmp_path_factory):
     _kubectl_present()
     crd_dir = os.environ.get("GPUDIRECT_CRD_DIR") or DEFAULT_CRD_DIR
-    sim = SimulatedCluster(crd_dir=crd_dir, tls=True)
+    # The simulator runs the Deployment controller (controllers/workloads.py). The tests that write a Deployment's
+    # status themselves, to see how kubectl reads each state, keep it out of their namespaces (workload_controller_hold:
+    # as on a real cluster before the controller's queue reaches them).
+    sim = SimulatedCluster(crd_dir=crd_dir, tls=True,
+                           faults={"operator_faults": {"workload_controller_hold": ["k-apply", "k-wait", "k-rollout"]}})
     sim.start()
     try:
         yield sim

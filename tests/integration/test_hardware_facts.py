@@ -54,6 +54,8 @@ def leftovers(sim):
 
 
 MANAGED = "app.kubernetes.io/managed-by=gpudirect.openshift"
+# facts.yml reads nodes cached as "not ready" again (drivers load without a reboot); the cache tests keep them.
+KEEP_NOT_READY = {"hardware_facts_refresh_not_ready": False}
 # What deploy/rbac/workloads.yml (applied by the simulator as the administrator would) puts in the facts namespace.
 PROVISIONED = ["Namespace gpudirect-facts", "RoleBinding gpudirect-facts/gpudirect-facts-scc", "ServiceAccount gpudirect-facts/gpudirect-facts"]
 
@@ -229,14 +231,14 @@ def test_a_malformed_facts_image_is_refused_before_any_write(sim_factory, tmp_pa
 def test_a_rerun_on_unchanged_nodes_starts_no_pod_and_writes_nothing(sim_factory, tmp_path):
     """The per-node cache (issue 21): a second run reads the documents back, a changed node or refresh gathers again,
     and a forged cache entry is not used."""
-    sim = sim_factory(profile="roce-lab")
-    proc, report_dir = run_facts(sim, tmp_path)
+    sim = sim_factory(profile="roce-lab")  # its nodes are not ready (no drivers): the cache is kept anyway
+    proc, report_dir = run_facts(sim, tmp_path, KEEP_NOT_READY)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     first = json.loads((report_dir / "hardware-facts.json").read_text())
     workers = sorted(first["nodes"])
     assert sorted(p.name for p in (report_dir / "nodes").iterdir()) == ["%s.json" % n for n in workers]
     mark = sim.mark()
-    proc, report_dir = run_facts(sim, tmp_path)
+    proc, report_dir = run_facts(sim, tmp_path, KEEP_NOT_READY)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert sim.count(writes_only=True, since=mark) == 0 and sim.count(verb="create", plural="pods", since=mark) == 0
     assert "%d from the cache, 0 gathered now" % len(workers) in proc.stdout
@@ -260,11 +262,26 @@ def test_a_rerun_on_unchanged_nodes_starts_no_pod_and_writes_nothing(sim_factory
     configmaps.patch(body={"binaryData": forged["binaryData"]}, name=entry.metadata.name, namespace=NAMESPACE,
                      content_type="application/merge-patch+json")
     mark = sim.mark()
-    proc, _report_dir = run_facts(sim, tmp_path)
+    proc, _report_dir = run_facts(sim, tmp_path, KEEP_NOT_READY)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     created = [r for r in sim.request_log[mark:] if r["verb"] == "create" and r["plural"] == "pods"]
     assert len(created) == 2 and "%d from the cache, 2 gathered now" % (len(workers) - 2) in proc.stdout
     assert leftovers(sim) == []
+
+
+def test_facts_yml_reads_again_the_nodes_cached_as_not_ready(sim_factory, tmp_path):
+    """Issue 31 (journeys): after an install the operators have loaded the drivers without a reboot, so the fingerprint
+    still matches a document that says "not ready"; facts.yml reads such nodes again instead of repeating it."""
+    sim = sim_factory(profile="roce-lab")
+    proc, report_dir = run_facts(sim, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    workers = sorted(json.loads((report_dir / "hardware-facts.json").read_text())["nodes"])
+    assert "0 ready" in proc.stdout, "the bare profile's nodes should not be ready: the test proves nothing"
+    mark = sim.mark()
+    proc, _report_dir = run_facts(sim, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sim.count(verb="create", plural="pods", since=mark) == len(workers)
+    assert "0 from the cache, %d gathered now" % len(workers) in proc.stdout
 
 
 def test_teardown_removes_the_facts_cache_and_only_it(sim_factory, tmp_path):

@@ -111,7 +111,7 @@ def check_next_step(command, output, journey, began):
     playbook = re.search(r"--playbook (\S+)|--then (\S+)", command)
     playbook = os.path.basename(next(group for group in playbook.groups() if group)) if playbook else ""
     if playbook == "verify.yml":
-        shown = re.findall(r"Verification reports: (\S+)", output)
+        shown = re.findall(r"Verification reports: ([^\s'\"]+)", output)
         assert shown, output[-3000:]
         results = fresh_files(os.path.join(shown[-1], "results.json"), began)
         assert results, "verify pointed to %s, which holds no results.json of this run" % shown[-1]

@@ -444,7 +444,11 @@ class FactsRun:
         fingerprints = dict((name, hardware_fingerprint(by_name.get(name) or {}, digest, self.params.get("nvidia_smi"))) for name in selected)
         cache = self._cache(resources)
         refresh = self.params.get("refresh")
-        from_cache = [] if refresh else [name for name in selected if name in cache and fingerprint_matches(cache[name][0], fingerprints[name])]
+        # A cached "not ready" may be out of date without any fingerprint change (the operators load drivers without a
+        # reboot): with refresh_not_ready such nodes are read again; a ready document stays good until the fingerprint moves.
+        stale_verdict = self.params.get("refresh_not_ready")
+        from_cache = [] if refresh else [name for name in selected if name in cache and fingerprint_matches(cache[name][0], fingerprints[name])
+                                         and not (stale_verdict and not ((cache[name][1] or {}).get("readiness") or {}).get("ready"))]
         to_gather = [name for name in selected if name not in from_cache]
         pods = [self._pod(node) for node in to_gather]
         result = {
