@@ -90,8 +90,8 @@ def is_network_selection(text):
     parsePodNetworkObjectName: a comma-separated list or JSON there would attach more networks)."""
     if not isinstance(text, str):
         return False
-    rest, _, interface = text.partition("@")
-    namespace, _, name = rest.rpartition("/")
+    rest, _at, interface = text.partition("@")
+    namespace, _slash, name = rest.rpartition("/")
     return (names.is_dns1123_subdomain(name) and (not namespace or names.is_dns1123_label(namespace))
             and (not interface or names.is_ifname(interface)) and text.count("@") <= 1)
 

@@ -31,7 +31,7 @@ def leave_an_interrupted_runs_grant(sim):
 def test_the_next_run_removes_an_interrupted_runs_grant(sim_factory, tmp_path):
     sim = sim_factory(profile="roce-lab", admin_manifests=[])
     leave_an_interrupted_runs_grant(sim)
-    proc, _ = run_facts(sim, tmp_path, PER_RUN)
+    proc, _reports = run_facts(sim, tmp_path, PER_RUN)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert scc_grants(sim) == [], "a later run kept the interrupted run's namespace, account or SCC grant"
 
@@ -41,7 +41,7 @@ def test_an_administrators_grant_is_never_taken_over(sim_factory, tmp_path):
     sim = sim_factory(profile="roce-lab")
     before = scc_grants(sim, created_by_collection=False)
     assert before, "the administrator's objects are missing: the test proves nothing"
-    proc, _ = run_facts(sim, tmp_path, {"hardware_facts_node_names": ["worker-0"]})
+    proc, _reports = run_facts(sim, tmp_path, {"hardware_facts_node_names": ["worker-0"]})
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert scc_grants(sim, created_by_collection=False) == before
 

@@ -76,7 +76,8 @@ def _kubeconfig_documents(kubeconfig, environ):
 
             with open(path, encoding="utf-8") as handle:
                 document = yaml.safe_load(handle)
-        except Exception:  # pylint: disable=broad-except - the client reports an unreadable kubeconfig itself
+        # The Kubernetes client reports an unreadable kubeconfig itself.
+        except Exception:  # pylint: disable=broad-except
             continue
         if isinstance(document, dict):
             documents.append(document)

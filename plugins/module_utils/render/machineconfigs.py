@@ -116,9 +116,9 @@ def collect_udev_rules(model, errors):
             # them, and the rule would rename that address on every node of the pool (issue 34).
             first = claimed_by.setdefault(key, node)
             if first != node:
-                errors.add("udev_rules_from_facts", "%s: %s is reported by nodes %s and %s; a NIC address belongs to one "
-                                                     "node: gather the facts again (facts.yml) or list the ports in "
-                                                     "gpudirect_rdma_udev_rules" % (field, address, first, node))
+                errors.add("udev_rules_from_facts",
+                           "%s: %s is reported by nodes %s and %s; a NIC address belongs to one node: gather the facts "
+                           "again (facts.yml) or list the ports in gpudirect_rdma_udev_rules" % (field, address, first, node))
                 continue
         if key in by_key:
             if by_key[key] != name:

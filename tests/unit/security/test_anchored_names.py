@@ -58,9 +58,9 @@ def test_normalisers_strip_but_do_not_accept_inner_newlines():
 
 def test_model_never_keeps_a_newline_in_a_name():
     """The model strips surrounding white space; a newline inside a name is refused, naming the variable."""
-    values, _, _ = model.normalise({"gpudirect_rdma_network_namespaces": ["default\n"]})
+    values, _provided, _errors = model.normalise({"gpudirect_rdma_network_namespaces": ["default\n"]})
     assert values["network_namespaces"] == ["default"]
-    _, errors, _ = model.build({"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
+    _model, errors, _warnings = model.build({"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
                                 "gpudirect_rdma_network_namespaces": ["de\nfault"]}, require_facts=False)
     assert any("network_namespaces" in error and "DNS-1123" in error for error in errors), errors
 
@@ -69,4 +69,3 @@ def test_catalogue_refuses_a_role_with_a_trailing_newline():
     entry = {"role": "fifth\n", "package": "fifth-operator", "namespace": "fifth-operator"}
     with pytest.raises(ValueError, match=r"gpudirect_extra_operators\[0\]\.role"):
         catalogue.entries([entry])
-

@@ -14,8 +14,8 @@ NODES = [(n["metadata"]["name"], n["metadata"]["name"]) for n in ITEMS]
 
 
 def test_each_rail_pairs_the_nodes_of_its_group():
-    assert [n for n, _ in nodes_for_rail(ITEMS, NODES, {"rdma/rail0": 1})] == ["rail-ib-0", "rail-ib-1"]
-    assert [n for n, _ in nodes_for_rail(ITEMS, NODES, {"openshift/sriov_roce": 1})] == ["roce-0", "roce-1"]
+    assert [n for n, _host in nodes_for_rail(ITEMS, NODES, {"rdma/rail0": 1})] == ["rail-ib-0", "rail-ib-1"]
+    assert [n for n, _host in nodes_for_rail(ITEMS, NODES, {"openshift/sriov_roce": 1})] == ["roce-0", "roce-1"]
 
 
 def test_fewer_than_two_carrying_nodes_keeps_every_node_so_the_pairs_fail_by_name():

@@ -60,7 +60,7 @@ def test_each_rule_removed_in_turn_is_named():
         items = reduced[0]["items"]
         owner = next(i for i in items if i["kind"] == ("ClusterRole" if scope == CLUSTER else "Role")
                      and i["metadata"]["name"] == role and (scope == CLUSTER or i["metadata"]["namespace"] == scope))
-        position = [r for s, r, _ in required if s == scope].index(rule)
+        position = [r for s, r, _rest in required if s == scope].index(rule)
         del owner["rules"][position]
         reduced_grant = granted_as_bound(reduced)
         missing = missing_permissions(required, reduced_grant)

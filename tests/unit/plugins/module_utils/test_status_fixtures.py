@@ -51,7 +51,7 @@ def judge(spec, state):
     clock = Clock()
     condition = compile_condition(dict(spec, failure_grace_period=GRACE), clock=clock)
     try:
-        for _ in range(2):
+        for _repeat in range(2):
             if condition(state):
                 return "ready", None
             at = condition.recheck_at()
@@ -165,7 +165,7 @@ def test_olm_rules_on_real_statuses(fixture):
                 for step in steps:
                     progress(dict(obj, status=step))
                     clock.t += 0.5
-                for _ in range(3):
+                for _repeat in range(3):
                     if progress(dict(obj, status=final)):
                         verdict = "ready"
                         break
