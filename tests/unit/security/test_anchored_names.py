@@ -60,8 +60,9 @@ def test_model_never_keeps_a_newline_in_a_name():
     """The model strips surrounding white space; a newline inside a name is refused, naming the variable."""
     values, _provided, _errors = model.normalise({"gpudirect_rdma_network_namespaces": ["default\n"]})
     assert values["network_namespaces"] == ["default"]
-    _model, errors, _warnings = model.build({"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
-                                "gpudirect_rdma_network_namespaces": ["de\nfault"]}, require_facts=False)
+    variables = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
+                 "gpudirect_rdma_network_namespaces": ["de\nfault"]}
+    _model, errors, _warnings = model.build(variables, require_facts=False)
     assert any("network_namespaces" in error and "DNS-1123" in error for error in errors), errors
 
 
