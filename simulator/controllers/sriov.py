@@ -358,6 +358,19 @@ def applied_status(pnode, desired, errors, firmware_vfs=None):
     return status, resources
 
 
+def _selects(selector, labels):
+    """A LabelSelector's matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist) against node labels."""
+    selector = selector or {}
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if (op == "In" and labels.get(key) not in values) or (op == "NotIn" and labels.get(key) in values) \
+                or (op == "Exists" and key not in labels) or (op == "DoesNotExist" and key in labels):
+            return False
+    return bool(selector.get("matchLabels") or selector.get("matchExpressions"))
+
+
 def _policy_key(policies):
     return sorted((p["metadata"]["name"], p.get("spec")) for p in policies)
 
@@ -492,6 +505,7 @@ class SriovController(OperatorController):
             return self.rt.cfg("sriov_sync_seconds")  # the daemon requeues and fails again
         self._write_firmware(name, pnode, firmware, desired, rebooted=record[2])
         status, resources = applied_status(pnode, desired, errors, dict((pci, fw[0]) for pci, fw in firmware.items()))
+        status["system"] = {"rdmaMode": self._pool_rdma_mode(ns, name)}
         if record[3]:
             self._annotate(ns, name, desired=IDLE)  # the daemon's annotate(Idle) comes before Succeeded
         self._status(ns, name, state, status, replace=True)
@@ -609,6 +623,20 @@ class SriovController(OperatorController):
             obj["metadata"].setdefault("annotations", {})[DRAIN_STATE] = IDLE
             return obj
         self.rt.mutate(MCO_GROUP, "machineconfigpools", None, pool, unpause)
+
+    def _pool_rdma_mode(self, namespace, node_name):
+        """The RDMA subsystem mode the node's config daemon reports (status.system.rdmaMode) once it applied its spec:
+        the operator copies the rdmaMode of the SriovNetworkPoolConfig that selects the node into the node state's
+        spec.system.rdmaMode, the daemon sets it as a kernel argument and the node runs it after its reboot
+        (sriov-network-operator controllers/sriovnetworkpoolconfig_controller.go, pkg/plugins/generic/generic_plugin.go);
+        "shared" is the kernel's default. The reboot itself is not modelled for a mode change alone."""
+        node = self.rt.get("", "nodes", None, node_name) or {}
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        for pool in self.rt.list(GROUP, "sriovnetworkpoolconfigs", namespace):
+            spec = pool.get("spec") or {}
+            if spec.get("rdmaMode") and _selects(spec.get("nodeSelector"), labels):
+                return spec["rdmaMode"]
+        return "shared"
 
     def _status(self, ns, name, state, changes, replace=False):
         status = dict(changes) if replace else dict(state.get("status") or {}, **changes)
