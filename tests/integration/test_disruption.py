@@ -78,9 +78,9 @@ def test_check_mode_names_each_drain_and_reboot(converged, case, variables, expe
     assert nodes and all(node in text for node in nodes), (case, nodes, text)
 
 
-def test_a_real_run_stops_before_any_write_unless_allowed(converged):
+def test_a_real_run_stops_before_any_write_when_disruption_is_not_allowed(converged):
     sim = converged
-    refused = run_playbook(sim, "-e", "@" + SRIOV, "-e", "gpudirect_rdma_num_vfs=4")
+    refused = run_playbook(sim, "-e", "@" + SRIOV, "-e", "gpudirect_rdma_num_vfs=4", "-e", "gpudirect_allow_disruption=false")
     assert refused.rc != 0
     assert refused.writes == 0, "the run wrote before it asked for the confirmation"
     output = flat(refused.output)
