@@ -10,8 +10,10 @@ READS = ("get", "list", "watch")
 # Fresh converge of example 1 on mixed-lab: 138 requests (52 of them discovery) before point 5, 85 (14) with it and the
 # prune step skipped when preflight found nothing to remove; the issue asks for at most 85. Issue 31 point 3 adds the
 # facts pods preflight runs on a first install to check the NIC variables before any write (namespace and account
-# checks, cache read, script ConfigMap, pod, watch, log, cache write, clean-up): 100 measured.
-CONVERGE_MAX = 100
+# checks, cache read, script ConfigMap, pod, watch, log, cache write, clean-up): 100 measured. Issue 32 adds the
+# operand pod reads of the NicClusterPolicy and ClusterPolicy waits (a crash-looping driver shows only there) and issue
+# 33 the permission check (one SelfSubjectAccessReview for cluster-admin): 109 measured.
+CONVERGE_MAX = 110
 CONVERGE_DISCOVERY_MAX = 15
 CHECK_MAX = 40  # the issue's bound (57 before)
 CHECK_DISCOVERY_MAX = 12
