@@ -135,7 +135,7 @@ def test_failures_still_remove_every_pod_and_configmap(sim_factory, tmp_path):
     assert leftovers(sim) == []
     mark = sim.mark()
     proc, report_dir = run_facts(sim, tmp_path, {"hardware_facts_node_names": ["gpu-ib-0", "gpu-ib-1"],
-                                                 "hardware_facts_fail_on_error": False})
+                                                 "hardware_facts_fail_on_error": False, **KEEP_NOT_READY})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads((report_dir / "hardware-facts.json").read_text())
     assert list(data["nodes"]) == ["gpu-ib-0"] and [f["node"] for f in data["failed_nodes"]] == ["gpu-ib-1"]

@@ -108,7 +108,7 @@ def test_site_fails_on_a_driver_that_never_loads_and_diagnostics_keep_its_pod_an
     assert "NicClusterPolicy nic-cluster-policy is not ready: pod %s/mofed-rhcos4.20-" % NS in proc.stdout, proc.stdout[-3000:]
     assert "container mofed-container is CrashLoopBackOff" in proc.stdout
     assert "Error: Failed to download metadata for repo 'rhel-9-for-x86_64-appstream-rpms'" in proc.stdout
-    (summary,) = glob.glob(str(artifacts / "localhost" / "*" / "summary.md"))
+    (summary,) = glob.glob(str(artifacts / "127.0.0.1" / "*" / "summary.md"))
     dest = os.path.dirname(summary)
     text = open(summary, encoding="utf-8").read()
     assert "container mofed-container is CrashLoopBackOff" in text and "last exit code 1" in text

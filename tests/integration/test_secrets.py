@@ -99,7 +99,7 @@ def test_token_never_printed_nor_written(sim_factory, tmp_path):
 
 def test_tls_is_verified_by_default(sim_factory, tmp_path):
     token = planted_token()
-    sim = sim_factory(profile="roce-lab", token=token, tls=True)
+    sim = sim_factory(profile="mixed-lab", token=token, tls=True)  # the numbered examples name mixed-lab's NIC
     without_ca = yaml.safe_load(open(sim.kubeconfig, encoding="utf-8"))
     for cluster in without_ca["clusters"]:
         cluster["cluster"].pop("certificate-authority-data")
