@@ -120,4 +120,11 @@ notes:
   - The connection code is kubernetes.core's; these modules need the kubernetes.core collection and the
     C(kubernetes) Python package on the host that runs them.
   - With O(validate_certs) on, the API server's full certificate chain must come from O(ca_cert) or the kubeconfig.
+requirements:
+  - python >= 3.10
+  - kubernetes >= 24.2.0
+attributes:
+  platform:
+    support: full
+    platforms: posix
 """

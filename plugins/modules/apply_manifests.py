@@ -94,12 +94,6 @@ attributes:
     details: Writes are sent with C(dryRun=All), so the server validates them and stores nothing.
   diff_mode:
     support: full
-  platform:
-    support: full
-    platforms: posix
-requirements:
-  - python >= 3.10
-  - kubernetes >= 24.2.0
 seealso:
   - module: kubernetes.core.k8s
 """

@@ -45,12 +45,6 @@ attributes:
     support: full
   diff_mode:
     support: none
-  platform:
-    support: full
-    platforms: posix
-requirements:
-  - python >= 3.10
-  - kubernetes >= 24.2.0
 notes:
   - The SR-IOV information is only present when the C(SriovNetworkNodeState) kind is served.
 seealso:

@@ -62,12 +62,7 @@ attributes:
     details: The module reads the cluster and reports the files it would write, without writing them.
   diff_mode:
     support: none
-  platform:
-    support: full
-    platforms: posix
 requirements:
-  - python >= 3.10
-  - kubernetes >= 24.2.0
   - PyYAML
 notes:
   - The module never writes to the cluster; in check mode it does not write the files either. The

@@ -183,12 +183,6 @@ attributes:
     details: Lists the nodes and the pods that would run (RV(pods)); creates nothing and sends no write request.
   diff_mode:
     support: none
-  platform:
-    support: full
-    platforms: posix
-requirements:
-  - python >= 3.10
-  - kubernetes >= 24.2.0
 notes:
   - The pods are temporary, so the module reports C(changed) only when it created the namespace, the service
     account or the RoleBinding, or wrote a cache entry. A re-run on unchanged nodes starts no pod and writes nothing.

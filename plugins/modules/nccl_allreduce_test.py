@@ -136,9 +136,6 @@ attributes:
     details: In check mode no pod is created; the result names the nodes that would run.
   diff_mode:
     support: none
-  platform:
-    support: full
-    platforms: posix
 """
 
 EXAMPLES = r"""

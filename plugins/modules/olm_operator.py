@@ -166,12 +166,6 @@ attributes:
     details: Uses server-side dry run; reports the objects it would create, update, approve or delete in RV(objects).
   diff_mode:
     support: full
-  platform:
-    support: full
-    platforms: posix
-requirements:
-  - python >= 3.10
-  - kubernetes >= 24.2.0
 notes:
   - The OperatorGroup is labelled C(app.kubernetes.io/managed-by=gpudirect.openshift). An
     OperatorGroup without that label is used when its install mode fits the CSV, and reported as an

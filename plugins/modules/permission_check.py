@@ -42,12 +42,6 @@ attributes:
     support: full
   diff_mode:
     support: none
-  platform:
-    support: full
-    platforms: posix
-requirements:
-  - python >= 3.10
-  - kubernetes >= 24.2.0
 seealso:
   - name: Least privilege
     description: docs/least-privilege.md, the role to bind and how it is generated.

@@ -160,12 +160,7 @@ attributes:
     support: full
   diff_mode:
     support: none
-  platform:
-    support: full
-    platforms: posix
 requirements:
-  - python >= 3.10
-  - kubernetes >= 24.2.0
   - jmespath
 notes:
   - A difference is reported for anything the converging modules would do, so RV(in_sync) errs on the side of

@@ -233,12 +233,6 @@ attributes:
     details: In check mode no pod is created; RV(pods) shows the pods of each pair.
   diff_mode:
     support: none
-  platform:
-    support: full
-    platforms: posix
-requirements:
-  - python >= 3.10
-  - kubernetes >= 24.2.0
 notes:
   - The pods need an SCC that allows the C(IPC_LOCK) capability (cluster administrators get one in C(default)).
   - With several rails the run takes as many pairs as rails times node pairs; O(rails=first) tests only the first rail.

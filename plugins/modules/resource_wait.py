@@ -38,12 +38,7 @@ attributes:
     details: The module only reads; in check mode it waits the same way.
   diff_mode:
     support: none
-  platform:
-    support: full
-    platforms: posix
 requirements:
-  - python >= 3.10
-  - kubernetes >= 24.2.0
   - jmespath
 seealso:
   - module: kubernetes.core.k8s_info

@@ -94,3 +94,22 @@ def rail_site_variables(fabric):
     return {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": fabric, "gpudirect_rdma_nic_selection": "auto",
             "gpudirect_rdma_resource_names": list(RAILS), "gpudirect_rdma_network_names": list(RAILS),
             "gpudirect_rdma_ipam_range": "192.168.0.0/16"}
+
+
+# verify.yml settings of the simulated runs: a quick measurement, short starts and a one-second pending grace.
+FAST_VERIFY = {"verify_image": "registry.example/perftest-cuda:25.01", "verify_duration": 2, "verify_start_timeout": 30,
+               "verify_pending_grace_period": 1, "verify_cleanup_timeout": 30}
+
+
+def converge_and_wait_for(sim, tmp, site_vars, resources, nodes):
+    """Run site.yml with ``site_vars`` (written to a file in ``tmp``), then wait until the device plugins advertise
+    each of ``resources`` on each of ``nodes`` (they do once the policies are ready, a little after site.yml ends)."""
+    from simulator.controllers.testing import wait
+
+    vars_file = tmp / "site.json"
+    vars_file.write_text(json.dumps(site_vars))
+    site = run_playbook(sim, "-e", "@%s" % vars_file)
+    assert site.rc == 0, site.output[-6000:]
+    for resource in resources:
+        wait(lambda r=resource: all(int(allocatable(sim, r).get(n) or 0) > 0 for n in nodes), timeout=30)
+    return site

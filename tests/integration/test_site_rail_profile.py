@@ -10,7 +10,7 @@ import pytest
 
 from simulator.controllers.facts_pods import profile_facts
 from simulator.controllers.testing import wait
-from site_support import RAILS, allocatable, objects, rail_site_variables, run_playbook
+from site_support import FAST_VERIFY, RAILS, allocatable, objects, rail_site_variables, run_playbook
 
 FACTS_POD_KINDS = {"pods", "configmaps"}
 FAST = {"perftest_start_seconds": 0.02, "perftest_run_seconds": 0.05, "nccl_run_seconds": 0.05}
@@ -75,8 +75,7 @@ def verify_reports_each_rail_and_the_nccl_bus_bandwidth_and_names_the_degraded_r
     tested = [workers[0], workers[2]]
     # verify.yml gathers no facts: with auto selection the plan needs them as variables
     variables = dict(rail_site_variables(fabric), gpudirect_rdma_nic_facts=ports, gpudirect_rdma_gpu_nic_affinity=affinity,
-                     verify_image="registry.example/perftest-cuda:25.01", verify_duration=2, verify_start_timeout=60,
-                     verify_pending_grace_period=1, verify_cleanup_timeout=30, verify_nic_ports=ports, verify_gpu_nic_affinity=affinity,
+                     **dict(FAST_VERIFY, verify_start_timeout=60), verify_nic_ports=ports, verify_gpu_nic_affinity=affinity,
                      verify_nodes=tested, verify_artifacts_dir=str(tmp / "verify"), verify_nccl=True,
                      verify_nccl_image="registry.example/nccl-tests-mpi:2.19.6", verify_nccl_min_bytes="1M")
     path = tmp / "verify.json"

@@ -11,8 +11,7 @@ import json
 
 import pytest
 
-from simulator.controllers.testing import wait
-from site_support import allocatable, run_playbook
+from site_support import FAST_VERIFY, converge_and_wait_for, run_playbook
 
 NICS = ["ibp26s0", "ibp44s0", "ibp60s0", "ibp94s0", "ibp156s0", "ibp172s0", "ibp188s0", "ibp220s0"]
 RAILS = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_nic_interfaces": NICS,
@@ -30,17 +29,11 @@ def rail_run(crd_dir, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("rail-devices")
     sim = SimulatedCluster(profile="rail-ib-lab", crd_dir=crd_dir, config=dict(FAST)).start()
     try:
-        site_vars = tmp / "site.json"
-        site_vars.write_text(json.dumps(RAILS))
-        site = run_playbook(sim, "-e", "@%s" % site_vars)
-        assert site.rc == 0, site.output[-6000:]
-        for resource in ["rdma/rail%d" % i for i in range(8)] + ["nvidia.com/gpu"]:
-            wait(lambda r=resource: all(int(allocatable(sim, r).get(n) or 0) > 0 for n in NODES), timeout=30)
+        converge_and_wait_for(sim, tmp, RAILS, ["rdma/rail%d" % i for i in range(8)] + ["nvidia.com/gpu"], NODES)
         # Nothing about ports: verify.yml must find each rail's device itself.
         verify_vars = tmp / "verify.json"
         verify_vars.write_text(json.dumps(dict(
-            RAILS, verify_image="registry.example/perftest-cuda:25.01", verify_duration=2, verify_start_timeout=30,
-            verify_pending_grace_period=1, verify_cleanup_timeout=30, verify_nodes=NODES, verify_artifacts_dir=str(tmp / "verify"),
+            RAILS, **FAST_VERIFY, verify_nodes=NODES, verify_artifacts_dir=str(tmp / "verify"),
             hardware_facts_report_dir=str(tmp / "facts"))))
         run = run_playbook(sim, "-e", "@%s" % verify_vars, playbook="playbooks/verify.yml")
         results = tmp / "verify" / "results.json"

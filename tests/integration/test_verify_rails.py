@@ -10,8 +10,7 @@ import json
 
 import pytest
 
-from simulator.controllers.testing import wait
-from site_support import allocatable, objects, run_playbook
+from site_support import FAST_VERIFY, converge_and_wait_for, objects, run_playbook
 from test_verify import PodRecorder, nic_ports  # one copy of the port facts and the pod recorder
 
 RAILS = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
@@ -25,8 +24,7 @@ FAST = {"perftest_start_seconds": 0.02, "perftest_run_seconds": 0.05}
 
 
 def verify(sim, tmp_path, name):
-    variables = dict(RAILS, verify_image="registry.example/perftest-cuda:25.01", verify_duration=2, verify_start_timeout=30,
-                     verify_pending_grace_period=1, verify_cleanup_timeout=30, verify_nic_ports=nic_ports(sim),
+    variables = dict(RAILS, **FAST_VERIFY, verify_nic_ports=nic_ports(sim),
                      verify_artifacts_dir=str(tmp_path / name))
     path = tmp_path / ("%s.json" % name)
     path.write_text(json.dumps(variables))
@@ -43,13 +41,8 @@ def two_rails(crd_dir, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("rails")
     sim = SimulatedCluster(profile="roce-lab", crd_dir=crd_dir, config=dict(FAST)).start()
     try:
-        vars_file = tmp / "site.json"
-        vars_file.write_text(json.dumps(RAILS))
-        site = run_playbook(sim, "-e", "@%s" % vars_file)
-        assert site.rc == 0, site.output[-6000:]
         # The device plugin advertises each rail's resource once the NicClusterPolicy is ready.
-        for resource in ("rdma/rail_a", "rdma/rail_b", "nvidia.com/gpu"):
-            wait(lambda r=resource: all(int(allocatable(sim, r).get(w) or 0) > 0 for w in WORKERS), timeout=30)
+        converge_and_wait_for(sim, tmp, RAILS, ("rdma/rail_a", "rdma/rail_b", "nvidia.com/gpu"), WORKERS)
         recorder = PodRecorder(sim)
         passing = verify(sim, tmp, "pass")
         passing_pods = list(recorder.pods)
