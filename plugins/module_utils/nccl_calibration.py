@@ -61,6 +61,15 @@ SOURCES = {
         "hardware": "4 nodes of 8 GPUs with 4 NICs of 200 Gb/s",
         "rails": 4, "link_gbps": 200.0, "busbw_gbs": 80.0, "algorithm": "ring", "verdict": "healthy",
     },
+    "nccl-tests-252": {
+        "title": "NVIDIA/nccl-tests issue 252, NCCL_ALGO=RING on 2 nodes of 4 H100 (8 ranks): 95.10 GB/s at 8 GB; maintainer: "
+                 "looks great with ~24 GB/s per NIC",
+        "url": "https://github.com/NVIDIA/nccl-tests/issues/252",
+        "hardware": "2 nodes of 4 H100; 4 NICs per node (95 GB/s read by the maintainer as ~24 GB/s per NIC), 200 Gb/s each "
+                    "(24 GB/s per NIC is the 200 Gb/s figure of nccl-tests issue 160 and nccl issue 412)",
+        "rails": 4, "link_gbps": 200.0, "busbw_gbs": 95.10, "algorithm": "ring", "nodes": 2, "ranks": 8,
+        "verdict": "healthy", "fixture": "issue252_h100_2x4_ring_4rails_cut.txt",
+    },
     "nccl-tests-29-dgx1": {
         "title": "NVIDIA/nccl-tests issue 29, maintainer's answer: a DGX-1 gets 48 GB/s with its 4 InfiniBand adapters",
         "url": "https://github.com/NVIDIA/nccl-tests/issues/29",
@@ -103,8 +112,8 @@ SOURCES = {
     },
 }
 
-RING_HEALTHY_ROWS = ("nccl-tests-29", "nccl-412", "nccl-tests-160", "nccl-tests-29-dgx1", "nccl-812-dgx-a100",
-                     "nccl-tests-290-ndr")
+RING_HEALTHY_ROWS = ("nccl-tests-29", "nccl-412", "nccl-tests-160", "nccl-tests-252", "nccl-tests-29-dgx1",
+                     "nccl-812-dgx-a100", "nccl-tests-290-ndr")
 DEGRADED_ROWS = ("nccl-412-cpu-nic", "nccl-812-roce", "nccl-495")
 TREE_ROWS = ("a3mega-2x8",)
 TREE_EXPLANATION = ("on 2 nodes NCCL runs all-reduce as a tree (or NVLS tree, SHARP): each node reduces over NVLink first and "

@@ -214,3 +214,13 @@ def test_allreduce_verdicts():
         evaluate_allreduce(parsed, [400], threshold=1.5)
     with pytest.raises(ValueError, match='no result row for message size 3'):
         evaluate_allreduce(parsed, [400], message_size=3)
+
+
+def test_issue252_ring_table_cut_from_its_post():
+    """2 nodes of 4 H100, NCCL_ALGO=RING (nccl-tests issue 252): the post keeps only the table and its footer."""
+    parsed = parse_nccl_tests_output(read('issue252_h100_2x4_ring_4rails_cut.txt'), collective='all_reduce')
+    assert [row['size_bytes'] for row in parsed['rows']] == [512 << 20, 1 << 30, 2 << 30, 4 << 30, 8 << 30]
+    assert parsed['rows'][0]['out_of_place'] == {'time_us': 10052.0, 'algbw_gbs': 53.41, 'busbw_gbs': 93.46, 'wrong': 0}
+    assert parsed['rows'][-1]['in_place'] == {'time_us': 158561.0, 'algbw_gbs': 54.17, 'busbw_gbs': 94.8, 'wrong': 0}
+    assert parsed['avg_busbw_gbs'] == 95.3009 and parsed['warnings'] == [] and parsed['errors'] == []
+    assert parsed['out_of_bounds'] == 0 and parsed['devices'] == [] and parsed['ranks'] is None
