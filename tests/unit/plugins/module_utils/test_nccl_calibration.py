@@ -99,3 +99,10 @@ def _run_text(busbw, ranks, nodes):
               '# Out of bounds values : 0 OK', '# Avg bus bandwidth    : %.2f ' % busbw, '#',
               '# Collective test concluded: all_reduce_perf', '#', '']
     return '\n'.join(lines)
+
+
+def test_docs_table_lists_every_row_with_its_source():
+    with open(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'docs', 'nccl-tests.md')) as handle:
+        text = handle.read()
+    for key, row in nc.SOURCES.items():
+        assert '| [`%s`](%s) |' % (key, row['url']) in text, key
