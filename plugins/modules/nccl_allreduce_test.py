@@ -22,8 +22,9 @@ description:
   - The image must hold nccl-tests built with MPI, OpenMPI and an SSH set-up that lets the launcher reach the workers
     without a password (the way MPI Operator's images are built).
   - Parses the launcher's log with P(gpudirect.openshift.nccl_tests_parse#filter) and judges the out-of-place bus
-    bandwidth of the largest message against O(threshold) times the sum of one node's rail rates in GB/s
-    (P(gpudirect.openshift.nccl_allreduce_evaluate#filter)). When the run is low, the rails that O(nic_ports) show
+    bandwidth of the largest message against the range published real runs reach on the rails (by default from
+    its calibrated low end) or O(threshold) times the sum of one node's rail rates in GB/s
+    (P(gpudirect.openshift.nccl_allreduce_evaluate#filter)); the verdict names the range and its sources. When the run is low, the rails that O(nic_ports) show
     down or slower than the same rail on other nodes are named with their node, NIC and GPU.
   - Every pod it created is deleted, and gone, before the module returns.
 options:
