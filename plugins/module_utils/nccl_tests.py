@@ -434,8 +434,7 @@ def _rails_text(rates):
 
 def calibrated_threshold(threshold):
     """(fraction, source): 0, None or '' mean the calibrated low end of published healthy runs (nccl_calibration.py)."""
-    if threshold in (None, '') or (not isinstance(threshold, bool) and isinstance(threshold, (int, float, str))
-                                   and _is_zero(threshold)):
+    if threshold in (None, '') or _is_zero(threshold):
         return nccl_calibration.ring_range()[0], 'calibrated'
     return threshold_fraction(threshold), 'threshold'
 
