@@ -63,6 +63,15 @@ options:
     type: list
     elements: str
     default: []
+  prune_names:
+    description:
+      - The names to look for of the O(prune_kinds) that the collection reads by name only, never by list or watch
+        (C(MachineConfig): a list returns the controller's MachineConfigs, which carry the cluster pull secret). Each
+        is read with one GET; those that exist and match O(prune_label_selector) are pruned like the listed kinds'.
+      - Required when O(prune_kinds) holds such a kind; the P(gpudirect.openshift.machineconfig_names#filter) filter
+        gives the names the collection can have created.
+    type: list
+    elements: str
   schema_owner:
     description:
       - The operator (for example its installed CSV) whose CRDs serve O(manifests), named in the message when a
@@ -132,6 +141,12 @@ EXAMPLES = r"""
     state: deleted_by_label
     prune_kinds: "{{ 'networks' | gpudirect.openshift.managed_kinds }}"
     prune_label_selector: app.kubernetes.io/managed-by=gpudirect.openshift
+
+- name: Delete the collection's MachineConfigs, read by name (never listed)
+  gpudirect.openshift.apply_manifests:
+    state: deleted_by_label
+    prune_kinds: [machineconfiguration.openshift.io/v1/MachineConfig]
+    prune_names: "{{ {'gpudirect_rdma_machineconfig_pool': 'worker'} | gpudirect.openshift.machineconfig_names }}"
 """
 
 RETURN = r"""
@@ -207,6 +222,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.schema import SchemaChecker
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import READ_BY_NAME_KINDS
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import (
     WAIT_OPTIONS,
     WaitFailed,
@@ -225,6 +241,7 @@ def argument_spec():
         prune_kinds=dict(type="list", elements="str", default=[]),
         prune_label_selector=dict(type="str", default=vocabulary.MANAGED_BY_SELECTOR),
         prune_namespaces=dict(type="list", elements="str", default=[]),
+        prune_names=dict(type="list", elements="str"),
         waits=dict(type="list", elements="dict", default=[], options=copy.deepcopy(WAIT_OPTIONS)),
         schema_owner=dict(type="str", default=""),
     )
@@ -245,7 +262,12 @@ def main():
     try:
         prune_kinds = [parse_kind(k) for k in params["prune_kinds"]]
     except ValueError as exc:
+        prune_kinds = []
         problems.append(str(exc))
+    by_name = sorted(set("%s/%s" % k for k in prune_kinds if k in READ_BY_NAME_KINDS))
+    if by_name and params["prune_names"] is None and params["state"] != "absent":
+        problems.append("prune_names: required for %s, which the collection reads by name only (never listed); give the "
+                        "names to look for, for example with the gpudirect.openshift.machineconfig_names filter" % ", ".join(by_name))
     if params["waits"] and not HAS_JMESPATH:
         module.fail_json(msg=missing_required_lib("jmespath"), exception=JMESPATH_IMPORT_ERROR)
     problems.extend(wait_problems(params["waits"]))
@@ -263,7 +285,8 @@ def main():
             if unknown:
                 module.fail_json(msg=" ".join(unknown), results=[])
         if params["state"] in ("present", "pruned", "deleted_by_label") and prune_kinds:
-            applier.prune(params["manifests"], prune_kinds, params["prune_label_selector"], params["prune_namespaces"] or None)
+            applier.prune(params["manifests"], prune_kinds, params["prune_label_selector"], params["prune_namespaces"] or None,
+                          params["prune_names"])
         if params["state"] == "present":
             for manifest in params["manifests"]:
                 current = manifest

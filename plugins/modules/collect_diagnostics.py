@@ -47,6 +47,15 @@ options:
     description: MachineConfigs are collected only when they match this selector (the cluster's own ones are many and large).
     type: str
     default: app.kubernetes.io/managed-by=gpudirect.openshift
+  machineconfig_names:
+    description:
+      - The MachineConfigs to collect, each read by name (one GET), since MachineConfigs are never listed - a list
+        returns the controller's MachineConfigs, which carry the cluster pull secret. Those that do not exist or do
+        not match O(managed_label_selector) are left out.
+      - Default, the names the collection gives its MachineConfigs with the default variables; the
+        P(gpudirect.openshift.machineconfig_names#filter) filter gives them for other variables.
+    type: list
+    elements: str
   failure:
     description: The error that made the play collect diagnostics; quoted at the top of C(summary.md) (redacted like the rest).
     type: str
@@ -162,6 +171,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.diagno
     client_secrets,
     scrub_text,
 )
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import owned_machineconfig_names
 
 
 def argument_spec():
@@ -171,6 +181,7 @@ def argument_spec():
         namespaces=dict(type="list", elements="str"),
         marketplace_namespace=dict(type="str", default="openshift-marketplace"),
         managed_label_selector=dict(type="str", default=vocabulary.MANAGED_BY_SELECTOR),
+        machineconfig_names=dict(type="list", elements="str"),
         failure=dict(type="str"),
         failed_task=dict(type="str"),
     )
@@ -196,7 +207,8 @@ def main():
         ClusterClient(k8s, rediscover_once=True),
         params["namespaces"] or [operator["namespace"] for operator in catalogue.OPERATORS],
         marketplace_namespace=params["marketplace_namespace"],
-        managed_selector=params["managed_label_selector"], secrets=secrets)
+        managed_selector=params["managed_label_selector"], secrets=secrets,
+        machineconfig_names=owned_machineconfig_names({}) if params["machineconfig_names"] is None else params["machineconfig_names"])
     try:
         groups = collector.collect()
         files = collector.write(params["dest"], groups, failure=params["failure"], failed_task=params["failed_task"],

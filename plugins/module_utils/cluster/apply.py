@@ -27,7 +27,8 @@ import json
 from ansible_collections.kubernetes.core.plugins.module_utils.apply import LAST_APPLIED_CONFIG_ANNOTATION
 from ansible.module_utils.common.dict_transformations import dict_merge
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import labels_match, parse_label_selector
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE, READ_BY_NAME_KINDS
 
 FIELD_MANAGER = "gpudirect.openshift"
 LAST_APPLIED_FIELD = ("f:metadata", "f:annotations", "f:" + LAST_APPLIED_CONFIG_ANNOTATION)
@@ -273,6 +274,17 @@ class ManifestApplier:
             self._listed[key] = dict(((i["metadata"].get("namespace"), i["metadata"]["name"]), i) for i in items)
         return self._listed[key]
 
+    def _named(self, resource, namespace, name):
+        """One object, from the kind's list (one request per kind and namespace), or for a kind read by name only
+        (READ_BY_NAME_KINDS) from one GET by name; None when it does not exist."""
+        if (resource.group_version, resource.kind) not in READ_BY_NAME_KINDS:
+            return self._existing(resource, namespace).get((namespace, name))
+        key = (resource.group_version, resource.kind, namespace, name)
+        if key not in self._listed:
+            found = self.cluster.get(resource, name, namespace)
+            self._listed[key] = {(namespace, name): found} if found is not None else {}
+        return self._listed[key].get((namespace, name))
+
     def _record(self, action, obj, before=None, after=None):
         self.results.append({"action": action, "api_version": obj.get("apiVersion"), "kind": obj.get("kind"),
                              "namespace": (obj.get("metadata") or {}).get("namespace"), "name": obj["metadata"]["name"]})
@@ -296,7 +308,7 @@ class ManifestApplier:
         namespace = meta.get("namespace") if resource.namespaced else None
         if resource.namespaced and not namespace:
             raise ClusterError("%s is namespaced but has no metadata.namespace" % describe(desired))
-        existing = self._existing(resource, namespace).get((namespace, meta["name"]))
+        existing = self._named(resource, namespace, meta["name"])
         current = existing
         if existing is not None:
             existing.setdefault("apiVersion", desired["apiVersion"])
@@ -313,17 +325,28 @@ class ManifestApplier:
         else:
             self._record("patched", desired, existing, after or dict_merge(current, desired))
 
-    def prune(self, keep, kinds, label_selector, namespaces=None):
+    def prune(self, keep, kinds, label_selector, namespaces=None, names=None):
         """Delete labelled objects of ``kinds`` that are not in ``keep``, last kind first. With ``namespaces``,
-        namespaced kinds are listed in those namespaces only (what a Role-scoped identity may list)."""
+        namespaced kinds are listed in those namespaces only (what a Role-scoped identity may list). A kind read by
+        name only (READ_BY_NAME_KINDS, cluster-scoped) is never listed: ``names`` are read, one GET each, and those
+        that exist and match ``label_selector`` are the candidates."""
         wanted = set(identity(m) for m in keep)
         for api_version, kind in reversed(kinds):
             resource = self.cluster.resource(api_version, kind)
             if resource is None:
                 continue  # not served: nothing of it can exist
             found = {}
-            for scope in (namespaces or [None]) if resource.namespaced else [None]:
-                found.update(self._existing(resource, scope, label_selector))
+            if (api_version, kind) in READ_BY_NAME_KINDS:
+                if names is None:
+                    raise ClusterError("%s is read by name only, never listed: give the names to look for" % kind)
+                selector = parse_label_selector(label_selector)
+                for name in names:
+                    obj = self._named(resource, None, name)
+                    if obj is not None and labels_match(selector, (obj.get("metadata") or {}).get("labels")):
+                        found[(None, name)] = obj
+            else:
+                for scope in (namespaces or [None]) if resource.namespaced else [None]:
+                    found.update(self._existing(resource, scope, label_selector))
             for (namespace, name), obj in sorted(found.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
                 obj.setdefault("apiVersion", api_version)
                 obj.setdefault("kind", kind)
@@ -339,7 +362,7 @@ class ManifestApplier:
             return
         meta = manifest["metadata"]
         namespace = meta.get("namespace") if resource.namespaced else None
-        existing = self._existing(resource, namespace).get((namespace, meta["name"]))
+        existing = self._named(resource, namespace, meta["name"])
         if existing is None:
             self._record("unchanged", manifest)
             return

@@ -20,6 +20,7 @@ import re
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states, vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import api_message, api_status, paged_list
+from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import labels_match, parse_label_selector
 
 REDACTED = "<redacted>"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -58,8 +59,8 @@ OLM_V1 = "operators.coreos.com/v1"
 OLM_V1A1 = "operators.coreos.com/v1alpha1"
 
 # What is collected: (apiVersion, kind, plural, where, label selector). ``where`` is "cluster" (cluster-scoped),
-# "all" (namespaced, one list across namespaces), "operators" (one list per operator namespace) or
-# "marketplace" (the catalog namespace).
+# "all" (namespaced, one list across namespaces), "operators" (one list per operator namespace),
+# "marketplace" (the catalog namespace) or "names" (cluster-scoped, one GET per name the collection can have given one).
 PLAN = (
     (OLM_V1A1, "Subscription", "subscriptions", "operators", None),
     (OLM_V1A1, "InstallPlan", "installplans", "operators", None),
@@ -80,7 +81,8 @@ PLAN = (
     ("sriovnetwork.openshift.io/v1", "SriovIBNetwork", "sriovibnetworks", "all", "managed"),
     ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "network-attachment-definitions", "all", None),
     ("machineconfiguration.openshift.io/v1", "MachineConfigPool", "machineconfigpools", "cluster", None),
-    ("machineconfiguration.openshift.io/v1", "MachineConfig", "machineconfigs", "cluster", "managed"),
+    # By name only (render/names.py READ_BY_NAME_KINDS): a list would return the pull secret with the controller's ones.
+    ("machineconfiguration.openshift.io/v1", "MachineConfig", "machineconfigs", "names", "managed"),
     ("v1", "Node", "nodes", "cluster", None),
     ("v1", "Event", "events", "operators", None),
     ("v1", "Pod", "pods", "operators", None),
@@ -109,11 +111,16 @@ def list_path(api_version, plural, namespace=None):
     return "%s/%s" % (base, plural)
 
 
-def plan_requests(namespaces, marketplace_namespace, managed_selector):
-    """Every list request, in order: dicts with api_version, kind, plural, namespace, label_selector."""
+def plan_requests(namespaces, marketplace_namespace, managed_selector, object_names=()):
+    """Every request, in order: dicts with api_version, kind, plural, namespace, label_selector, and name for the
+    kinds read by name (``object_names``, one GET each)."""
     requests = []
     for api_version, kind, plural, where, selector in PLAN:
         label_selector = managed_selector if selector == "managed" else None
+        if where == "names":
+            requests.extend({"api_version": api_version, "kind": kind, "plural": plural, "namespace": None, "name": name,
+                             "label_selector": label_selector, "namespaced": False} for name in object_names)
+            continue
         if where == "operators":
             targets = list(namespaces)
         elif where == "marketplace":
@@ -374,9 +381,9 @@ class DiagnosticsCollector:
     """Runs the plan against ``cluster`` (a ClusterClient); ``secrets`` are strings never to be written."""
 
     def __init__(self, cluster, namespaces, marketplace_namespace="openshift-marketplace",
-                 managed_selector=vocabulary.MANAGED_BY_SELECTOR, secrets=()):
+                 managed_selector=vocabulary.MANAGED_BY_SELECTOR, secrets=(), machineconfig_names=()):
         self.cluster = cluster
-        self.requests = plan_requests(namespaces, marketplace_namespace, managed_selector)
+        self.requests = plan_requests(namespaces, marketplace_namespace, managed_selector, machineconfig_names)
         self.secrets = sorted(set(s for s in secrets if s and len(s) >= 4), key=len, reverse=True)
         self.collected = []   # {kind, namespace, count, file}
         self.unavailable = []  # {kind, namespace, reason}
@@ -407,6 +414,18 @@ class DiagnosticsCollector:
                                 "abnormal": capped.abnormal, "written": len(capped.items)})
         return capped.items
 
+    def _named(self, request):
+        """The object of one GET by name, as a list: empty when it does not exist or does not match the label
+        selector (a GET ignores labelSelector)."""
+        try:
+            item = self._request("get", "%s/%s" % (list_path(request["api_version"], request["plural"]), request["name"]))
+        except Exception as exc:  # pylint: disable=broad-except
+            if api_status(exc) == 404:
+                return []
+            raise
+        labels = (item.get("metadata") or {}).get("labels")
+        return [item] if labels_match(parse_label_selector(request["label_selector"]), labels) else []
+
     def probe(self):
         """None when the API server answers (any HTTP status will do), else why not; one request, no retries."""
         self.requests_sent += 1
@@ -427,7 +446,7 @@ class DiagnosticsCollector:
         for request in self.requests:
             self.requests_sent += 1
             try:
-                items = self._list(request)
+                items = self._named(request) if request.get("name") else self._list(request)
             except Exception as exc:  # pylint: disable=broad-except
                 status = api_status(exc)
                 reason = {404: "not served (operator or CRD not installed)", 403: "forbidden for these credentials"}.get(

@@ -30,6 +30,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm im
     OperatorInstaller,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import SAMPLE_NAMES, compile_condition, wait_title
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import READ_BY_NAME_KINDS
 
 MARKETPLACE = "openshift-marketplace"
 CATALOG_SOURCE = ("operators.coreos.com/v1alpha1", "CatalogSource")
@@ -71,12 +72,23 @@ def prefetch_kinds(operators, manifests, waits, prune_kinds, sriov_states, olm_s
     extra = [(m.get("apiVersion"), m.get("kind")) for m in manifests]
     extra += [parse_kind(k) if isinstance(k, str) else tuple(k) for k in prune_kinds]
     extra += [(w.get("api_version"), w.get("kind")) for w in waits]
-    seen = set((k[0], k[1]) for k in kinds)
+    # Kinds read by name only (MachineConfigs: a list would return the pull secret) are never listed: see names_to_read.
+    seen = set((k[0], k[1]) for k in kinds) | set(READ_BY_NAME_KINDS)
     for api_version, kind in extra:
         if api_version and kind and (api_version, kind) not in seen:
             seen.add((api_version, kind))
             kinds.append((api_version, kind, None, None))
     return kinds
+
+
+def names_to_read(manifests):
+    """{(apiVersion, kind): [names]} of the manifests whose kind is read by name only (one GET each, never a list)."""
+    found = {}
+    for manifest in manifests:
+        key = (manifest.get("apiVersion"), manifest.get("kind"))
+        if key in READ_BY_NAME_KINDS:
+            found.setdefault(key, []).append((manifest.get("metadata") or {}).get("name"))
+    return found
 
 
 VERSION_KEYS = ("package", "namespace", "channel", "default_channel", "csv", "installed_csv", "channel_head", "upgrade_available")

@@ -19,62 +19,7 @@ import copy
 import re
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
-
-_REQUIREMENT = re.compile(
-    r"^\s*(?P<neg>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
-    r"(?:(?P<op>==|!=|=|notin(?=\s*\()|in(?=\s*\())\s*(?P<val>\([^)]*\)|[A-Za-z0-9_.-]*))?\s*\Z"
-)
-
-
-def _split_requirements(selector):
-    parts, depth, current = [], 0, []
-    for char in selector:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current))
-    return [p for p in parts if p.strip()]
-
-
-def parse_label_selector(selector):
-    """[(key, op, values)] with op in =, !=, in, notin, exists, !exists; ValueError when malformed."""
-    requirements = []
-    for part in _split_requirements(selector or ""):
-        match = _REQUIREMENT.match(part)
-        if not match:
-            raise ValueError("unable to parse label selector requirement %r" % part.strip())
-        key, op, value = match.group("key"), (match.group("op") or "").strip(), match.group("val")
-        if match.group("neg"):
-            requirements.append((key, "!exists", ()))
-        elif not op:
-            requirements.append((key, "exists", ()))
-        elif op in ("in", "notin"):
-            requirements.append((key, op, tuple(v.strip() for v in value[1:-1].split(",") if v.strip())))
-        else:
-            requirements.append((key, "!=" if op == "!=" else "=", (value,)))
-    return requirements
-
-
-def labels_match(requirements, labels):
-    labels = labels or {}
-    for key, op, values in requirements:
-        present, value = key in labels, labels.get(key)
-        if op == "=" and value != values[0]:
-            return False
-        if op == "!=" and present and value == values[0]:
-            return False
-        if op == "in" and value not in values:
-            return False
-        if op == "notin" and present and value in values:
-            return False
-        if op == "exists" and not present:
-            return False
-        if op == "!exists" and present:
-            return False
-    return True
+from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import labels_match, parse_label_selector  # noqa: F401
 
 
 def selected_nodes(nodes, label_selectors):
@@ -142,10 +87,25 @@ class SnapshotClient:
         self._kinds[key] = {"namespace": namespace if resource.namespaced else None,
                             "selector": parse_label_selector(label_selector), "items": items}
 
+    def prefetch_names(self, api_version, kind, names):
+        """Read a cluster-scoped kind that is read by name only (never listed) with one GET per name; later reads of
+        those names come from memory, and items() holds the ones that exist."""
+        key = (api_version, kind)
+        resource = self.resource(api_version, kind)
+        entry = self._kinds.setdefault(key, {"namespace": None, "selector": [], "items": [], "names": set()})
+        for name in sorted(set(names) - entry["names"]) if resource is not None else []:
+            self.reads += 1
+            found = self.cluster.get(resource, name)
+            entry["names"].add(name)
+            if found is not None:
+                found.setdefault("apiVersion", api_version)
+                found.setdefault("kind", kind)
+                entry["items"].append(found)
+
     def _covered(self, resource, namespace):
         """The prefetched entry that holds every object of ``resource`` in ``namespace``, or None."""
         entry = self._kinds.get((resource.group_version, resource.kind))
-        if entry is None or entry["selector"]:
+        if entry is None or entry["selector"] or "names" in entry:
             return None
         if entry["namespace"] is not None and (namespace is None or namespace != entry["namespace"]):
             return None
@@ -163,6 +123,9 @@ class SnapshotClient:
         return copy.deepcopy(entry["items"]) if entry else []
 
     def get(self, resource, name, namespace=None):
+        named = self._kinds.get((resource.group_version, resource.kind)) or {}
+        if name in named.get("names", ()):
+            return self._find(named, name, None)
         entry = self._covered(resource, namespace if resource.namespaced else None)
         if entry is None:
             entry = self._kinds.get((resource.group_version, resource.kind))

@@ -79,6 +79,13 @@ KIND_API = {"MacvlanNetwork": API_MELLANOX, "IPoIBNetwork": API_MELLANOX, "HostD
             "SriovNetworkPoolConfig": API_SRIOV}
 
 
+# Kinds the collection reads by name only (GET), never by list or watch, so that its role needs neither: a list of
+# MachineConfigs returns the controller's MachineConfigs too, which carry the cluster's pull secret (the template
+# controller renders it into the MachineConfigs it generates: openshift/machine-config-operator docs/PullSecret.md).
+# The names to read come from the render model (render/plan.py owned_machineconfig_names).
+READ_BY_NAME_KINDS = ((API_MCO, "MachineConfig"),)
+
+
 def managed_kinds(which):
     """'<apiVersion>/<Kind>' of the kinds the collection prunes, in apply order (prune and teardown go in reverse):
     ``networks`` the network CRs, ``sriov`` the SR-IOV pool config and node policies, ``rdma`` both."""

@@ -62,6 +62,40 @@ def render_objects(model, render_errors):
     return objects
 
 
+# The keys that name a configuration's MachineConfigs: the shared variables and, per node group, the group's own.
+_MACHINECONFIG_NAME_KEYS = ("machineconfig_pool", "machineconfig_role", "machineconfig_name")
+
+
+def owned_machineconfig_names(variables):
+    """Every name the renderer gives a MachineConfig of the configuration ``variables`` describe (gpudirect_rdma_*,
+    invalid or incomplete ones included), whichever items are opted in: the main MachineConfig of each pool (shared
+    and per node group) and the memlock one of gpudirect_rdma_memlock_pool when that is another pool. Sorted.
+
+    The collection never lists MachineConfigs (names.READ_BY_NAME_KINDS): teardown, diagnostics and the applier read
+    these names with one GET each. Derived from the variables rather than recorded at apply time, because these are
+    exactly the names hack/gen_clusterrole.py grants get and delete on (it renders the same variables with every item
+    on), so each GET is one the automation's role allows, and no record can be lost or disagree with the cluster.
+    A name given up by a later change of these variables is found with the earlier variables (docs/teardown.md)."""
+    shared = dict((key, value) for key, value in (variables or {}).items()
+                  if isinstance(key, str) and key.startswith(names.VARIABLE_PREFIX)
+                  and key[len(names.VARIABLE_PREFIX):] in input_model.FIELDS and key != groups.VARIABLE)
+    configurations = [shared]
+    errors = input_model.Errors()
+    raw_groups = (variables or {}).get(groups.VARIABLE)
+    items = input_model._coerce(groups.FIELD, input_model.FIELDS[groups.FIELD], raw_groups, errors) if groups.given(variables) else []
+    for item in items or []:
+        if isinstance(item, dict):
+            own = dict((names.variable(key), value) for key, value in item.items() if key in _MACHINECONFIG_NAME_KEYS)
+            configurations.append(dict(shared, **own))
+    found = set()
+    for configuration in configurations:
+        values, _provided, _errors = input_model.normalise(configuration)
+        found.add(values["machineconfig_name"])
+        if values["memlock_pool"] != values["machineconfig_role"]:
+            found.add(machineconfigs.memlock_machineconfig_name(values))
+    return sorted(name for name in found if isinstance(name, str) and name)
+
+
 def render_all(variables):
     """Render every object of the configuration the variables describe (each node group's, merged).
 
