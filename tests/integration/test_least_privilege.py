@@ -7,7 +7,7 @@
    gpudirect-automation service account's token, under the simulator's RBAC, escalation checks and SCC admission,
    without a single refused request.
 3. That identity cannot create a pod in kube-system, read pod logs outside the collection's namespaces, read Secrets,
-   grant itself an SCC or run a pod that mounts host paths; without one permission, site.yml fails with the API
+   grant itself an SCC, run a pod that mounts host paths, or list or watch MachineConfigs (issue 34); without one permission, site.yml fails with the API
    server's Forbidden message when its permission check is off.
 4. Without one rule of the role (a cluster-wide one, a namespace's one), site.yml stops in preflight, before any
    write, naming the verb, resource, namespace and the rule to add (issue 33; every rule in turn is in
@@ -59,6 +59,11 @@ def test_committed_roles_are_what_the_playbooks_use():
         assert not set(rule["resources"]) & {"pods", "pods/log", "configmaps", "secrets", "serviceaccounts", "rolebindings", "events"}, rule
         if set(rule["verbs"]) & {"get", "update", "patch", "delete"}:
             assert rule.get("resourceNames"), rule
+    # MachineConfigs by name only (issue 34): a list or watch would return the controller's rendered MachineConfigs,
+    # which carry the cluster pull secret; nothing but create is granted without resourceNames.
+    machineconfig_rules = [r for r in cluster_rules if "machineconfigs" in r["resources"]]
+    assert machineconfig_rules and all(not set(r["verbs"]) & {"list", "watch", "deletecollection"} for r in machineconfig_rules), machineconfig_rules
+    assert all(r.get("resourceNames") for r in machineconfig_rules if set(r["verbs"]) - {"create"}), machineconfig_rules
     roles = dict((i["metadata"]["namespace"], i["rules"]) for i in items if i["kind"] == "Role")
     assert "kube-system" not in roles and {"default", "gpudirect-facts", "openshift-marketplace", "nvidia-network-operator"} <= set(roles)
     assert all(r["resources"] != ["secrets"] for rules in roles.values() for r in rules)
@@ -115,6 +120,13 @@ def test_the_automation_identity_cannot_reach_beyond_its_namespaces(sim_factory)
     assert resp.status_code == 403 and "hostPath volumes are not allowed to be used" in resp.json()["message"]
     # Cluster-scoped objects it did not create: not even readable by name.
     assert session.get(sim.url + "/apis/machineconfiguration.openshift.io/v1/machineconfigs/00-master", timeout=10).status_code == 403
+    # No list or watch of MachineConfigs, with or without a label selector: the rendered ones hold the pull secret.
+    for params in ({}, {"labelSelector": "app.kubernetes.io/managed-by=gpudirect.openshift"}, {"watch": "true"}):
+        resp = session.get(sim.url + "/apis/machineconfiguration.openshift.io/v1/machineconfigs", params=params, timeout=10)
+        assert resp.status_code == 403, (params, resp.text)
+        verb = "watch" if params.get("watch") else "list"
+        assert 'cannot %s resource "machineconfigs" in API group "machineconfiguration.openshift.io"' % verb in resp.json()["message"]
+    assert admin.get(sim.url + "/apis/machineconfiguration.openshift.io/v1/machineconfigs", timeout=10).status_code == 200
 
 
 def test_a_missing_permission_fails_with_forbidden(sim_factory):
