@@ -16,7 +16,13 @@ From openshift/apiserver-library-go (release-4.18 to 4.20):
   volume types (hostPath needs allowHostDirVolumePlugin), runAsUser strategies (user/mustrunasrange.go,
   mustrunas.go, nonroot.go, runasany.go), privilege escalation, read-only root filesystem and seccomp profiles
   (seccomp/strategy.go: an SCC that lists no profile refuses a pod that sets one).
-Not modelled: SELinux, fsGroup and supplemental group strategies, sysctls, flex volumes, the restrictiveness
+- group/mustrunas.go and group/runasany.go with sccmatching/provider.go (createFSGroupStrategy,
+  createSupplementalGroupStrategy) and matcher.go (getPreallocatedFSGroup, getPreallocatedSupplementalGroups): a
+  MustRunAs fsGroup or supplementalGroups strategy without ranges takes them from the namespace's
+  openshift.io/sa.scc.supplemental-groups annotation (the uid range when it is missing), fsGroup only the first
+  block's first ID; a pod that sets none gets the first range's minimum; a group outside the ranges is refused
+  ("N is not an allowed group").
+Not modelled: SELinux, sysctls, flex volumes, the restrictiveness
 tie-break between SCCs of equal priority (util/sort) - SCCs of equal priority are tried by name, so the recorded
 SCC may differ from a real cluster's when two of them admit a pod, never whether the pod is admitted.
 """
@@ -53,6 +59,44 @@ def _uid_range(scc, namespace):
         return None
     start, _sep, size = value.partition("/")
     return int(start), int(start) + int(size) - 1
+
+
+def _group_ranges(scc, field, namespace):
+    """[(min, max)] of a MustRunAs group strategy: the SCC's own ranges, else the namespace's pre-allocated block(s)
+    (fsGroup: the first block's first ID only); None when the namespace has no annotation to take them from."""
+    ranges = [(r.get("min"), r.get("max")) for r in (scc.get(field) or {}).get("ranges") or []]
+    if ranges:
+        return ranges
+    annotations = (namespace or {}).get("metadata", {}).get("annotations") or {}
+    value = annotations.get(GROUPS_ANNOTATION) or annotations.get(UID_RANGE_ANNOTATION)
+    if not value:
+        return None
+    blocks = []
+    for segment in value.split(","):
+        start, _sep, size = segment.strip().partition("/")
+        blocks.append((int(start), int(start) + int(size) - 1))
+    return [(blocks[0][0], blocks[0][0])] if field == "fsGroup" else blocks
+
+
+def _validate_groups(scc, spec, namespace, err):
+    """fsGroup and supplementalGroups: MustRunAs defaults then checks them; RunAsAny accepts any (group 0 included)."""
+    for field in ("fsGroup", "supplementalGroups"):
+        if (scc.get(field) or {}).get("type") != "MustRunAs":
+            continue
+        ranges = _group_ranges(scc, field, namespace)
+        if ranges is None:
+            err("spec.securityContext", "unable to find pre-allocated group annotation for namespace")
+            continue
+        psc = spec.setdefault("securityContext", {})
+        value = psc.get(field)
+        groups = ([] if value is None else [value]) if field == "fsGroup" else list(value or [])
+        if not groups:
+            groups = [ranges[0][0]]
+            psc[field] = groups[0] if field == "fsGroup" else list(groups)
+        for group in groups:
+            if not any(low <= group <= high for low, high in ranges):
+                err("spec.securityContext.%s" % field, "Invalid value: []int64{%s}: %d is not an allowed group"
+                    % (", ".join(str(g) for g in groups), group))
 
 
 def _volume_type(volume):
@@ -103,6 +147,9 @@ def validate(scc, pod, namespace):
     seccomp_error = _seccomp_error(profiles, pod_profile)
     if seccomp_error:
         err("pod.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]", seccomp_error)
+
+    _validate_groups(scc, spec, namespace, err)
+    psc = spec.get("securityContext") or {}
 
     uid_range = _uid_range(scc, namespace)
     strategy = (scc.get("runAsUser") or {}).get("type", "RunAsAny")

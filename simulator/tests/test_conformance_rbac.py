@@ -123,6 +123,16 @@ def test_every_namespace_gets_its_uid_range_and_pods_are_admitted_by_the_first_u
     context = admitted["spec"]["containers"][0]["securityContext"]
     assert context["runAsUser"] == start and context["allowPrivilegeEscalation"] is False
     assert admitted["spec"]["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    # fsGroup MustRunAs: the first ID of the namespace's supplemental-groups block; supplementalGroups RunAsAny: none.
+    groups_start = int(ns["metadata"]["annotations"]["openshift.io/sa.scc.supplemental-groups"].split("/")[0])
+    assert admitted["spec"]["securityContext"]["fsGroup"] == groups_start
+    assert "supplementalGroups" not in admitted["spec"]["securityContext"]
+    zero = pod("zero")
+    zero["spec"]["securityContext"] = {"fsGroup": 0}
+    resp = bot.post("/api/v1/namespaces/team/pods", zero)
+    assert resp.status_code == 403
+    assert 'provider "restricted-v2": spec.securityContext.fsGroup: Invalid value: []int64{0}: 0 is not an allowed group' \
+        in resp.json()["message"]
     # A capability restricted-v2 does not allow, a hostPath volume, root: refused, with every SCC's reason.
     resp = bot.post("/api/v1/namespaces/team/pods", pod("locked", capabilities={"add": ["IPC_LOCK"]}))
     assert resp.status_code == 403

@@ -118,6 +118,25 @@ def test_the_automation_identity_cannot_reach_beyond_its_namespaces(sim_factory)
     host = dict(pod, spec=dict(pod["spec"], volumes=[{"name": "root", "hostPath": {"path": "/"}}]))
     resp = post("/api/v1/namespaces/default/pods", host)
     assert resp.status_code == 403 and "hostPath volumes are not allowed to be used" in resp.json()["message"]
+    # The facts SCC (deploy/rbac/workloads.yml) admits a facts pod with a UID and groups from the namespace's ranges,
+    # and refuses group 0, as fsGroup or as a supplemental group (issue 34).
+    facts = dict(pod, metadata={"name": "facts-probe"}, spec=dict(
+        pod["spec"], serviceAccountName="gpudirect-facts", automountServiceAccountToken=False,
+        volumes=[{"name": "sys", "hostPath": {"path": "/sys", "type": "Directory"}}],
+        containers=[dict(pod["spec"]["containers"][0], volumeMounts=[{"name": "sys", "mountPath": "/host/sys", "readOnly": True}])]))
+    groups = int(admin.get(sim.url + "/api/v1/namespaces/gpudirect-facts", timeout=10).json()["metadata"]["annotations"][
+        "openshift.io/sa.scc.supplemental-groups"].split("/")[0])
+    for field, value in (("fsGroup", 0), ("supplementalGroups", [0])):
+        refused_pod = dict(facts, spec=dict(facts["spec"], securityContext={field: value}))
+        resp = post("/api/v1/namespaces/gpudirect-facts/pods", refused_pod)
+        assert resp.status_code == 403, (field, resp.text)
+        assert 'provider "gpudirect-facts": spec.securityContext.%s: Invalid value: []int64{0}: 0 is not an allowed group' % field \
+            in resp.json()["message"], resp.json()["message"]
+    resp = post("/api/v1/namespaces/gpudirect-facts/pods", facts)
+    assert resp.status_code == 201, resp.text
+    admitted = resp.json()
+    assert admitted["metadata"]["annotations"]["openshift.io/scc"] == "gpudirect-facts"
+    assert admitted["spec"]["securityContext"]["fsGroup"] == groups and admitted["spec"]["securityContext"]["supplementalGroups"] == [groups]
     # Cluster-scoped objects it did not create: not even readable by name.
     assert session.get(sim.url + "/apis/machineconfiguration.openshift.io/v1/machineconfigs/00-master", timeout=10).status_code == 403
     # No list or watch of MachineConfigs, with or without a label selector: the rendered ones hold the pull secret.

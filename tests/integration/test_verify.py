@@ -300,7 +300,10 @@ def test_verify_passes_for_each_configuration(passing_fleet, example):
         sent = dict((k, v) for k, v in container["securityContext"].items() if k not in ("runAsUser", "runAsNonRoot"))
         assert sent == {"capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]}, "allowPrivilegeEscalation": False}
         assert container["securityContext"]["runAsUser"] >= 1000000000
-        assert pod["spec"]["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+        # ... and an fsGroup from the namespace's block (the SCC's fsGroup MustRunAs), never group 0.
+        pod_context = dict(pod["spec"]["securityContext"])
+        assert pod_context.pop("fsGroup") >= 1000000000
+        assert pod_context == {"seccompProfile": {"type": "RuntimeDefault"}}
         # Admitted by the SCC deploy/rbac/workloads.yml provides for gpudirect-verify, not by a broader one.
         assert pod["spec"]["serviceAccountName"] == "gpudirect-verify"
         assert pod["metadata"]["annotations"]["openshift.io/scc"] == "gpudirect-verify"
