@@ -13,7 +13,7 @@ cd "$ROOT" || exit 1
 ALL_STAGES=(sanity unit simulator integration lint docs molecule release)
 STATIC_LANE=(sanity lint docs release molecule)
 PYTEST_LANE=(unit simulator integration)
-PYTEST_ARGS=(-q -p no:cacheprovider -n "${GPUDIRECT_TEST_WORKERS:-2}" --dist loadgroup --durations=15)
+PYTEST_ARGS=(-q -p no:cacheprovider -n "${GPUDIRECT_TEST_WORKERS:-2}" --dist loadgroup --durations=60)
 LOG_DIR="${GPUDIRECT_TEST_LOG_DIR:-$ROOT/.cache/test-logs}"
 
 # ansible-test insists on a real (not symlinked) ansible_collections/<ns>/<name> tree.

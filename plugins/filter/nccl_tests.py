@@ -35,8 +35,8 @@ def nccl_tests_parse(output, require_results=True, collective=None):
         raise AnsibleFilterError('nccl_tests_parse: %s' % exc)
 
 
-def nccl_allreduce_evaluate(parsed, rail_rates_gbps, threshold=0.8, message_size=None, min_nodes=2):
-    """Judge a parsed all_reduce_perf run against threshold x the sum of one node's rail rates."""
+def nccl_allreduce_evaluate(parsed, rail_rates_gbps, threshold=0, message_size=None, min_nodes=2):
+    """Judge a parsed all_reduce_perf run against the calibrated range of its rails (threshold 0) or threshold x their sum."""
     try:
         return evaluate_allreduce(plain(parsed), plain(rail_rates_gbps), plain(threshold), plain(message_size),
                                   plain(min_nodes))

@@ -65,6 +65,22 @@ def html(result, title="NCCL all-reduce across the rails"):
                          result["measured_busbw_gbs"], _esc(_size_text(result.get("message_size") or 0)), result["expected_busbw_gbs"],
                          result["required_busbw_gbs"], result["threshold"] * 100, _esc(result.get("formula"))))
         parts.append(busbw_chart_svg(result.get("rows") or [], result.get("expected_busbw_gbs"), result.get("required_busbw_gbs")))
+    expected = result.get("expected_range")
+    if expected:
+        # What published real runs reach on these rails (module_utils/nccl_calibration.py), each row with its source.
+        parts.append("<h2>Expected for this hardware</h2><p>A ring reaches %.1f-%.1f GB/s (%.0f-%.0f%% of the rails' %.1f GB/s) in the "
+                     "published healthy runs below%s.</p>" % (
+                         expected["low_gbs"], expected["high_gbs"], expected["low_fraction"] * 100, expected["high_fraction"] * 100,
+                         expected["rails_gbs"], "; a tree or NVLS run up to %.1f GB/s (%s)" % (
+                             expected["tree_bound_gbs"], _esc(expected.get("tree_explanation")))
+                         if expected.get("tree_bound_gbs") else ""))
+        parts.append("<table><tr><th>Source</th><th>Title</th></tr>")
+        for source in list(expected.get("sources") or []) + list(expected.get("tree_sources") or []):
+            parts.append('<tr><td>%s</td><td><a href="%s">%s</a></td></tr>' % (_esc(source["key"]), _esc(source["url"]), _esc(source["title"])))
+        parts.append("</table>")
+        if not result.get("passed") and expected.get("low_causes"):
+            parts.append("<p>Low results in published runs came from:</p><ul>%s</ul>" % "".join(
+                "<li>%s</li>" % _esc(cause) for cause in expected["low_causes"]))
     if result.get("suspects"):
         parts.append("<h2>Suspect rails (from the NIC facts)</h2><table><tr><th>Rail</th><th>Node</th><th>NIC</th><th>RDMA device</th>"
                      "<th>GPU</th><th>Problem</th></tr>")

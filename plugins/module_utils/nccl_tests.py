@@ -16,6 +16,7 @@ __metaclass__ = type
 import math
 import re
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_calibration
 from ansible_collections.gpudirect.openshift.plugins.module_utils.text_tables import NOT_A_NUMBER, CellError, cell_number, judged_row, threshold_fraction
 
 # Element sizes by the type names nccl-tests prints (src/common.cu test_typenames).
@@ -418,26 +419,40 @@ def expected_allreduce_busbw(rail_rates_gbps):
 
 
 def rail_bound_busbw(rails_gbs, ranks, nodes):
-    """Highest all-reduce busbw the rails allow with `ranks` ranks on `nodes` nodes, or None when unknown.
-
-    All-reduce of S bytes per rank: each node must send and receive at least 2S(N-1)/N over its rails (reduce-scatter
-    then all-gather between nodes), so algbw <= rails x N/(2(N-1)) and busbw = algbw x 2(n-1)/n <= rails x N(n-1)/(n(N-1)).
+    """Highest all-reduce busbw the rails allow with `ranks` ranks on `nodes` nodes when NCCL reduces inside each node
+    first (tree, NVLS tree), or None when unknown: rails x N(n-1)/(n(N-1)) (nccl_calibration.hierarchical_bound).
     With one rank per node (n = N) that is the rails' sum itself."""
+    return nccl_calibration.hierarchical_bound(rails_gbs, ranks, nodes)
+
+
+def _rails_text(rates):
+    speeds = sorted(set(rates))
+    if len(speeds) == 1:
+        return '%d rail%s of %g Gb/s' % (len(rates), '' if len(rates) == 1 else 's', speeds[0])
+    return '%d rails (%s Gb/s)' % (len(rates), ', '.join('%g' % rate for rate in rates))
+
+
+def calibrated_threshold(threshold):
+    """(fraction, source): 0, None or '' mean the calibrated low end of published healthy runs (nccl_calibration.py)."""
+    if threshold in (None, '') or _is_zero(threshold):
+        return nccl_calibration.ring_range()[0], 'calibrated'
+    return threshold_fraction(threshold), 'threshold'
+
+
+def _is_zero(value):
     try:
-        ranks, nodes = int(ranks), int(nodes)
+        return float(value) == 0
     except (TypeError, ValueError):
-        return None
-    if nodes < 2 or ranks < nodes:
-        return None
-    return round(rails_gbs * nodes * (ranks - 1) / float(ranks * (nodes - 1)), 2)
+        return False
 
 
-def evaluate_allreduce(parsed, rail_rates_gbps, threshold=0.8, message_size=None, min_nodes=2):
-    """Judge a parsed all_reduce_perf run against threshold x the bus bandwidth its rails should carry.
+def evaluate_allreduce(parsed, rail_rates_gbps, threshold=0, message_size=None, min_nodes=2):
+    """Judge a parsed all_reduce_perf run against the range published healthy runs give for its rails.
 
     The measured value is the out-of-place busbw of the largest message (the plateau of a sweep), or of
     message_size. A run with error lines, non-zero #wrong, failed out-of-bounds check, or fewer hosts than
-    min_nodes (it never crossed the rails) fails whatever its numbers.
+    min_nodes (it never crossed the rails) fails whatever its numbers. threshold 0 (the default) passes from the
+    calibrated low end of the range (nccl_calibration.py); a fraction in (0, 1] of the rails' sum overrides it.
     """
     if isinstance(parsed, (str, bytes, bytearray)):
         parsed = parse_nccl_tests_output(parsed, collective='all_reduce')
@@ -445,19 +460,31 @@ def evaluate_allreduce(parsed, rail_rates_gbps, threshold=0.8, message_size=None
         raise ValueError('expected the result of nccl_tests_parse (a dict with rows), got %s' % type(parsed).__name__)
     if parsed.get('collective') not in (None, 'all_reduce'):
         raise ValueError('the run is %s, not all_reduce: its bus bandwidth is computed differently' % parsed.get('collective'))
-    fraction_required = threshold_fraction(threshold)
+    fraction_required, threshold_source = calibrated_threshold(threshold)
     row = judged_row(parsed, message_size, 'size_bytes')
-    expected = expected_allreduce_busbw(rail_rates_gbps)
+    rates = _rates(rail_rates_gbps)
+    expected = expected_allreduce_busbw(rates)
     required = round(expected * fraction_required, 3)
     measured = float(row['out_of_place']['busbw_gbs'])
     hosts = parsed.get('hosts') or []
+    calibrated = nccl_calibration.expected(rates, parsed.get('ranks'), len(hosts))
     verdict = {
         'measured_busbw_gbs': measured, 'expected_busbw_gbs': expected, 'required_busbw_gbs': required,
-        'threshold': fraction_required, 'fraction': round(measured / expected, 4), 'message_size': row['size_bytes'],
+        'threshold': fraction_required, 'threshold_source': threshold_source,
+        'fraction': round(measured / expected, 4), 'message_size': row['size_bytes'],
         'avg_busbw_gbs': parsed.get('avg_busbw_gbs'), 'ranks': parsed.get('ranks'), 'hosts': hosts,
-        'rails': len(_rates(rail_rates_gbps)), 'wrong_rows': parsed.get('wrong_rows') or [],
-        'formula': 'busbw = algbw x 2(n-1)/n; expected = sum of one node\'s rail rates (Gb/s) / 8; pass at >= threshold x expected',
+        'rails': len(rates), 'wrong_rows': parsed.get('wrong_rows') or [],
+        'expected_range': dict(calibrated, sources=nccl_calibration.source_list(calibrated['sources']),
+                               tree_sources=nccl_calibration.source_list(calibrated['tree_sources'])),
+        'formula': 'busbw = algbw x 2(n-1)/n; rails = sum of one node\'s rail rates (Gb/s) / 8; a ring reaches '
+                   '[low, high] x rails (published healthy runs); a tree/NVLS run up to rails x N(n-1)/(n(N-1))',
     }
+    rails_text = _rails_text(rates)
+    range_text = ('expected %.1f-%.1f GB/s for %s (%.0f-%.0f%% of their %.1f GB/s in the published healthy runs %s)'
+                  % (calibrated['low_gbs'], calibrated['high_gbs'], rails_text, calibrated['low_fraction'] * 100,
+                     calibrated['high_fraction'] * 100, expected, ', '.join(calibrated['sources'])))
+    if threshold_source == 'threshold':
+        range_text += '; threshold %.0f%% of %.1f GB/s = %.1f GB/s' % (fraction_required * 100, expected, required)
     if parsed.get('errors'):
         verdict.update(passed=False, code='nccl_errors', reason='nccl-tests reported errors: %s' % ' | '.join(parsed['errors'][:3]))
     elif verdict['wrong_rows'] or parsed.get('out_of_bounds'):
@@ -469,24 +496,22 @@ def evaluate_allreduce(parsed, rail_rates_gbps, threshold=0.8, message_size=None
                        reason='the run spans %d node(s) (%s), at least %d are needed for traffic to cross the rails'
                        % (len(hosts), ', '.join(hosts) or 'none listed', int(min_nodes)))
     elif measured > expected:
-        # More than the rails carry is no error: busbw scales algbw by 2(n-1)/n for n ranks (nccl-tests
-        # doc/PERFORMANCE.md), but with several ranks per node NCCL reduces inside each node over NVLink (hierarchical
-        # ring, tree, NVLS), so each of N nodes moves only 2(N-1)/N of the data over its rails.
-        bound = rail_bound_busbw(expected, parsed.get('ranks'), len(hosts))
-        verdict.update(passed=True, code='passed', rail_bound_busbw_gbs=bound,
-                       reason='busbw %.2f GB/s at %d bytes is above the %.1f GB/s the %d rails carry, as it can be: with %s ranks on '
-                       '%d nodes the traffic inside a node goes over NVLink and the rails bound busbw at %.1f x N(n-1)/(n(N-1)) '
-                       '= %s GB/s%s' % (measured, row['size_bytes'], expected, verdict['rails'], parsed.get('ranks'), len(hosts),
-                                        expected, '%.1f' % bound if bound else '-',
-                                        ' (%.0f%% of it)' % (100.0 * measured / bound) if bound else ''))
+        # Above what a ring can carry is no error and no "more than 100 %": tree/NVLS move less over the rails
+        # (nccl_calibration.py module docstring).
+        bound = calibrated['tree_bound_gbs']
+        verdict.update(passed=True, code='passed', rail_bound_busbw_gbs=bound, algorithm='tree',
+                       reason='busbw %.2f GB/s at %d bytes is above the %.1f GB/s a ring can reach on %s: %s; with %s ranks '
+                       'on %d nodes that bound is %.1f x N(n-1)/(n(N-1)) = %s GB/s%s (published tree run: %s)'
+                       % (measured, row['size_bytes'], expected, rails_text, nccl_calibration.TREE_EXPLANATION,
+                          parsed.get('ranks'), len(hosts), expected, '%.1f' % bound if bound else '-',
+                          ' (%.0f%% of it)' % (100.0 * measured / bound) if bound else '',
+                          ', '.join(calibrated['tree_sources'])))
     elif measured >= required:
         verdict.update(passed=True, code='passed',
-                       reason='busbw %.2f GB/s at %d bytes is %.0f%% of the %.1f GB/s the %d rails carry (>= %.0f%%)'
-                       % (measured, row['size_bytes'], verdict['fraction'] * 100, expected, verdict['rails'],
-                          fraction_required * 100))
+                       reason='busbw %.2f GB/s at %d bytes: %s' % (measured, row['size_bytes'], range_text))
     else:
         verdict.update(passed=False, code='busbw_below_threshold',
-                       reason='busbw %.2f GB/s at %d bytes is %.0f%% of the %.1f GB/s the %d rails carry (< %.0f%%): '
-                       'a rail is down, slow or unused' % (measured, row['size_bytes'], verdict['fraction'] * 100, expected,
-                                                           verdict['rails'], fraction_required * 100))
+                       reason='busbw %.2f GB/s at %d bytes is below the %s: %s. Low results in published runs came from: %s'
+                       % (measured, row['size_bytes'], 'range' if measured < calibrated['low_gbs'] else 'threshold', range_text,
+                          '; '.join(nccl_calibration.LOW_CAUSES)))
     return verdict

@@ -74,9 +74,9 @@ def settings_from(params):
     gpus = int(params.get("gpus_per_node") or 0)
     if gpus < 1:
         problems.append("gpus_per_node: must be at least 1")
-    threshold = float(params.get("threshold", 0.8))
-    if not 0 < threshold <= 1:
-        problems.append("threshold: must be in (0, 1]")
+    threshold = float(params.get("threshold") or 0)
+    if not 0 <= threshold <= 1:
+        problems.append("threshold: must be in [0, 1] (0: the calibrated low end of published runs)")
     rates = params.get("rail_rates_gbps") or []
     if rails and rates and len(rates) != len(rails):
         problems.append("rail_rates_gbps: %d rates for %d rails" % (len(rates), len(rails)))

@@ -29,7 +29,9 @@ def test_filter_names_and_errors():
     with pytest.raises(AnsibleFilterError, match='nccl_tests_parse: no nccl-tests output'):
         FILTERS['nccl_tests_parse'](None)
     with pytest.raises(AnsibleFilterError, match='nccl_allreduce_evaluate: threshold'):
-        FILTERS['nccl_allreduce_evaluate'](parsed, [400], 0)
+        FILTERS['nccl_allreduce_evaluate'](parsed, [400], 1.5)
+    # 0: the calibrated low end of published healthy runs (nccl_calibration.py)
+    assert FILTERS['nccl_allreduce_evaluate'](parsed, [400] * 8, 0)['threshold_source'] == 'calibrated'
 
 
 PLAYBOOK = """

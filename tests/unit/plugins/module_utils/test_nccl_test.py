@@ -53,6 +53,8 @@ def test_settings_refuse_what_cannot_work():
     text = str(info.value)
     for part in ("rails[0]: network and resource", "nodes: give at least two", "gpus_per_node", "threshold", "rail_rates_gbps: 2 rates for 1 rails"):
         assert part in text
+    # 0 (the default) is the calibrated threshold, not a refusal
+    assert nccl_test.settings_from({"image": "img", "gpus_per_node": 8})["threshold"] == 0
 
 
 def test_suspects_name_node_nic_and_gpu():
@@ -87,9 +89,13 @@ def test_html_report_shows_verdict_suspects_and_chart():
     text = nccl_report.html(result)
     assert "PASSED" in text and "<svg" in text and text.count("<rect") == 31 and "8G" in text
     assert "ibp94s0" in text and "at 200 Gb/s" in text and "<script" not in text
+    # the expected range for 8 rails of 400 Gb/s and its sources, each with its address (issue 36)
+    assert result["threshold_source"] == "calibrated"
+    assert "A ring reaches 320.0-390.4 GB/s (80-98% of the rails' 400.0 GB/s)" in text
+    assert 'href="https://github.com/NVIDIA/nccl-tests/issues/290"' in text and "a tree or NVLS run up to 750.0 GB/s" in text
     # a rail whose link is down fails the run even above the threshold: NCCL ran without it
     down = [dict(suspects[0], problem="link DOWN")]
     result = nccl_test.judge(settings, log, {"ztan-mig-235z": "node-a", "ztan-mig-gq73": "node-b"}, down)
     assert result["passed"] is False and result["code"] == "rail_down" and result["measured_busbw_gbs"] == 338.82
     assert "rail 3 on ztan-mig-gq73: NIC ibp94s0 (GPU 3) link DOWN" in result["reason"]
-    assert "FAILED" in nccl_report.html(result)
+    assert "FAILED" in nccl_report.html(result) and "Low results in published runs came from" in nccl_report.html(result)

@@ -184,11 +184,25 @@ def test_allreduce_verdicts():
     assert passed['passed'] is True and passed['code'] == 'passed' and passed['measured_busbw_gbs'] == 338.82
     # Explained, never "169 %": 16 ranks on 2 nodes: the rails bound busbw at 200 x 2 x 15 / 16 = 375 GB/s (issue 36)
     assert passed['rail_bound_busbw_gbs'] == 375.0 and '169' not in passed['reason']
-    assert passed['reason'] == ('busbw 338.82 GB/s at 8589934592 bytes is above the 200.0 GB/s the 8 rails carry, as it can be: '
-                                'with 16 ranks on 2 nodes the traffic inside a node goes over NVLink and the rails bound busbw '
-                                'at 200.0 x N(n-1)/(n(N-1)) = 375.0 GB/s (90% of it)')
+    # the explanation names the algorithm that carries more than a ring, the bound and the published tree run
+    assert passed['algorithm'] == 'tree' and passed['reason'].startswith(
+        'busbw 338.82 GB/s at 8589934592 bytes is above the 200.0 GB/s a ring can reach on 8 rails of 200 Gb/s: on 2 nodes '
+        'NCCL runs all-reduce as a tree')
+    assert passed['reason'].endswith('= 375.0 GB/s (90% of it) (published tree run: a3mega-2x8)')
+    # 8 rails of 400 Gb/s: inside the calibrated range (0.8-0.976 of 400 GB/s), the range and its rows named
+    calibrated = evaluate_allreduce(parsed, [400] * 8)
+    assert calibrated['passed'] is True and calibrated['threshold_source'] == 'calibrated' and calibrated['threshold'] == 0.8
+    assert calibrated['reason'].startswith('busbw 338.82 GB/s at 8589934592 bytes: expected 320.0-390.4 GB/s for 8 rails of '
+                                           '400 Gb/s (80-98% of their 400.0 GB/s in the published healthy runs nccl-tests-29,')
+    assert [row['key'] for row in calibrated['expected_range']['sources']][-1] == 'nccl-tests-290-ndr'
     low = evaluate_allreduce(parsed, [400] * 8, threshold=0.9)
-    assert low['passed'] is False and low['code'] == 'busbw_below_threshold'
+    assert low['passed'] is False and low['code'] == 'busbw_below_threshold' and low['threshold_source'] == 'threshold'
+    # inside the published range but under the user's threshold: said so, with the causes of low runs
+    assert 'is below the threshold: expected 320.0-390.4' in low['reason'] and 'threshold 90% of 400.0 GB/s = 360.0' in low['reason']
+    assert 'NCCL uses only active listed ports' in low['reason']
+    # 12 rails of 400 Gb/s (600 GB/s): below the range, named as such
+    below = evaluate_allreduce(parsed, [400] * 12)
+    assert below['passed'] is False and 'is below the range: expected 480.0-585.6 GB/s for 12 rails of 400 Gb/s' in below['reason']
     assert low['expected_busbw_gbs'] == 400.0 and low['required_busbw_gbs'] == 360.0 and low['fraction'] == 0.847
     sized = evaluate_allreduce(parsed, [400] * 8, message_size=1073741824)
     assert sized['measured_busbw_gbs'] == 297.86
@@ -200,3 +214,13 @@ def test_allreduce_verdicts():
         evaluate_allreduce(parsed, [400], threshold=1.5)
     with pytest.raises(ValueError, match='no result row for message size 3'):
         evaluate_allreduce(parsed, [400], message_size=3)
+
+
+def test_issue252_ring_table_cut_from_its_post():
+    """2 nodes of 4 H100, NCCL_ALGO=RING (nccl-tests issue 252): the post keeps only the table and its footer."""
+    parsed = parse_nccl_tests_output(read('issue252_h100_2x4_ring_4rails_cut.txt'), collective='all_reduce')
+    assert [row['size_bytes'] for row in parsed['rows']] == [512 << 20, 1 << 30, 2 << 30, 4 << 30, 8 << 30]
+    assert parsed['rows'][0]['out_of_place'] == {'time_us': 10052.0, 'algbw_gbs': 53.41, 'busbw_gbs': 93.46, 'wrong': 0}
+    assert parsed['rows'][-1]['in_place'] == {'time_us': 158561.0, 'algbw_gbs': 54.17, 'busbw_gbs': 94.8, 'wrong': 0}
+    assert parsed['avg_busbw_gbs'] == 95.3009 and parsed['warnings'] == [] and parsed['errors'] == []
+    assert parsed['out_of_bounds'] == 0 and parsed['devices'] == [] and parsed['ranks'] is None
