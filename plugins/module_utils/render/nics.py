@@ -156,6 +156,10 @@ def _auto_ports(values, ports, errors, warnings=None):
     affinity = values["gpu_nic_affinity"]
     if not affinity:
         return sorted(candidates, key=lambda p: (p["node"], p["pci_address"]))
+    # Ports indexed by (node, PCI address) and (node, netdev), so that each link finds its ports without scanning
+    # every port of the cluster (issue 38: that scan made the render quadratic in the number of nodes).
+    candidate_index = _port_index(candidates)
+    port_index = _port_index(ports)
     best = {}  # (node, gpu) -> (rank, [ports])
     for index, link in enumerate(affinity):
         relation = str(link.get("relation", "")).upper()
@@ -164,9 +168,9 @@ def _auto_ports(values, ports, errors, warnings=None):
             continue
         node, nic = link.get("node"), link.get("nic")
         nic_pci = names.normalise_pci_address(str(nic)) if nic is not None else None
-        matches = [p for p in candidates if p["node"] == node and (p["pci_address"] == nic_pci or p["netdev"] == nic)]
+        matches = _indexed_matches(candidates, candidate_index, node, nic_pci, nic)
         if not matches:
-            if not any(p["node"] == node and (p["pci_address"] == nic_pci or p["netdev"] == nic) for p in ports):
+            if not _indexed_matches(ports, port_index, node, nic_pci, nic):
                 errors.add("gpu_nic_affinity[%d].nic" % index, "%r on node %r is not in gpudirect_rdma_nic_facts" % (nic, node))
             continue  # a port of the other fabric: never preferred
         key = (node, str(link.get("gpu")))
@@ -176,9 +180,12 @@ def _auto_ports(values, ports, errors, warnings=None):
         elif rank == best[key][0]:
             best[key][1].extend(matches)
     chosen = []
+    seen = set()  # the ports already chosen, by content (equal ports count once, as list membership did)
     for key in sorted(best, key=lambda k: (k[0], _gpu_sort_key(k[1]))):
         for port in sorted(best[key][1], key=lambda p: p["pci_address"]):
-            if port not in chosen:
+            identity = _port_identity(port)
+            if identity not in seen:
+                seen.add(identity)
                 chosen.append(port)
     _warn_far_rails(affinity, chosen, warnings)
     if not chosen and not errors.messages:
@@ -191,16 +198,39 @@ def _warn_far_rails(affinity, chosen, warnings):
     crosses the host bridge, which is slower or refused, so the rail it makes is not a GPU's rail."""
     if warnings is None:
         return
+    nearest_rank = {}  # (node, NIC PCI address) -> the nearest relation of a GPU to it, one pass over the links
+    for link in affinity:
+        key = (link.get("node"), names.normalise_pci_address(str(link.get("nic"))))
+        rank = AFFINITY_RANK.get(str(link.get("relation", "")).upper(), 9)
+        if key not in nearest_rank or rank < nearest_rank[key]:
+            nearest_rank[key] = rank
     for port in chosen:
-        ranks = [AFFINITY_RANK.get(str(link.get("relation", "")).upper(), 9) for link in affinity
-                 if link.get("node") == port["node"] and names.normalise_pci_address(str(link.get("nic"))) == port["pci_address"]]
-        nearest = min(ranks) if ranks else None
+        nearest = nearest_rank.get((port["node"], port["pci_address"]))
         if nearest is None or nearest > AFFINITY_RANK["PXB"]:
             relation = [name for name, rank in AFFINITY_RANK.items() if rank == nearest]
             warnings.append("%s: NIC %s (%s) on node %s is %s to every GPU, not PIX or PXB: GPUDirect RDMA through it "
                             "crosses the CPU's host bridge; check that the NIC sits in a GPU's PCIe switch, or leave it out" % (
                                 names.variable("gpu_nic_affinity"), port["netdev"] or port["pci_address"], port["pci_address"],
                                 port["node"], relation[0] if relation else "unrelated"))
+
+
+def _port_index(ports):
+    """{(node, PCI address) or (node, netdev): positions in ``ports``, in order}."""
+    index = {}
+    for position, port in enumerate(ports):
+        index.setdefault(("pci", port["node"], port["pci_address"]), []).append(position)
+        index.setdefault(("netdev", port["node"], port["netdev"]), []).append(position)
+    return index
+
+
+def _indexed_matches(ports, index, node, nic_pci, nic):
+    """The ports of ``node`` whose PCI address is ``nic_pci`` or whose netdev is ``nic``, in the order of ``ports``."""
+    positions = set(index.get(("pci", node, nic_pci), ())) | set(index.get(("netdev", node, nic), ()))
+    return [ports[position] for position in sorted(positions)]
+
+
+def _port_identity(port):
+    return tuple(sorted((key, repr(value)) for key, value in port.items()))
 
 
 def _gpu_sort_key(gpu):
