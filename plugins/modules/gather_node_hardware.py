@@ -45,6 +45,14 @@ options:
       - Mutually exclusive with O(node_selector).
     type: list
     elements: str
+  allow_control_plane:
+    description:
+      - Run facts pods (read-only host paths) on control-plane nodes too (role label C(node-role.kubernetes.io/master)
+        or C(node-role.kubernetes.io/control-plane)).
+      - Off, control-plane nodes named in O(nodes) are reported in RV(failed_nodes), and those O(node_selector) or
+        the automatic choice matched are left out (RV(control_plane_left_out)).
+    type: bool
+    default: false
   node_selector:
     description:
       - Gather from the nodes whose labels contain all of these.
@@ -265,6 +273,12 @@ pods:
   returned: always
   type: list
   elements: dict
+control_plane_left_out:
+  description: Control-plane nodes the selection matched and left out (O(allow_control_plane) off).
+  returned: always
+  type: list
+  elements: str
+  sample: ["master-0"]
 selection:
   description: How the nodes were chosen (names, node_selector, nfd_vendor_labels or workers).
   returned: always
@@ -307,6 +321,7 @@ def argument_spec():
     spec = dict(AUTH_ARG_SPEC)
     spec.update(
         nodes=dict(type="list", elements="str"),
+        allow_control_plane=dict(type="bool", default=False),
         node_selector=dict(type="dict"),
         label_selectors=dict(type="list", elements="str", default=[]),
         namespace=dict(type="str", default="gpudirect-facts"),

@@ -67,6 +67,10 @@ GPU_RESOURCE = "nvidia.com/gpu"
 CONTAINER = "collector"
 NIC_VENDOR_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
 WORKER_LABEL = "node-role.kubernetes.io/worker"
+# The role labels of OpenShift's control-plane nodes (the installer's master and control-plane roles; the
+# machine-config-operator's master pool selects node-role.kubernetes.io/master). Facts pods mount host paths, so they
+# go there only when asked (allow_control_plane): a control-plane node runs etcd and the API server.
+CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane")
 
 DEFAULT_IMAGE = "registry.access.redhat.com/ubi9/python-312:9.6-1762197685@sha256:7b8f2ee184b40eb160e2c90c240a16fd9ec93279cc1553c0b8b872e2274a139b"
 DEFAULT_TOLERATIONS = [{"operator": "Exists"}]
@@ -224,6 +228,27 @@ def _labels_of(node):
 
 def _matches_selector(labels, selector):
     return all(labels.get(key) == str(value) for key, value in (selector or {}).items())
+
+
+def is_control_plane(node):
+    labels = _labels_of(node)
+    return any(label in labels for label in CONTROL_PLANE_LABELS)
+
+
+def without_control_plane(nodes, selected, how, allowed):
+    """(kept, refused, left out): the selected names without the control-plane nodes, unless ``allowed``. Nodes named
+    by the user are refused (a failure naming the option); those a selector or the automatic choice matched (a
+    compact cluster's nodes are control-plane and worker at once) are left out and listed."""
+    if allowed:
+        return list(selected), [], []
+    control_plane = set((n.get("metadata") or {}).get("name") for n in nodes if is_control_plane(n))
+    out = [n for n in selected if n in control_plane]
+    kept = [n for n in selected if n not in control_plane]
+    return (kept, out, []) if how == "names" else (kept, [], out)
+
+
+CONTROL_PLANE_REFUSAL = ("a control-plane node: facts pods (host paths) run there only with "
+                         "hardware_facts_allow_control_plane: true (module option allow_control_plane)")
 
 
 def select_nodes(nodes, names=None, node_selector=None):
@@ -398,6 +423,7 @@ class FactsRun:
     def plan(self, node_objects):
         params = self.params
         selected, unknown, how = select_nodes(node_objects, params.get("nodes"), params.get("node_selector"))
+        selected, _refused, _left_out = without_control_plane(node_objects, selected, how, params.get("allow_control_plane"))
         # i20: a facts pod asks the device plugin for the node's GPUs (nvidia-smi) instead of NVIDIA_VISIBLE_DEVICES=all.
         self._gpus = dict((n["metadata"]["name"], allocatable_gpus(n)) for n in node_objects) if params.get("nvidia_smi") else {}
         return selected, unknown, how, [self._pod(node) for node in selected]
@@ -439,6 +465,7 @@ class FactsRun:
         nodes = self.list_nodes(resources)
         by_name = dict((node["metadata"]["name"], node) for node in nodes)
         selected, unknown, how = select_nodes(nodes, self.params.get("nodes"), self.params.get("node_selector"))
+        selected, refused, left_out = without_control_plane(nodes, selected, how, self.params.get("allow_control_plane"))
         script = standalone_script()
         digest = script_digest(script)
         fingerprints = dict((name, hardware_fingerprint(by_name.get(name) or {}, digest, self.params.get("nvidia_smi"))) for name in selected)
@@ -454,10 +481,12 @@ class FactsRun:
         result = {
             "run_id": self.run_id, "namespace": self.namespace, "selection": how, "nodes": {}, "failed_nodes": [],
             "pods": [{"name": p["metadata"]["name"], "node": p["spec"]["nodeName"]} for p in pods],
-            "configmap": self.configmap, "image": self.params["image"],
+            "configmap": self.configmap, "image": self.params["image"], "control_plane_left_out": left_out,
             "counts": {"selected": len(selected), "from_cache": len(from_cache), "gathered": 0, "failed": 0},
         }
         result["failed_nodes"] = [{"node": name, "pod": None, "error": "no such node"} for name in unknown]
+        # Named (or matched) control-plane nodes are a failure the user sees, not a silent omission.
+        result["failed_nodes"] += [{"node": name, "pod": None, "error": CONTROL_PLANE_REFUSAL} for name in refused]
         labels = dict((name, _labels_of(node)) for name, node in by_name.items())
         for name in from_cache:
             self._document(result, name, cache[name][1], labels.get(name))

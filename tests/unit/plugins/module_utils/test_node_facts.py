@@ -125,6 +125,47 @@ def test_node_selection():
     assert nf.select_nodes(NODES, names=["worker-2", "ghost", "worker-2"]) == (["worker-2"], ["ghost"], "names")
 
 
+COMPACT = [
+    _node("master-0", **{"node-role.kubernetes.io/master": "", "node-role.kubernetes.io/worker": "",
+                         "feature.node.kubernetes.io/pci-10de.present": "true"}),
+    _node("cp-1", **{"node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/worker": ""}),
+    _node("worker-0", **{"node-role.kubernetes.io/worker": "", "feature.node.kubernetes.io/pci-10de.present": "true"}),
+]
+
+
+class _NodesOnly:
+    """Just enough of module_utils/cluster/client for a check-mode FactsRun: the nodes, and no cache ConfigMaps."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+
+    def require(self, _api, kind):
+        return kind
+
+    def list(self, kind, namespace=None, label_selector=None):
+        return (list(self.nodes) if kind == "Node" else []), "1"
+
+
+def test_control_plane_nodes_get_no_facts_pod_unless_asked():
+    """Issue 34: facts pods mount host paths, and the SCC cannot keep them off nodes: the module refuses control-plane
+    nodes named by the user, and leaves out those a selector or the automatic choice matched (compact clusters)."""
+    assert nf.without_control_plane(COMPACT, ["master-0", "worker-0"], "nfd_vendor_labels", False) == (["worker-0"], [], ["master-0"])
+    assert nf.without_control_plane(COMPACT, ["cp-1"], "names", False) == ([], ["cp-1"], [])
+    assert nf.without_control_plane(COMPACT, ["master-0", "cp-1"], "names", True) == (["master-0", "cp-1"], [], [])
+    params = {"namespace": "gpudirect-facts", "name_prefix": "gpudirect-facts", "image": "img"}
+    automatic = nf.FactsRun(_NodesOnly(COMPACT), dict(params), run_id="abcde").run(check_mode=True)
+    assert [p["node"] for p in automatic["pods"]] == ["worker-0"] and automatic["control_plane_left_out"] == ["master-0"]
+    assert automatic["failed_nodes"] == []
+    named = nf.FactsRun(_NodesOnly(COMPACT), dict(params, nodes=["cp-1", "worker-0"]), run_id="abcde").run(check_mode=True)
+    assert [p["node"] for p in named["pods"]] == ["worker-0"]
+    assert named["failed_nodes"] == [{"node": "cp-1", "pod": None, "error": nf.CONTROL_PLANE_REFUSAL}]
+    assert "hardware_facts_allow_control_plane: true" in nf.CONTROL_PLANE_REFUSAL
+    asked = nf.FactsRun(_NodesOnly(COMPACT), dict(params, nodes=["cp-1"], allow_control_plane=True), run_id="abcde").run(check_mode=True)
+    assert [p["node"] for p in asked["pods"]] == ["cp-1"] and asked["failed_nodes"] == []
+    _selected, _unknown, _how, pods = nf.FactsRun(None, dict(params), run_id="abcde").plan(COMPACT)
+    assert [p["spec"]["nodeName"] for p in pods] == ["worker-0"]
+
+
 def test_parse_collector_log():
     facts = {"schema_version": 1, "readiness": {"ready": True}, "nics": []}
     assert nf.parse_collector_log("some runtime line\n%s\n" % json.dumps(facts)) == facts
