@@ -8,7 +8,7 @@ writes, as the items of one `kind: List` document (`oc apply -f` takes it as is)
 - a ClusterRole for what is cluster-scoped or read across namespaces: `create`, `list` and `watch` by kind, and
   `get`, `update`, `patch` and `delete` only on the names the collection uses (`resourceNames`);
 - a Role in each namespace the collection works in (operator namespaces, the facts namespace, the networks'
-  namespace for verification, openshift-marketplace for reading the catalogue) with that namespace's verbs: pods,
+  namespace of verification, gpudirect-verify, openshift-marketplace for reading the catalogue) with that namespace's verbs: pods,
   pod logs, ConfigMaps and the OLM objects are never granted cluster-wide;
 - the Namespaces those Roles live in, the ServiceAccount gpudirect-automation and the bindings.
 
@@ -339,8 +339,9 @@ def render(docs):
     return HEADER + "---\n" + body
 
 
-# Namespaces every OpenShift cluster has (the generated file must not try to own them).
-EXISTING_NAMESPACES = {"default", "openshift-marketplace", "kube-system", "gpudirect-facts"}
+# Namespaces every OpenShift cluster has, and those deploy/rbac/workloads.yml creates (the generated file must not try
+# to own them).
+EXISTING_NAMESPACES = {"default", "openshift-marketplace", "kube-system", "gpudirect-facts", "gpudirect-verify"}
 
 
 def generate(log=sys.stderr, var_files=()):

@@ -112,16 +112,20 @@ def settings_from(params):
         errors.append("network %r is not a network name: give [namespace/]name[@interface] (DNS-1123 names, "
                       "one network)" % (network,))
     networks = configuration.get("networks") or []
-    # Multus finds a network's NetworkAttachmentDefinition in the pod's namespace: by default the pods run where
-    # the configuration's first network lives (gpudirect_rdma_network_namespaces), not in "default".
+    # Multus finds a network's NetworkAttachmentDefinition in the pod's namespace or in one of its global namespaces
+    # (names.attachable_networks): without a namespace the pods run where the configuration's first network lives; the
+    # verify role gives its own namespace (gpudirect-verify) and the pods name a network of "default" as default/<name>.
     namespace = params.get("namespace") or (networks[0].get("namespace") if networks and not network else None) or "default"
     if not network:
-        in_namespace = [n for n in networks if n.get("namespace") == namespace]
-        if in_namespace:
-            network = in_namespace[0].get("annotation") or in_namespace[0].get("name")
+        attachable = names.attachable_networks(networks, namespace)
+        if attachable:
+            network = attachable[0]["annotation"]
         elif networks:
-            errors.append("no network of the configuration is in namespace %s (they are in %s): leave namespace empty, "
-                          "or give network" % (namespace, ", ".join(sorted(set(str(n.get("namespace")) for n in networks)))))
+            errors.append("no network of the configuration is in namespace %s or in a namespace whose networks Multus lets "
+                          "every namespace use (%s); they are in %s: run the pods in one of those namespaces "
+                          "(verify_namespace), or give network"
+                          % (namespace, ", ".join(names.MULTUS_GLOBAL_NAMESPACES),
+                             ", ".join(sorted(set(str(n.get("namespace")) for n in networks)))))
     if not network and not networks:
         errors.append("no secondary network: give network, or a configuration (plan summary) with networks")
     resources = dict(params.get("resources") or configuration.get("pod_resources") or {})
@@ -241,10 +245,11 @@ def _plan_rail(index, group, networks, namespace, pod_resources):
     """(rail, problem or None) of NIC group `index`: its network in `namespace` and its own resource only."""
     name = group.get("network_name")
     # With several network namespaces a rail's network is named <network_name>-<namespace> (render/rdma.py).
-    found = [n for n in networks if n.get("namespace") == namespace and n.get("name") in (name, "%s-%s" % (name, namespace))]
+    found = [n for n in names.attachable_networks(networks, namespace)
+             if n.get("name") in (name, "%s-%s" % (name, n.get("namespace")))]
     wanted = str(group.get("resource_name") or "").rsplit("/", maxsplit=1)[-1]
     resources = dict((key, count) for key, count in pod_resources.items() if wanted and key.split("/")[-1] == wanted)
-    rail = _rail(index, group, (found[0].get("annotation") or found[0].get("name")) if found else None, resources)
+    rail = _rail(index, group, found[0]["annotation"] if found else None, resources)
     problems = []
     if not found:
         problems.append("no network %s in namespace %s" % (name, namespace))

@@ -215,7 +215,7 @@ def passing_fleet(crd_dir, tmp_path_factory):
                 "gpudirect_rdma_nic_interfaces": ["enp26s0np0"], "gpudirect_rdma_ipam_range": "192.168.20.0/24"}
         # Networks in a namespace of their own (issue 13 point 4): the pods must run there (Multus isolation).
         fleet.add("networks-in-ml", dict(example_vars("1-shared-device-roce.yml"), gpudirect_rdma_network_namespaces=["ml"]),
-                  admin_objects=verify_account("ml"))
+                  admin_objects=verify_account("ml"), verify_namespace="ml")
         fleet.add("ring", ring, profile=RING_PROFILE, nodes=("gpu-worker-0000", "gpu-worker-0001", "gpu-worker-0002"),
                   verify_sweep=True, verify_iterations=1000)
         # Issue 31 point 1: the variables hack/site.sh uses on its profiles (NIC selection auto), without the facts
@@ -291,7 +291,7 @@ def test_verify_passes_for_each_configuration(passing_fleet, example):
     for pod in pods:
         container = pod["spec"]["containers"][0]
         network = pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]
-        wanted = dict((name, "1") for name in summary["pod_resources"]) if len(groups) == 1 else {networks[network]: "1"}
+        wanted = dict((name, "1") for name in summary["pod_resources"]) if len(groups) == 1 else {networks[network.split("/")[-1]]: "1"}
         wanted["nvidia.com/gpu"] = "1"
         assert container["resources"]["requests"] == wanted == container["resources"]["limits"]
         # Hardened (security issue, point 8): every capability dropped but IPC_LOCK, no escalation, RuntimeDefault
@@ -309,7 +309,9 @@ def test_verify_passes_for_each_configuration(passing_fleet, example):
         assert pod["metadata"]["annotations"]["openshift.io/scc"] == "gpudirect-verify"
         assert pod["spec"]["automountServiceAccountToken"] is False
         assert "privileged" not in json.dumps(pod["spec"])
-        assert network in [n["annotation"] for n in summary["networks"]]
+        # In the collection's own namespace (issue 34), attaching the network of "default" by <namespace>/<name>.
+        assert pod["metadata"]["namespace"] == "gpudirect-verify"
+        assert network in ["%s/%s" % (n["namespace"], n["annotation"]) for n in summary["networks"]]
         # perftest's arguments are the script's positional parameters, one word each (point 10).
         assert container["command"][:2] == ["/bin/bash", "-c"] and '"$@"' in container["command"][2]
         args = container["command"][4:]
@@ -387,7 +389,10 @@ def failing_fleet(crd_dir, tmp_path_factory):
         fleet.add("no-rdma-resource", example_vars("1-shared-device-roce.yml"), resource_count=0)
         # Networks in ml, but the administrator created the verify account only in default.
         fleet.add("no-account-in-ml", dict(example_vars("1-shared-device-roce.yml"), gpudirect_rdma_network_namespaces=["ml"]),
-                  admin_objects=verify_account("ml")[:1])
+                  admin_objects=verify_account("ml")[:1], verify_namespace="ml")
+        # Networks in ml and verify_namespace left at gpudirect-verify: Multus would refuse the network (issue 34).
+        fleet.add("ml-out-of-reach", dict(example_vars("1-shared-device-roce.yml"), gpudirect_rdma_network_namespaces=["ml"]),
+                  admin_objects=verify_account("ml"))
         fleet.run()
         yield fleet
     finally:
@@ -429,3 +434,13 @@ def test_a_missing_verify_account_in_the_network_namespace_is_named_with_its_fix
     assert 'error looking up service account ml/gpudirect-verify: serviceaccount \\"gpudirect-verify\\" not found' in output \
         or 'error looking up service account ml/gpudirect-verify: serviceaccount "gpudirect-verify" not found' in output
     assert failing_fleet.recorders["no-account-in-ml"].pods == [] and failing_fleet.pods_left("no-account-in-ml") == []
+
+
+def test_networks_out_of_reach_of_the_verify_namespace_are_refused_before_any_pod(failing_fleet):
+    """Issue 34: verify's own namespace reaches only the networks of Multus' global namespaces; one in ml is named with
+    the fix (verify_namespace) before any pod is created."""
+    output = failing_fleet.output.replace("\n", " ")
+    assert re.search(r"fatal: \[ml-out-of-reach\]", failing_fleet.output), failing_fleet.output
+    assert "no network of the configuration is in namespace gpudirect-verify" in output and "they are in ml" in output, output
+    assert "(verify_namespace)" in output
+    assert failing_fleet.recorders["ml-out-of-reach"].pods == []

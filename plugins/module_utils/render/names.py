@@ -86,6 +86,24 @@ KIND_API = {"MacvlanNetwork": API_MELLANOX, "IPoIBNetwork": API_MELLANOX, "HostD
 READ_BY_NAME_KINDS = ((API_MCO, "MachineConfig"),)
 
 
+# OpenShift runs Multus with namespaceIsolation on (openshift/cluster-network-operator bindata/network/multus/multus.yaml,
+# the daemon config's globalNamespaces): a pod may attach a NetworkAttachmentDefinition of its own namespace or of these
+# namespaces, any other is refused (k8snetworkplumbingwg/multus-cni pkg/k8sclient/k8sclient.go, GetNetworkDelegates).
+MULTUS_GLOBAL_NAMESPACES = ("default", "openshift-multus", "openshift-sriov-network-operator")
+
+
+def attachable_networks(networks, namespace):
+    """The plan summary's ``networks`` a pod in ``namespace`` may attach, each with ``annotation`` set to how the pod's
+    k8s.v1.cni.cncf.io/networks annotation names it: those of the pod's namespace by name; when it has none, those of
+    Multus' global namespaces as <namespace>/<name> (the collection's own namespaces, e.g. verify's gpudirect-verify,
+    hold no network of their own)."""
+    own = [dict(n, annotation=n.get("annotation") or n.get("name")) for n in networks or [] if n.get("namespace") == namespace]
+    if own:
+        return own
+    return [dict(n, annotation="%s/%s" % (n["namespace"], n.get("annotation") or n.get("name")))
+            for n in networks or [] if n.get("namespace") in MULTUS_GLOBAL_NAMESPACES]
+
+
 def managed_kinds(which):
     """'<apiVersion>/<Kind>' of the kinds the collection prunes, in apply order (prune and teardown go in reverse):
     ``networks`` the network CRs, ``sriov`` the SR-IOV pool config and node policies, ``rdma`` both."""

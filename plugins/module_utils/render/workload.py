@@ -7,7 +7,7 @@ and the NCCL variables that make NCCL use them. Pure: rendered from the model, n
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names, rdma
 
 FILE = "workload-rail-job-pod.yaml"
 IMAGE_PLACEHOLDER = "registry.example/your-nccl-workload:tag"
@@ -30,7 +30,8 @@ def rails_from_plan(summary, nic_ports=None, affinity=None, namespace=None):
     groups = (summary.get("nic_selection") or {}).get("groups") or []
     networks = summary.get("networks") or []
     namespace = namespace or (networks[0]["namespace"] if networks else "default")
-    in_namespace = [n for n in networks if n.get("namespace") == namespace]
+    # The networks its pods may attach: of their namespace, else of Multus' global namespaces as <namespace>/<name>.
+    in_namespace = names.attachable_networks(networks, namespace)
     resources = summary.get("resources") or []
     rails, rates, hcas = [], [], []
     for index, group in enumerate(groups):

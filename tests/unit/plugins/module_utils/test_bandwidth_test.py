@@ -209,9 +209,26 @@ def test_pods_run_where_the_network_is():
     variables = dict(SHARED_ROCE, gpudirect_rdma_network_namespaces=["ml"])
     s = settings(variables)
     assert s["namespace"] == "ml" and s["network"] == "rdmashared-net"
-    with pytest.raises(bt.SettingsError, match="no network of the configuration is in namespace default .they are in ml"):
+    with pytest.raises(bt.SettingsError, match="no network of the configuration is in namespace default or in a namespace whose "
+                       "networks Multus lets every namespace use .default, openshift-multus, openshift-sriov-network-operator.; "
+                       "they are in ml: run the pods in one of those namespaces .verify_namespace., or give network"):
         settings(variables, namespace="default")
     assert settings(variables, namespace="default", network="ml/rdmashared-net")["namespace"] == "default"
+
+
+def test_pods_in_their_own_namespace_name_a_network_of_default_with_its_namespace():
+    """Issue 34: verify runs in its own namespace (gpudirect-verify); OpenShift's Multus lets a pod there attach a
+    NetworkAttachmentDefinition of "default" (a global namespace) when the annotation names it as default/<name>."""
+    s = settings(SHARED_ROCE, namespace="gpudirect-verify")
+    assert s["namespace"] == "gpudirect-verify" and s["network"] == "default/rdmashared-net"
+    pod = bt.pod_manifest(s, "abc123", 0, "server", "n0", None, "mlx5_0")
+    assert pod["metadata"]["namespace"] == "gpudirect-verify"
+    assert pod["metadata"]["annotations"] == {"k8s.v1.cni.cncf.io/networks": "default/rdmashared-net"}
+    rails = settings(TWO_RAILS, namespace="gpudirect-verify", nic_ports=RAIL_PORTS)["rails"]
+    assert [r["network"] for r in rails] == ["default/rdmashared-net-1", "default/rdmashared-net-2"]
+    # A network of another namespace is out of reach (Multus' namespace isolation): run the pods there instead.
+    with pytest.raises(bt.SettingsError, match="no network of the configuration is in namespace gpudirect-verify .*they are in ml"):
+        settings(dict(SHARED_ROCE, gpudirect_rdma_network_namespaces=["ml"]), namespace="gpudirect-verify")
 
 
 # -- several rails (issue 13) -----------------------------------------------------------------------------
