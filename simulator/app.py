@@ -294,9 +294,11 @@ class ApiServer:
         # Forbidden ("error looking up service account NS/NAME: ..."). "default" always exists: kube-controller-manager's
         # serviceaccounts controller creates it in every namespace (pkg/controller/serviceaccount), which the simulator
         # has no controller for.
-        if account != "default" and self.store.try_get(self.store.find_type("", "v1", "serviceaccounts"), namespace, account) is None:
+        account_object = self.store.try_get(self.store.find_type("", "v1", "serviceaccounts"), namespace, account)
+        if account != "default" and account_object is None:
             reason = 'error looking up service account %s/%s: serviceaccount "%s" not found' % (namespace, account, account)
             raise ApiError(403, "Forbidden", rbac.forbidden_message("", "pods", pod["metadata"].get("name"), reason))
+        pod = scc.mount_service_account_token(copy.deepcopy(pod), account_object, scc.random_suffix())
         account_user = rbac.service_account_user(namespace, account)
         sccs, _rv = self.store.list(self.store.find_type(scc.SCC_GROUP, "v1", scc.SCC_PLURAL), None, None, None)
 

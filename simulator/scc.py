@@ -28,6 +28,7 @@ SCC may differ from a real cluster's when two of them admit a pod, never whether
 """
 
 import copy
+import random
 
 SCC_GROUP = "security.openshift.io"
 SCC_PLURAL = "securitycontextconstraints"
@@ -42,6 +43,43 @@ UID_BASE, UID_BLOCK = 1000000000, 10000
 
 VOLUME_TYPES = ("configMap", "secret", "emptyDir", "hostPath", "projected", "downwardAPI", "persistentVolumeClaim",
                 "csi", "ephemeral", "nfs")
+
+
+# kubernetes plugin/pkg/admission/serviceaccount/admission.go (mountServiceAccountToken, TokenVolumeSource), which
+# runs before SCC admission: unless the pod (else its service account) sets automountServiceAccountToken false, the pod
+# gets a projected volume "kube-api-access-<5 random characters>" (the account's bound token, expiring in 3607 s, the
+# kube-root-ca.crt ConfigMap and the namespace), mounted read-only in every container at this path. The SCC then sees
+# a "projected" volume like any other. (OpenShift's carry patch adds an openshift-service-ca.crt source, not modelled:
+# it changes no admission decision.)
+TOKEN_VOLUME_PREFIX = "kube-api-access-"
+TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+TOKEN_EXPIRATION_SECONDS = 3607
+
+
+def random_suffix(length=5):
+    """utilrand.String (k8s.io/apimachinery pkg/util/rand): consonants and digits that spell no word."""
+    return "".join(random.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(length))
+
+
+def mount_service_account_token(pod, account, suffix):
+    """The pod as the ServiceAccount admission plugin leaves it: with the token volume unless automount is off.
+    ``account`` is the ServiceAccount object (None for "default", which the simulator does not store)."""
+    spec = pod.setdefault("spec", {})
+    automount = spec.get("automountServiceAccountToken")
+    if automount is None:
+        automount = (account or {}).get("automountServiceAccountToken")
+    if automount is False:
+        return pod
+    if any(m.get("mountPath") == TOKEN_MOUNT_PATH for _path, c in _containers(pod) for m in c.get("volumeMounts") or []):
+        return pod
+    name = TOKEN_VOLUME_PREFIX + suffix
+    spec.setdefault("volumes", []).append({"name": name, "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": TOKEN_EXPIRATION_SECONDS, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}})
+    for _path, container in _containers(pod):
+        container.setdefault("volumeMounts", []).append({"name": name, "readOnly": True, "mountPath": TOKEN_MOUNT_PATH})
+    return pod
 
 
 def namespace_annotations(index):

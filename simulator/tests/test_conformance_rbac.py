@@ -192,3 +192,27 @@ def test_the_cluster_administrator_may_do_anything(api, http):
     binding = {"metadata": {"name": "x"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
                "subjects": [{"kind": "User", "name": "someone"}]}
     assert http.post(RBAC + "/clusterrolebindings", binding).status_code == 201
+
+
+def test_the_service_account_token_is_a_projected_volume_unless_automount_is_off(api, http):
+    """kubernetes plugin/pkg/admission/serviceaccount/admission.go, before SCC admission: the token comes as a projected
+    volume kube-api-access-<5 characters>, which an SCC without "projected" in its volumes refuses (issue 34)."""
+    assert http.post("/api/v1/namespaces", {"metadata": {"name": "tokens"}}).status_code == 201
+    admitted = http.post("/api/v1/namespaces/tokens/pods", pod("plain")).json()
+    volume = admitted["spec"]["volumes"][0]
+    assert volume["name"].startswith("kube-api-access-") and len(volume["name"]) == len("kube-api-access-") + 5
+    assert {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}} in volume["projected"]["sources"]
+    assert admitted["spec"]["containers"][0]["volumeMounts"] == [
+        {"name": volume["name"], "readOnly": True, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]
+    off = pod("off")
+    off["spec"]["automountServiceAccountToken"] = False
+    assert "volumes" not in http.post("/api/v1/namespaces/tokens/pods", off).json()["spec"]
+    # The account's automountServiceAccountToken: false holds unless the pod asks for the token itself.
+    account = {"metadata": {"name": "quiet"}, "automountServiceAccountToken": False}
+    assert http.post("/api/v1/namespaces/tokens/serviceaccounts", account).status_code == 201
+    quiet = pod("quiet")
+    quiet["spec"]["serviceAccountName"] = "quiet"
+    assert "volumes" not in http.post("/api/v1/namespaces/tokens/pods", quiet).json()["spec"]
+    quiet["metadata"]["name"] = "loud"
+    quiet["spec"]["automountServiceAccountToken"] = True
+    assert http.post("/api/v1/namespaces/tokens/pods", quiet).json()["spec"]["volumes"][0]["name"].startswith("kube-api-access-")

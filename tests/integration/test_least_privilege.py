@@ -7,8 +7,10 @@
    gpudirect-automation service account's token, under the simulator's RBAC, escalation checks and SCC admission,
    without a single refused request.
 3. That identity cannot create a pod in kube-system, read pod logs outside the collection's namespaces, read Secrets,
-   grant itself an SCC, run a pod that mounts host paths, or list or watch MachineConfigs (issue 34); without one permission, site.yml fails with the API
-   server's Forbidden message when its permission check is off.
+   grant itself an SCC, run a pod that mounts host paths, or list or watch MachineConfigs (issue 34); it creates and
+   deletes pods only in gpudirect-facts and gpudirect-verify, where the SCCs refuse group 0, Secret, token and host
+   path volumes for the verify pods (issue 34); without one permission, site.yml fails with the API server's Forbidden
+   message when its permission check is off.
 4. Without one rule of the role (a cluster-wide one, a namespace's one), site.yml stops in preflight, before any
    write, naming the verb, resource, namespace and the rule to add (issue 33; every rule in turn is in
    tests/unit/plugins/module_utils/test_permissions.py).
@@ -65,8 +67,14 @@ def test_committed_roles_are_what_the_playbooks_use():
     assert machineconfig_rules and all(not set(r["verbs"]) & {"list", "watch", "deletecollection"} for r in machineconfig_rules), machineconfig_rules
     assert all(r.get("resourceNames") for r in machineconfig_rules if set(r["verbs"]) - {"create"}), machineconfig_rules
     roles = dict((i["metadata"]["namespace"], i["rules"]) for i in items if i["kind"] == "Role")
-    assert "kube-system" not in roles and {"default", "gpudirect-facts", "openshift-marketplace", "nvidia-network-operator"} <= set(roles)
+    assert "kube-system" not in roles and {"gpudirect-verify", "gpudirect-facts", "openshift-marketplace", "nvidia-network-operator"} <= set(roles)
     assert all(r["resources"] != ["secrets"] for rules in roles.values() for r in rules)
+    # Issue 34: pods are created and deleted only in the collection's own namespaces (where nothing else runs), and no
+    # Role anywhere reads Secrets or mints service account tokens.
+    pod_namespaces = sorted(ns for ns, rules in roles.items() if any("pods" in r["resources"] and set(r["verbs"]) & {"create", "delete", "deletecollection"} for r in rules))
+    assert pod_namespaces == ["gpudirect-facts", "gpudirect-verify"], pod_namespaces
+    assert "default" not in roles, roles.get("default")
+    assert not [r for rules in roles.values() for r in rules if set(r["resources"]) & {"secrets", "serviceaccounts/token"}]
 
 
 def test_every_playbook_runs_under_the_generated_roles():
@@ -116,8 +124,39 @@ def test_the_automation_identity_cannot_reach_beyond_its_namespaces(sim_factory)
                "subjects": [{"kind": "ServiceAccount", "namespace": ACCOUNT[0], "name": ACCOUNT[1]}]}
     assert post("/apis/rbac.authorization.k8s.io/v1/namespaces/gpudirect-facts/rolebindings", binding).status_code == 403
     host = dict(pod, spec=dict(pod["spec"], volumes=[{"name": "root", "hostPath": {"path": "/"}}]))
-    resp = post("/api/v1/namespaces/default/pods", host)
+    resp = post("/api/v1/namespaces/gpudirect-verify/pods", host)
     assert resp.status_code == 403 and "hostPath volumes are not allowed to be used" in resp.json()["message"]
+    # Pods only in the collection's own namespaces (issue 34): none in default (the networks' namespace), where a pod
+    # could mount another team's Secret or run as its service account, and no deleting pods it did not create there.
+    secret_pod = dict(pod, metadata={"name": "secret-probe"}, spec=dict(pod["spec"], volumes=[{"name": "s", "secret": {"secretName": "any"}}]))
+    for namespace in ("default", "kube-system"):
+        resp = post("/api/v1/namespaces/%s/pods" % namespace, secret_pod)
+        assert resp.status_code == 403 and 'cannot create resource "pods" in API group "" in the namespace "%s"' % namespace \
+            in resp.json()["message"], resp.text
+    assert admin.post(sim.url + "/api/v1/namespaces/default/pods", json=dict(pod, metadata={"name": "theirs"}), timeout=10).status_code == 201
+    for path in ("/api/v1/namespaces/default/pods/theirs", "/api/v1/namespaces/default/pods", "/api/v1/namespaces/kube-system/pods/etcd-x"):
+        resp = session.delete(sim.url + path, timeout=10)
+        assert resp.status_code == 403 and 'cannot delete' in resp.json()["message"], (path, resp.text)
+    # In gpudirect-verify, the verify SCC (IPC_LOCK) admits no Secret, no projected service account token, no host
+    # path; restricted-v2 (every authenticated user's) no IPC_LOCK: a verify-like pod carrying any of them is refused.
+    verify = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "verify-probe", "labels": {"probe": "verify"}}, "spec": {
+        "serviceAccountName": "gpudirect-verify", "automountServiceAccountToken": False,
+        "containers": [{"name": "c", "image": "registry.example/x:1", "securityContext": {"capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]}}}]}}
+    token = {"name": "t", "projected": {"sources": [{"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}}]}}
+    for extra, kind in (({"volumes": [{"name": "s", "secret": {"secretName": "any"}}]}, "secret"), ({"volumes": [token]}, "projected"),
+                        ({"automountServiceAccountToken": True}, "projected"),
+                        ({"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}, "hostPath")):
+        resp = post("/api/v1/namespaces/gpudirect-verify/pods", dict(verify, spec=dict(verify["spec"], **extra)))
+        assert resp.status_code == 403, (extra, resp.text)
+        message = resp.json()["message"]
+        assert 'provider "gpudirect-verify": spec.volumes[0]: Invalid value: "%s": %s volumes are not allowed to be used' % (kind, kind) \
+            in message, message
+        assert 'provider "restricted-v2": spec.containers[0].securityContext.capabilities.add: Invalid value: "IPC_LOCK"' in message
+    resp = post("/api/v1/namespaces/gpudirect-verify/pods", verify)
+    assert resp.status_code == 201 and resp.json()["metadata"]["annotations"]["openshift.io/scc"] == "gpudirect-verify", resp.text
+    # There it removes its pods by label (deletecollection), as verify does; RBAC cannot limit that to its own pods.
+    resp = session.delete(sim.url + "/api/v1/namespaces/gpudirect-verify/pods", params={"labelSelector": "probe=verify"}, timeout=10)
+    assert resp.status_code == 200, resp.text
     # The facts SCC (deploy/rbac/workloads.yml) admits a facts pod with a UID and groups from the namespace's ranges,
     # and refuses group 0, as fsGroup or as a supplemental group (issue 34).
     facts = dict(pod, metadata={"name": "facts-probe"}, spec=dict(
@@ -132,6 +171,15 @@ def test_the_automation_identity_cannot_reach_beyond_its_namespaces(sim_factory)
         assert resp.status_code == 403, (field, resp.text)
         assert 'provider "gpudirect-facts": spec.securityContext.%s: Invalid value: []int64{0}: 0 is not an allowed group' % field \
             in resp.json()["message"], resp.json()["message"]
+    # ... and a facts-like pod (host paths) that also mounts a Secret or the service account's token: gpudirect-facts
+    # allows only hostPath and configMap volumes, restricted-v2 no hostPath.
+    for extra in ({"volumes": facts["spec"]["volumes"] + [{"name": "s", "secret": {"secretName": "any"}}]},
+                  {"automountServiceAccountToken": True}):
+        resp = post("/api/v1/namespaces/gpudirect-facts/pods", dict(facts, spec=dict(facts["spec"], **extra)))
+        assert resp.status_code == 403, (extra, resp.text)
+        assert 'provider "gpudirect-facts": spec.volumes[1]: Invalid value: "%s"' % ("secret" if "volumes" in extra else "projected") \
+            in resp.json()["message"], resp.json()["message"]
+        assert 'provider "restricted-v2": spec.volumes[0]: Invalid value: "hostPath"' in resp.json()["message"]
     resp = post("/api/v1/namespaces/gpudirect-facts/pods", facts)
     assert resp.status_code == 201, resp.text
     admitted = resp.json()
