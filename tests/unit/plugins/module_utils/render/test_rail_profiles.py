@@ -153,5 +153,8 @@ def test_rails_of_the_plan_for_the_allreduce(ib_facts):
     assert rails["rails"][3] == {"network": "rail3", "resource": "rdma/rail3"} and len(rails["rails"]) == 8
     assert rails["rail_rates_gbps"] == [400.0] * 8  # rail 3 is down on rail-ib-2 only: the rail's rate is its NICs' best
     assert rails["hcas"] == ["mlx5_%d" % index for index in range(8)]
+    # From verify's own namespace (issue 34) the NCCL pods name the networks of "default" with their namespace.
+    own = workload.rails_from_plan(summary, ports, affinity, "gpudirect-verify")
+    assert own["namespace"] == "gpudirect-verify" and own["rails"][3] == {"network": "default/rail3", "resource": "rdma/rail3"}
     sriov = render_all(rail_variables("sriov_legacy", "infiniband", ib_facts))["summary"]
     assert workload.rails_from_plan(sriov, ports, affinity)["hcas"] == []
