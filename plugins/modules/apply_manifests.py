@@ -66,7 +66,7 @@ options:
   prune_names:
     description:
       - The names to look for of the O(prune_kinds) that the collection reads by name only, never by list or watch
-        (C(MachineConfig): a list returns the controller's MachineConfigs, which carry the cluster pull secret). Each
+        (C(MachineConfig), since a list returns the controller's MachineConfigs, which carry the cluster pull secret). Each
         is read with one GET; those that exist and match O(prune_label_selector) are pruned like the listed kinds'.
       - Required when O(prune_kinds) holds such a kind; the P(gpudirect.openshift.machineconfig_names#filter) filter
         gives the names the collection can have created.
