@@ -53,7 +53,7 @@ def test_each_rail_is_measured_on_its_own_device(rail_run):
         assert pair["rail"]["interfaces"] == [NICS[pair["rail"]["index"]]]
     assert [p["verdict"] for p in pairs] == ["passed"] * 3 + ["failed"] + ["passed"] * 4
     # Every report row names the device it measured.
-    rows = [line for line in rail_run["report"].splitlines() if line.startswith("| ") and ": rail" in line.split("|")[1]]
+    rows = [line for line in rail_run["report"].splitlines() if line.startswith("| ") and ": default/rail" in line.split("|")[1]]
     assert len(rows) == 8
     for index, row in enumerate(rows):
         assert "| mlx5_%d / mlx5_%d |" % (index, index) in row, row
@@ -74,7 +74,7 @@ def test_each_rail_row_names_its_path_pcie_links_and_expected_range(rail_run):
             assert "(SYS)" in pair["reason"]
     report = rail_run["report"]
     assert "## Expected ranges" in report and "https://github.com/linux-rdma/perftest/issues/241" in report
-    assert "| 0: rail0 (ibp26s0) | rail-ib-1 | rail-ib-2 | mlx5_0 / mlx5_0 | PIX | PCIe Gen5 x16 (32 GT/s) / PCIe Gen5 x16 (32 GT/s) | 400 |" in report
+    assert "| 0: default/rail0 (ibp26s0) | rail-ib-1 | rail-ib-2 | mlx5_0 / mlx5_0 | PIX | PCIe Gen5 x16 (32 GT/s) / PCIe Gen5 x16 (32 GT/s) | 400 |" in report
 
 
 def test_the_down_rail_fails_naming_its_rail_and_nic(rail_run):
@@ -85,5 +85,5 @@ def test_the_down_rail_fails_naming_its_rail_and_nic(rail_run):
     assert "rail-ib-2 ibp94s0 (mlx5_3) is DOWN in the facts" in down["diagnosis"]["message"]
     message = results["message"]
     assert message.startswith("GPUDirect RDMA bandwidth test failed for 1 of 8 pair(s), on 1 of 8 rail(s): "
-                              "rail 3 (network rail3, resource rdma/rail3, NIC ibp94s0): rail-ib-1 -> rail-ib-2: link_down"), message
+                              "rail 3 (network default/rail3, resource rdma/rail3, NIC ibp94s0): rail-ib-1 -> rail-ib-2: link_down"), message
     assert [r["all_passed"] for r in results["summary"]["rails"]] == [True] * 3 + [False] + [True] * 4

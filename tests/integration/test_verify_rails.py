@@ -18,8 +18,9 @@ RAILS = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roc
          "gpudirect_rdma_ipam_ranges": ["192.168.10.0/24", "192.168.11.0/24"]}
 WORKERS = ("worker-0", "worker-1")
 # network, resource, NIC and RDMA device of each rail, in rail order
-EXPECTED = [("rdmashared-net-1", "rdma/rail_a", "ens1f0np0", "mlx5_0", "192.168.10."),
-            ("rdmashared-net-2", "rdma/rail_b", "ens2f0np0", "mlx5_1", "192.168.11.")]
+# The pods run in verify's own namespace and attach the networks of "default" by <namespace>/<name> (issue 34).
+EXPECTED = [("default/rdmashared-net-1", "rdma/rail_a", "ens1f0np0", "mlx5_0", "192.168.10."),
+            ("default/rdmashared-net-2", "rdma/rail_b", "ens2f0np0", "mlx5_1", "192.168.11.")]
 FAST = {"perftest_start_seconds": 0.02, "perftest_run_seconds": 0.05}
 
 
@@ -75,7 +76,7 @@ def test_each_rail_is_tested_with_its_own_network_resource_and_device(two_rails)
         assert pair["server_device"] == pair["client_device"] == device
         assert pair["server_ip"].startswith(prefix)
         assert (pair["server_node"], pair["client_node"]) == WORKERS
-    assert [r["network"] for r in results["summary"]["rails"]] == ["rdmashared-net-1", "rdmashared-net-2"]
+    assert [r["network"] for r in results["summary"]["rails"]] == ["default/rdmashared-net-1", "default/rdmashared-net-2"]
     assert all(r["passed"] == r["pairs"] == 1 for r in results["summary"]["rails"])
     # Four pods, each asking for its own rail's resource only (plus the GPU) and attaching that rail's network.
     pods = two_rails["passing_pods"]
@@ -110,7 +111,7 @@ def test_the_weak_rail_is_named_in_the_failure(two_rails):
     assert run.rc != 0
     assert results["passed"] is False
     first, second = results["pairs"]
-    assert first["verdict"] == "passed" and first["rail"]["network"] == "rdmashared-net-1"
+    assert first["verdict"] == "passed" and first["rail"]["network"] == "default/rdmashared-net-1"
     assert second["verdict"] == "failed" and second["diagnosis"]["code"] == "link_down"
     message = results["message"]
     assert "rdmashared-net-2" in message and "ens2f0np0" in message, message
