@@ -58,7 +58,7 @@ TOKEN_EXPIRATION_SECONDS = 3607
 
 def random_suffix(length=5):
     """utilrand.String (k8s.io/apimachinery pkg/util/rand): consonants and digits that spell no word."""
-    return "".join(random.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(length))
+    return "".join(random.choice("bcdfghjklmnpqrstvwxz2456789") for _position in range(length))
 
 
 def mount_service_account_token(pod, account, suffix):

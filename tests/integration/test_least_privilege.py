@@ -71,7 +71,8 @@ def test_committed_roles_are_what_the_playbooks_use():
     assert all(r["resources"] != ["secrets"] for rules in roles.values() for r in rules)
     # Issue 34: pods are created and deleted only in the collection's own namespaces (where nothing else runs), and no
     # Role anywhere reads Secrets or mints service account tokens.
-    pod_namespaces = sorted(ns for ns, rules in roles.items() if any("pods" in r["resources"] and set(r["verbs"]) & {"create", "delete", "deletecollection"} for r in rules))
+    pod_writes = {"create", "delete", "deletecollection"}
+    pod_namespaces = sorted(ns for ns, rules in roles.items() if any("pods" in r["resources"] and set(r["verbs"]) & pod_writes for r in rules))
     assert pod_namespaces == ["gpudirect-facts", "gpudirect-verify"], pod_namespaces
     assert "default" not in roles, roles.get("default")
     assert not [r for rules in roles.values() for r in rules if set(r["resources"]) & {"secrets", "serviceaccounts/token"}]

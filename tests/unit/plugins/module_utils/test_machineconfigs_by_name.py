@@ -28,7 +28,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapsh
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import API_MCO, READ_BY_NAME_KINDS
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import owned_machineconfig_names, render_all
 
-from .test_plan_status import FakeCluster, Resource
+from .test_plan_status import FakeCluster
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 MC = (API_MCO, "MachineConfig")
