@@ -172,6 +172,13 @@ options:
         list (C(preflight_allow_unsupported_versions)); otherwise RV(problems) refuses them.
     type: bool
     default: false
+  upgrade_packages:
+    description:
+      - The packages RV(upgrade_plan) may plan (C(gpudirect_upgrade_packages)); empty means every operator with Manual
+        approval that OLM offers an upgrade for.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - gpudirect.openshift.cluster_connection
   - gpudirect.openshift.wait_entries
@@ -341,6 +348,32 @@ problems:
   type: list
   elements: str
   sample: ["The cluster has no worker nodes."]
+upgrade_plan:
+  description:
+    - The operator upgrades a run with C(gpudirect_upgrade=true) makes (plugins/module_utils/rules/upgrade_plan.py): each
+      operator of O(operators) with Manual approval (and in O(upgrade_packages) when given) that OLM offers an upgrade
+      for, in install order, with its role (O(operator_roles)), the CSVs and versions from and to, and the line shown.
+      Empty when O(compare=false).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"package": "gpu-operator-certified", "namespace": "nvidia-gpu-operator", "channel": "v25.3",
+            "role": "nvidia_gpu_operator", "from": "gpu-operator-certified.v25.3.1", "to": "gpu-operator-certified.v25.3.4",
+            "from_version": "25.3.1", "to_version": "25.3.4",
+            "line": "gpu-operator-certified in nvidia-gpu-operator: gpu-operator-certified.v25.3.1 -> gpu-operator-certified.v25.3.4 (channel v25.3)"}]
+upgrade_automatic:
+  description: The packages of O(operators) with Automatic approval, which OLM upgrades by itself.
+  returned: always
+  type: list
+  elements: str
+upgrade_operand_versions:
+  description:
+    - The operand release variables to render for the installed (C(before)) and the offered (C(after)) operator
+      versions of RV(upgrade_plan); an empty value keeps the renderer's choice.
+  returned: always
+  type: dict
+  sample: {"before": {"gpudirect_rdma_gpu_operator_version": "25.3.1", "gpudirect_rdma_network_operator_version": ""},
+           "after": {"gpudirect_rdma_gpu_operator_version": "25.3.4", "gpudirect_rdma_network_operator_version": ""}}
 operator_problems:
   description:
     - Why an operator's options cannot be honoured, known before any write (a version pin with Automatic approval;
@@ -381,7 +414,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm im
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import SnapshotClient, selected_nodes
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import disruption
-from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import preflight
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import preflight, upgrade_plan
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS
 
 
@@ -404,6 +437,7 @@ def argument_spec():
         memlock_pool=dict(type="str"),
         num_vfs=dict(type="raw"),
         allow_unsupported_versions=dict(type="bool", default=False),
+        upgrade_packages=dict(type="list", elements="str", default=[]),
     )
     return spec
 
@@ -512,9 +546,13 @@ def main():
                                        "num_vfs": params["num_vfs"]})
     except ValueError as exc:
         module.fail_json(msg="Invalid input: %s" % exc)
+    upgrades = upgrade_plan.planned_upgrades(versions, params["operators"], params["operator_roles"], params["upgrade_packages"])
     module.exit_json(
         changed=False,
         problems=problems,
+        upgrade_plan=upgrades,
+        upgrade_automatic=upgrade_plan.automatic_packages(params["operators"]),
+        upgrade_operand_versions=upgrade_plan.operand_versions(upgrades),
         in_sync=None if differences is None else not differences,
         differences=differences or [],
         leftovers=leftovers,
