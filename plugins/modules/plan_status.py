@@ -340,7 +340,7 @@ disruption_of_configured_nodes:
 problems:
   description:
     - Every reason the cluster is not ready for the collection, known before any write, each naming the fix (the rules
-      of plugins/module_utils/rules/preflight.py on the lists read, the plan and the options): no ClusterVersion, an
+      of plugins/module_utils/rules/preflight.py on the lists read, the plan and the options) - no ClusterVersion, an
       OpenShift or operator version outside the support table, no worker node, catalogs, channels, CSVs and
       OperatorGroups, Subscriptions in another namespace, RV(operator_problems), a foreign NicClusterPolicy, NIC
       variables against the SR-IOV node states, node groups, the memlock pool. Empty when everything is fine.
@@ -350,7 +350,7 @@ problems:
   sample: ["The cluster has no worker nodes."]
 upgrade_plan:
   description:
-    - The operator upgrades a run with C(gpudirect_upgrade=true) makes (plugins/module_utils/rules/upgrade_plan.py): each
+    - The operator upgrades a run with C(gpudirect_upgrade=true) makes (plugins/module_utils/rules/upgrade_plan.py) - each
       operator of O(operators) with Manual approval (and in O(upgrade_packages) when given) that OLM offers an upgrade
       for, in install order, with its role (O(operator_roles)), the CSVs and versions from and to, and the line shown.
       Empty when O(compare=false).

@@ -172,7 +172,7 @@ def min_kube_version_problems(operator, package, cluster):
     wanted = wanted_channel(operator, package)
     kube = re.sub(r"[-+].*$", "", re.sub(r"^v", "", _get(cluster, "kubernetes", "version") or ""))
     needed = wanted.get("minKubeVersion")
-    if not needed or not kube or not LooseVersion(kube) < LooseVersion(re.sub(r"^v", "", needed)):
+    if not needed or not kube or LooseVersion(kube) >= LooseVersion(re.sub(r"^v", "", needed)):
         return []
     return ["%s (channel %s of %s) needs Kubernetes %s (CSV minKubeVersion); this cluster runs %s, so OLM would leave it "
             "Pending (RequirementsNotMet). Choose an older channel or upgrade OpenShift."

@@ -93,7 +93,7 @@ def upgrade_changes(plan, images_before, images_after, cluster_summary, max_para
 
 
 def _reloads(count, nodes):
-    if not int(count or 0) > 0:
+    if int(count or 0) <= 0:
         return "no node"
     return "%s node(s): %s%s" % (count, ", ".join(nodes or []), " ..." if int(count) > len(nodes or []) else "")
 
