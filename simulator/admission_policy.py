@@ -31,7 +31,10 @@ Written from kubernetes/kubernetes (release-1.30 and later, where the v1 API is 
 CEL itself is cel-python (module celpy), a maintained implementation of the CEL specification: has(), in,
 all/exists, startsWith/endsWith/contains/matches and size() behave as in cel-go. Not simulated: type checking against
 the OpenAPI schema (status.typeChecking), the cost budget, auditAnnotations, the authorizer variable and the
-Kubernetes CEL library extensions (quantity, url, ip, lists/sets helpers).
+Kubernetes CEL library extensions (quantity, url, ip, lists/sets helpers, strings such as join). One difference of
+cel-python 0.5.0: a comprehension over a boolean or a number raises instead of giving an error value, so
+`true || flag.all(...)` fails here where cel-go gives true; such an expression is answered as an evaluation error
+(failurePolicy), and the collection's policies guard comprehensions with the conditional operator instead.
 """
 
 import threading
