@@ -197,10 +197,16 @@ def policies(plan, username):
                        "object.spec.kernelArguments.all(a, a in variables.kernelArguments)",
          "message": "the collection sets only the kernel arguments %s" % ", ".join(sorted(plan.kernel_arguments))},
     ]
+    # Each fixed content (a data URL) in a variable of its own: the file stays within its line length.
+    contents = sorted(set(c for sources in fixed_files.values() for c in sources))
+    content_variables = [{"name": "content%d" % index, "expression": cel(content)} for index, content in enumerate(contents)]
+    files_map = "{%s}" % ", ".join("%s: [%s]" % (cel(path), ", ".join("variables.content%d" % contents.index(c) for c in sources))
+                                   for path, sources in sorted(fixed_files.items()))
     docs.append(_policy("machineconfigs", [_rule("machineconfiguration.openshift.io", "v1", ["machineconfigs"])], who, [
         {"name": "names", "expression": cel(mc_names)},
         {"name": "roles", "expression": cel(plan.machineconfig_roles)},
-        {"name": "files", "expression": cel(fixed_files)},
+    ] + content_variables + [
+        {"name": "files", "expression": files_map},
         {"name": "anyContent", "expression": cel(any_content)},
         {"name": "kernelArguments", "expression": cel(sorted(plan.kernel_arguments))},
     ], machineconfig_validations))
@@ -286,7 +292,7 @@ def generate(var_files=()):
     docs = [d for pair in policies(plan, "system:serviceaccount:%s:%s" % (namespace, account)) for d in pair]
     listing = {"apiVersion": "v1", "kind": "List", "items": docs}
     return HEADER + "---\n" + yaml.dump(listing, Dumper=gen._IndentedDumper, sort_keys=False,  # pylint: disable=protected-access
-                                        default_flow_style=False, width=200)
+                                        default_flow_style=False, width=100)
 
 
 def load_documents(path=OUTPUT):
