@@ -28,6 +28,9 @@ NFD = "/apis/nfd.openshift.io/v1/namespaces/openshift-nfd/nodefeaturediscoveries
 OLM = "/apis/operators.coreos.com/v1alpha1/namespaces/%s/subscriptions"
 OPERATOR_GROUPS = "/apis/operators.coreos.com/v1/namespaces/%s/operatorgroups"
 MERGE = {"Content-Type": "application/merge-patch+json"}
+# The two tests on the converged cluster share one worker (--dist loadgroup), so the cluster converges once; neither
+# depends on the other's order: the converge test reads what the fixture recorded.
+pytestmark = pytest.mark.xdist_group("admission_policies")
 
 
 def _load(name):
@@ -141,6 +144,9 @@ def test_root_on_every_node_five_ways_is_refused_with_the_policys_message(conver
                                                         "contents": {"source": "data:,*%20*%20*%20*%20*%20root%20id"}}]}}}}
     message = _denied(send(automation, "PATCH", MCO + "/99-worker-gpudirect-rdma", files), "gpudirect-openshift-machineconfigs")
     assert message.startswith("the collection writes only /etc/udev/rules.d/70-gpudirect-rdma-persistent-net.rules")
+    arguments = {"spec": {"kernelArguments": ["module_blacklist=irdma", "init=/bin/sh"]}}
+    message = _denied(send(automation, "PATCH", MCO + "/99-worker-gpudirect-rdma", arguments), "gpudirect-openshift-machineconfigs")
+    assert message == "the collection sets only the kernel arguments module_blacklist=irdma"
     # 3. The NicClusterPolicy with another image, then with a node affinity on masters and tolerations for everything.
     image = {"spec": {"ofedDriver": {"repository": "evil.example.com/x"}}}
     message = _denied(send(automation, "PATCH", NCP, image), "gpudirect-openshift-operands")
@@ -170,6 +176,10 @@ def test_root_on_every_node_five_ways_is_refused_with_the_policys_message(conver
     source = dict(subscription, spec=dict(subscription["spec"], name="gpu-operator-certified", source="evil-catalog"))
     message = _denied(send(automation, "POST", OLM % "nvidia-gpu-operator", source), "gpudirect-openshift-operators")
     assert message.startswith("a Subscription comes from its operator's CatalogSource")
+    config = {"spec": {"config": {"nodeSelector": {"node-role.kubernetes.io/master": ""}}}}
+    message = _denied(send(automation, "PATCH", OLM % "nvidia-gpu-operator" + "/gpu-operator-certified", config),
+                      "gpudirect-openshift-operators")
+    assert message.startswith("no Subscription spec.config")
     group = automation.get(sim.url + OPERATOR_GROUPS % "nvidia-gpu-operator", timeout=10).json()["items"][0]
     widened = {"spec": {"targetNamespaces": ["nvidia-gpu-operator", "default"]}}
     message = _denied(send(automation, "PATCH", OPERATOR_GROUPS % "nvidia-gpu-operator" + "/" + group["metadata"]["name"], widened),
