@@ -94,7 +94,7 @@ if status.syncStatus == "Succeeded" and desired == "Idle" and current == "Idle" 
 end
 if status.syncStatus == "Failed" or (status.syncStatus == "InProgress" and nonempty(status.lastSyncError)) then
   hs.status = "Degraded"
-  hs.message = tostring(status.syncStatus) .. ": " .. (nonempty(status.lastSyncError) and status.lastSyncError or "no error text")
+  hs.message = tostring((obj.metadata or {}).name) .. ": " .. tostring(status.syncStatus) .. ": " .. (nonempty(status.lastSyncError) and status.lastSyncError or "no error text")
   return hs
 end
 hs.message = (status.syncStatus or "not reported") .. ", drain " .. desired .. "/" .. current .. ", " .. #interfaces .. " interfaces"
@@ -120,13 +120,13 @@ local node = condition(conditions, "NodeDegraded")
 local render = condition(conditions, "RenderDegraded")
 if is_true(degraded) or is_true(node) or is_true(render) or spec.paused == true then
   hs.status = "Degraded"
+  -- A table with nil holes stops ipairs, so each condition is looked at by name.
   local texts = {}
-  for _, c in ipairs({node, render, degraded}) do
-    if is_true(c) and nonempty(c.message) then table.insert(texts, c.message) end
+  local function add(c, field)
+    if is_true(c) and nonempty(c[field]) then table.insert(texts, c[field]) end
   end
-  for _, c in ipairs({node, degraded}) do
-    if is_true(c) and nonempty(c.reason) then table.insert(texts, c.reason) end
-  end
+  add(node, "message"); add(render, "message"); add(degraded, "message")
+  add(node, "reason"); add(degraded, "reason")
   if spec.paused == true then
     table.insert(texts, "the pool is paused (spec.paused: true), so the Machine Config Operator does not roll out "
       .. ((spec.configuration or {}).name or "the new rendered config") .. "; set spec.paused to false")
