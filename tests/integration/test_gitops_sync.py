@@ -8,23 +8,31 @@ tree's own Role and RoleBinding decide what it may do."""
 import os
 import subprocess
 
+import pytest
 import yaml
 from simulator.controllers.testing import wait
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import gitops, olm, plan
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import argocd_health, gitops, olm, plan
 
 from test_olm_operator import OLM_V1A1, get, items, kube
 
 KUBECTL = "/usr/bin/kubectl"
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-EXAMPLE = os.path.join(ROOT, "playbooks", "vars", "examples", "1-shared-device-roce.yml")
+EXAMPLE = "1-shared-device-roce.yml"
 NS = "nvidia-gpu-operator"
 V25_3_1, V25_3_4 = "gpu-operator-certified.v25.3.1", "gpu-operator-certified.v25.3.4"
 
 
-def render_tree(tmp_path, pin=V25_3_1):
-    variables = yaml.safe_load(open(EXAMPLE))
+def example_variables(example):
+    """An example's variables with the simulated roce-lab's first port (the examples name the chapter lab's ens8f0np0)."""
+    variables = yaml.safe_load(open(os.path.join(ROOT, "playbooks", "vars", "examples", example)))
+    variables["gpudirect_rdma_nic_interfaces"] = ["ens1f0np0"]
+    return variables
+
+
+def render_tree(tmp_path, pin=V25_3_1, example=EXAMPLE):
+    variables = example_variables(example)
     rendered = plan.render_all(variables)
     operators = catalogue.resolve({})
     for entry in operators:
@@ -122,3 +130,63 @@ def test_a_pin_that_never_gets_a_plan_fails_the_approver_without_approving_anyth
     done = subprocess.run(pod["containers"][0]["command"], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "no InstallPlan of %s appeared" % V25_3_4 in done.stderr
     assert [p["spec"]["approved"] for p in items(client, OLM_V1A1, "InstallPlan", NS)] == [False]
+
+
+def lua_health(check, obj):
+    from lupa.lua51 import LuaRuntime  # the tests' Lua 5.1 (requirements-test.txt), as Argo CD's gopher-lua
+
+    lua = LuaRuntime(unpack_returned_tuples=True)
+    result = lua.eval("function(obj)\n%s\nend" % check)(lua.table_from(obj, recursive=True))
+    return result["status"], result["message"]
+
+
+CHECKS = dict(("%s/%s" % (group, kind), check) for group, kind, check in argocd_health.CHECKS)
+
+
+def live(client, manifest):
+    return get(client, manifest["apiVersion"], manifest["kind"], manifest["metadata"]["name"], manifest["metadata"].get("namespace"))
+
+
+def health(client, manifest):
+    check = CHECKS.get("%s/%s" % (manifest["apiVersion"].rpartition("/")[0], manifest["kind"]))
+    return lua_health(check, live(client, manifest)) if check else ("Healthy", "no health check: Argo CD does not wait")
+
+
+CONVERGE = [("1-shared-device-roce.yml", "roce-lab"), ("5-sriov-legacy-roce.yml", "roce-lab")]
+
+
+@pytest.mark.parametrize("example,profile", CONVERGE, ids=[c[0][:-4] for c in CONVERGE])
+def test_the_tree_synced_wave_by_wave_reaches_allocatable_rdma_resources_with_no_manual_step(sim_factory, tmp_path, example, profile):
+    sim = sim_factory(profile=profile + "@4.17.30", tls=True)
+    client = kube(sim)
+    objects = render_tree(tmp_path, example=example)
+    admin = {"KUBECONFIG": sim.kubeconfig, "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    apply_wave(admin, objects, gitops.OLM_WAVE)
+    job = next(o for o in objects if o["kind"] == "Job" and o["metadata"]["name"] == gitops.APPROVER_NAME)
+    assert run_approver(sim, tmp_path, job)[0].returncode == 0
+    for sub in (o for o in objects if o["kind"] == "Subscription"):
+        namespace = sub["metadata"]["namespace"]
+        wait(lambda: ((live(client, sub) or {}).get("status") or {}).get("installedCSV") and
+             (get(client, OLM_V1A1, "ClusterServiceVersion", live(client, sub)["status"]["installedCSV"], namespace) or {})
+             .get("status", {}).get("phase") == "Succeeded", what="%s installed" % sub["metadata"]["name"], timeout=120, interval=0.5)
+    assert all(p["spec"]["approved"] or V25_3_4 in p["spec"]["clusterServiceVersionNames"]
+               for o in objects if o["kind"] == "Namespace" for p in items(client, OLM_V1A1, "InstallPlan", o["metadata"]["name"]))
+    waves = sorted(set(int(o["metadata"]["annotations"][gitops.SYNC_WAVE]) for o in objects) - {gitops.OLM_WAVE, gitops.VERIFICATION_WAVE})
+    seen = {}
+    for wave in waves:
+        for manifest in apply_wave(admin, objects, wave):
+            # Argo CD starts the next wave once every resource of this one is Healthy.
+            wait(lambda: health(client, manifest)[0] == "Healthy", what="%s %s Healthy" % (manifest["kind"], manifest["metadata"]["name"]),
+                 timeout=300, interval=0.5)
+            seen.setdefault(health(client, manifest)[0], []).append(manifest["kind"])
+    summary = plan.render_all(example_variables(example))["summary"]
+    for resource in summary["resources"]:
+        wait(lambda: any(int((n["status"].get("allocatable") or {}).get(resource, "0")) > 0 for n in items(client, "v1", "Node")),
+             what="%s allocatable" % resource, timeout=300, interval=0.5)
+    # The checks for kinds the tree makes the operators create agree with the collection's waits on the synced cluster.
+    states = items(client, "sriovnetwork.openshift.io/v1", "SriovNetworkNodeState", "openshift-sriov-network-operator")
+    assert states
+    for state in states:
+        assert lua_health(CHECKS["sriovnetwork.openshift.io/SriovNetworkNodeState"], state)[0] == "Healthy", state["metadata"]["name"]
+    for pool in items(client, "machineconfiguration.openshift.io/v1", "MachineConfigPool"):
+        assert lua_health(CHECKS["machineconfiguration.openshift.io/MachineConfigPool"], pool)[0] == "Healthy", pool["metadata"]["name"]
