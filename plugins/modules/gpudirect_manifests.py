@@ -324,7 +324,7 @@ def main():
         gitops_errors = [] if module.params["olm_manifests"] else ["olm_manifests: the GitOps tree holds the operators; set olm_manifests: true"]
         if not names.is_dns1123_label(module.params["gitops_cluster"]):
             gitops_errors.append("gitops_cluster: %r is not a DNS-1123 label (it names the overlay directory)" % module.params["gitops_cluster"])
-        gitops_errors.extend(gitops.approval_errors(output["olm_manifests"], module.params["operators"]))
+        gitops_errors.extend(gitops.approval_errors(output.get("olm_manifests"), module.params["operators"]))
         if gitops_errors:
             output["errors"] = gitops_errors
             if module.params["fail_on_errors"]:
