@@ -206,7 +206,7 @@ gitops_files:
   description:
     - With O(output_format=gitops), every file of the kustomize tree as C(path) (relative, e.g.
       C(bases/operators/001-namespace-openshift-nfd.yaml)) and C(manifest), in a stable order. Each object carries its
-      C(argocd.argoproj.io/sync-wave) (the render phase's base: OLM objects 0, then 10 to 80, the verification Job 90) and,
+      C(argocd.argoproj.io/sync-wave) (the render phase's base, from 0 for the OLM objects through 10 to 80 to 90 for the verification Job) and,
       for an operator's custom resource, C(argocd.argoproj.io/sync-options) C(SkipDryRunOnMissingResource=true).
   returned: when O(output_format=gitops) and the input is valid
   type: list
