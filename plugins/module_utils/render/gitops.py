@@ -48,7 +48,8 @@ OLM_WAVE = 0
 VERIFICATION_WAVE = max(base for _phase, base in names.PHASES) + 10
 
 # The OpenShift "cli" image stream, which every cluster serves from its internal registry (the catalog's jobs use it:
-# redhat-cop/gitops-catalog advanced-cluster-security-operator/instance/base/create-cluster-init-bundle-job.yaml).
+# redhat-cop/gitops-catalog advanced-cluster-security-operator/instance/base/create-cluster-init-bundle-job.yaml). It has
+# sh and kubectl (openshift/oc images/cli/Dockerfile.rhel links kubectl to oc).
 DEFAULT_APPROVER_IMAGE = "image-registry.openshift-image-registry.svc:5000/openshift/cli:latest"
 APPROVER_NAME = "gpudirect-installplan-approver"
 VERIFICATION_NAME = "gpudirect-rdma-verify"
