@@ -24,15 +24,15 @@ NS = "nvidia-gpu-operator"
 V25_3_1, V25_3_4 = "gpu-operator-certified.v25.3.1", "gpu-operator-certified.v25.3.4"
 
 
-def example_variables(example):
-    """An example's variables with the simulated roce-lab's first port (the examples name the chapter lab's ens8f0np0)."""
+def example_variables(example, port="ens1f0np0"):
+    """An example's variables with the simulated lab's first port (the examples name the chapter lab's ports)."""
     variables = yaml.safe_load(open(os.path.join(ROOT, "playbooks", "vars", "examples", example)))
-    variables["gpudirect_rdma_nic_interfaces"] = ["ens1f0np0"]
+    variables["gpudirect_rdma_nic_interfaces"] = [port]
     return variables
 
 
-def render_tree(tmp_path, pin=V25_3_1, example=EXAMPLE):
-    variables = example_variables(example)
+def render_tree(tmp_path, pin=V25_3_1, example=EXAMPLE, port="ens1f0np0"):
+    variables = example_variables(example, port)
     rendered = plan.render_all(variables)
     operators = catalogue.resolve({})
     for entry in operators:
@@ -152,14 +152,16 @@ def health(client, manifest):
     return lua_health(check, live(client, manifest)) if check else ("Healthy", "no health check: Argo CD does not wait")
 
 
-CONVERGE = [("1-shared-device-roce.yml", "roce-lab"), ("5-sriov-legacy-roce.yml", "roce-lab")]
+# Three of the six configurations (CI time): both fabrics, the shared device plugin and SR-IOV VFs.
+CONVERGE = [("1-shared-device-roce.yml", "roce-lab", "ens1f0np0"), ("5-sriov-legacy-roce.yml", "roce-lab", "ens1f0np0"),
+            ("6-sriov-legacy-infiniband.yml", "infiniband-lab", "ibp26s0")]
 
 
-@pytest.mark.parametrize("example,profile", CONVERGE, ids=[c[0][:-4] for c in CONVERGE])
-def test_the_tree_synced_wave_by_wave_reaches_allocatable_rdma_resources_with_no_manual_step(sim_factory, tmp_path, example, profile):
+@pytest.mark.parametrize("example,profile,port", CONVERGE, ids=[c[0][:-4] for c in CONVERGE])
+def test_the_tree_synced_wave_by_wave_reaches_allocatable_rdma_resources_with_no_manual_step(sim_factory, tmp_path, example, profile, port):
     sim = sim_factory(profile=profile + "@4.17.30", tls=True)
     client = kube(sim)
-    objects = render_tree(tmp_path, example=example)
+    objects = render_tree(tmp_path, example=example, port=port)
     admin = {"KUBECONFIG": sim.kubeconfig, "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     apply_wave(admin, objects, gitops.OLM_WAVE)
     job = next(o for o in objects if o["kind"] == "Job" and o["metadata"]["name"] == gitops.APPROVER_NAME)
@@ -179,7 +181,7 @@ def test_the_tree_synced_wave_by_wave_reaches_allocatable_rdma_resources_with_no
             wait(lambda: health(client, manifest)[0] == "Healthy", what="%s %s Healthy" % (manifest["kind"], manifest["metadata"]["name"]),
                  timeout=300, interval=0.5)
             seen.setdefault(health(client, manifest)[0], []).append(manifest["kind"])
-    summary = plan.render_all(example_variables(example))["summary"]
+    summary = plan.render_all(example_variables(example, port))["summary"]
     for resource in summary["resources"]:
         wait(lambda: any(int((n["status"].get("allocatable") or {}).get(resource, "0")) > 0 for n in items(client, "v1", "Node")),
              what="%s allocatable" % resource, timeout=300, interval=0.5)
