@@ -94,7 +94,8 @@ if status.syncStatus == "Succeeded" and desired == "Idle" and current == "Idle" 
 end
 if status.syncStatus == "Failed" or (status.syncStatus == "InProgress" and nonempty(status.lastSyncError)) then
   hs.status = "Degraded"
-  hs.message = tostring((obj.metadata or {}).name) .. ": " .. tostring(status.syncStatus) .. ": " .. (nonempty(status.lastSyncError) and status.lastSyncError or "no error text")
+  local text = nonempty(status.lastSyncError) and status.lastSyncError or "no error text"
+  hs.message = tostring((obj.metadata or {}).name) .. ": " .. tostring(status.syncStatus) .. ": " .. text
   return hs
 end
 hs.message = (status.syncStatus or "not reported") .. ", drain " .. desired .. "/" .. current .. ", " .. #interfaces .. " interfaces"
