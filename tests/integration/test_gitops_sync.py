@@ -50,7 +50,7 @@ def render_tree(tmp_path, pin=V25_3_1, example=EXAMPLE, port="ens1f0np0"):
 
 
 def kubectl(env, *args, stdin=None):
-    return subprocess.run([KUBECTL] + list(args), env=env, input=stdin, capture_output=True, text=True, timeout=120)
+    return subprocess.run([KUBECTL] + list(args), env=env, input=stdin, capture_output=True, text=True, timeout=120, check=False)
 
 
 def apply_wave(env, objects, wave):
@@ -71,7 +71,7 @@ def run_approver(sim, tmp_path, job):
     sim.write_kubeconfig(str(kubeconfig), token=sim.service_account_token(job["metadata"]["namespace"], pod["serviceAccountName"]))
     env = dict((e["name"], e["value"]) for e in container["env"])
     env.update(KUBECONFIG=str(kubeconfig), HOME=str(tmp_path), PATH="/usr/bin:/bin", INTERVAL="1", ATTEMPTS="30")
-    return subprocess.run(container["command"], env=env, capture_output=True, text=True, timeout=120), env
+    return subprocess.run(container["command"], env=env, capture_output=True, text=True, timeout=120, check=False), env
 
 
 def plans_of(client, csv):
@@ -99,7 +99,7 @@ def test_the_approver_approves_only_the_install_plan_of_the_pinned_csv(sim_facto
 
     # OLM then offers the channel head in a new plan; the approver (run again, as a Job retry would) leaves it alone.
     wait(lambda: plans_of(client, V25_3_4), what="OLM offers the channel head")
-    again = subprocess.run(job["spec"]["template"]["spec"]["containers"][0]["command"], env=env, capture_output=True, text=True, timeout=120)
+    again = subprocess.run(job["spec"]["template"]["spec"]["containers"][0]["command"], env=env, capture_output=True, text=True, timeout=120, check=False)
     assert again.returncode == 0 and "InstallPlan %s of %s is approved" % (plan_name, V25_3_1) in again.stdout
     assert [p["spec"]["approved"] for p in plans_of(client, V25_3_4)] == [False]
     assert get(client, OLM_V1A1, "Subscription", "gpu-operator-certified", NS)["status"]["installedCSV"] == V25_3_1
@@ -127,7 +127,7 @@ def test_a_pin_that_never_gets_a_plan_fails_the_approver_without_approving_anyth
     sim.write_kubeconfig(str(kubeconfig), token=sim.service_account_token(NS, pod["serviceAccountName"]))
     env = {"NAMESPACE": NS, "CSV": V25_3_4, "KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
            "INTERVAL": "0", "ATTEMPTS": "2"}
-    done = subprocess.run(pod["containers"][0]["command"], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(pod["containers"][0]["command"], env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1 and "no InstallPlan of %s appeared" % V25_3_4 in done.stderr
     assert [p["spec"]["approved"] for p in items(client, OLM_V1A1, "InstallPlan", NS)] == [False]
 
