@@ -185,10 +185,13 @@ def test_the_tree_synced_wave_by_wave_reaches_allocatable_rdma_resources_with_no
     for resource in summary["resources"]:
         wait(lambda: any(int((n["status"].get("allocatable") or {}).get(resource, "0")) > 0 for n in items(client, "v1", "Node")),
              what="%s allocatable" % resource, timeout=300, interval=0.5)
-    # The checks for kinds the tree makes the operators create agree with the collection's waits on the synced cluster.
-    states = items(client, "sriovnetwork.openshift.io/v1", "SriovNetworkNodeState", "openshift-sriov-network-operator")
-    assert states
-    for state in states:
-        assert lua_health(CHECKS["sriovnetwork.openshift.io/SriovNetworkNodeState"], state)[0] == "Healthy", state["metadata"]["name"]
+    # The checks of the kinds the operators create (not in the tree) report Healthy on the synced cluster.
+    # The config daemons of the other nodes may still be syncing when the first node advertises: wait for them.
+    def node_states():
+        return items(client, "sriovnetwork.openshift.io/v1", "SriovNetworkNodeState", "openshift-sriov-network-operator")
+
+    check = CHECKS["sriovnetwork.openshift.io/SriovNetworkNodeState"]
+    wait(lambda: node_states() and all(lua_health(check, state)[0] == "Healthy" for state in node_states()),
+         what="every SriovNetworkNodeState Healthy", timeout=300, interval=0.5)
     for pool in items(client, "machineconfiguration.openshift.io/v1", "MachineConfigPool"):
         assert lua_health(CHECKS["machineconfiguration.openshift.io/MachineConfigPool"], pool)[0] == "Healthy", pool["metadata"]["name"]
