@@ -177,3 +177,16 @@ def test_the_settled_wait_after_a_teardown_counts_per_event(nodes, evaluations):
     listed, per_event, result = measure(spec, items, events, evaluations)
     assert result["events"] == 2 and result["count"]["counted"] == [0]
     assert listed == 3 * nodes and per_event == 3  # the counter, the failure condition and the progress text
+
+
+def test_the_settled_wait_holds_when_the_sriov_operator_serves_no_node_states():
+    """The teardown waits with api_missing_ok: no SR-IOV operator, nothing to settle; the wait after policies needs one."""
+    class Unserved(Cluster):
+        def resource(self, api_version, kind):
+            return None
+
+    cluster = Unserved([], [], lambda: None)
+    spec = dict(render_waits.sriov_node_states_settled_wait(["sriovlegacy-policy"], NAMESPACE), api_missing_ok=True)
+    assert run_wait(cluster, spec)["resources"] == []
+    with pytest.raises(WaitFailed, match="is not served"):
+        run_wait(cluster, dict(sriov_wait(), api_missing_ok=True))
