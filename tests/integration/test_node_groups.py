@@ -5,7 +5,6 @@ selector), a re-run writes nothing, teardown removes both groups' objects; bad g
 import json
 import os
 
-import pytest
 import yaml
 
 from simulator.controllers.testing import wait
@@ -22,22 +21,15 @@ def _objects(sim, kind):
     return objects(sim, API.get(kind, "mellanox.com/v1alpha1"), kind)
 
 
-@pytest.fixture(scope="module")
-def groups(crd_dir):
-    from simulator import SimulatedCluster
+def test_two_groups_converge_rerun_prune_one_and_tear_down(sim_factory, tmp_path):
+    """One cluster walked through the groups' life in order: each group gets its own configuration, a re-run writes
+    nothing, a group left out of the list is pruned, teardown removes both groups' objects. One test, not four sharing a
+    module fixture: the steps depend on each other, and under xdist or in random order four tests would not keep theirs."""
+    sim = sim_factory(profile="groups-lab")
+    first = run_playbook(sim, "-e", "@" + VARS)
+    assert first.rc == 0, first.output[-6000:]
 
-    sim = SimulatedCluster(profile="groups-lab", crd_dir=crd_dir).start()
-    try:
-        first = run_playbook(sim, "-e", "@" + VARS)
-        assert first.rc == 0, first.output[-6000:]
-        yield {"sim": sim, "first": first}
-    finally:
-        sim.stop()
-    assert not sim.errors, sim.errors
-
-
-def test_each_group_gets_its_own_configuration(groups):
-    sim = groups["sim"]
+    # Each group gets its own configuration.
     ipoib = _objects(sim, "IPoIBNetwork")
     assert sorted(n["metadata"]["name"] for n in ipoib) == RAILS
     policy = _objects(sim, "NicClusterPolicy")[0]["spec"]
@@ -52,33 +44,29 @@ def test_each_group_gets_its_own_configuration(groups):
     rails, vfs = allocatable(sim, "rdma/rail0"), allocatable(sim, "openshift.io/sriovlegacy_roce")
     assert [n for n in rails if int(rails[n] or 0)] == ["rail-ib-0", "rail-ib-1"]
     assert sorted(n for n in vfs if int(vfs[n] or 0)) == ["roce-0", "roce-1"]
-    assert "node groups rail-ib: shared_device/infiniband; roce: sriov_legacy/roce" in groups["first"].output
+    assert "node groups rail-ib: shared_device/infiniband; roce: sriov_legacy/roce" in first.output
 
-
-def test_a_rerun_writes_nothing(groups):
-    again = run_playbook(groups["sim"], "-e", "@" + VARS)
+    # A re-run writes nothing.
+    again = run_playbook(sim, "-e", "@" + VARS)
     assert again.rc == 0 and again.changed == 0 and again.writes == 0, again.output[-4000:]
 
-
-def test_a_group_left_out_of_the_list_is_pruned(groups, tmp_path):
-    sim = groups["sim"]
-    # Removing the SR-IOV group removes its VFs: its nodes drain, which a configured cluster confirms.
+    # A group left out of the list is pruned. Removing the SR-IOV group removes its VFs: its nodes drain, which a
+    # configured cluster confirms.
     run = run_playbook(sim, "-e", _with_groups(tmp_path, lambda items: items.pop()), "-e", "gpudirect_allow_disruption=true")
     assert run.rc == 0, run.output[-4000:]
     assert "VFs are removed" in run.output, run.output[-4000:]
     assert _objects(sim, "SriovNetwork") == [] and _objects(sim, "SriovNetworkNodePolicy") == []
     assert sorted(n["metadata"]["name"] for n in _objects(sim, "IPoIBNetwork")) == RAILS
 
-
-def test_teardown_removes_both_groups_objects(groups):
-    sim = groups["sim"]
+    # Teardown removes both groups' objects.
     down = run_playbook(sim, "-e", "@" + VARS, playbook="playbooks/teardown.yml")
     assert down.rc == 0, down.output[-4000:]
-    assert {kind: [o["metadata"]["name"] for o in _objects(sim, kind)] for kind in MANAGED} == dict((kind, []) for kind in MANAGED)
+    assert {kind: [o["metadata"]["name"] for o in _objects(sim, kind)] for kind in MANAGED} == {kind: [] for kind in MANAGED}
 
 
 def _with_groups(tmp_path, change):
-    variables = yaml.safe_load(open(VARS))
+    with open(VARS, encoding="utf-8") as stream:
+        variables = yaml.safe_load(stream)
     change(variables["gpudirect_rdma_node_groups"])
     path = tmp_path / "vars.json"
     path.write_text(json.dumps(variables))
