@@ -2,7 +2,8 @@
 
   1. site.yml against the naive baseline for each example configuration (tests/bench/bench_site.py);
      site.yml at 2, 100 and 1000 GPU workers: requests, wall time, peak memory, also with NIC selection auto, and
-     configurations 5 and 6 (SR-IOV) with their controller CPU against configuration 1's (tests/bench/bench_scale.py), facts.yml and verify.yml at the same sizes (tests/bench/bench_scale_facts.py);
+     configurations 5 and 6 (SR-IOV) with their controller CPU against configuration 1's (tests/bench/bench_scale.py),
+     facts.yml and verify.yml at the same sizes (tests/bench/bench_scale_facts.py);
   2. facts collection time (bench_facts.py), cluster_info at 3 and 1000 GPU nodes (bench_cluster_info.py),
      site.yml with real-world timings: time to RDMA-ready against the critical path, reboots, fail fast (bench_realistic.py),
      wait latency after readiness (bench_olm_wait.py), simulator GET throughput (python -m simulator.bench);
