@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from . import authorization, openapi, protobuf, rbac, scc, ssa, tables
+from . import admission_policy, authorization, openapi, protobuf, rbac, scc, ssa, tables
 from .controllers import network_operator, sriov
 from .builtins import CRD_TYPE, INITIAL_NAMESPACES
 from .errors import ApiError, bad_request, conflict, not_found, resource_ref
@@ -35,6 +35,7 @@ INFO = web.RequestKey("info", object)
 LOG_ENTRY = web.RequestKey("log_entry", dict)
 LOGGED = web.RequestKey("logged", bool)
 USER = web.RequestKey("user", object)
+POLICY_WARNINGS = web.RequestKey("policy_warnings", list)
 STATUS_RESET_ON_CREATE_KEEP = {("", "nodes")}
 
 
@@ -157,6 +158,9 @@ class ApiServer:
                 self._authorize(user, info)
                 await self._inject_fault(request, info)
             response = await handler(request)
+            for warning in request.get(POLICY_WARNINGS) or ():
+                # dispatcher.go: a Warn action's text goes back as a warning header (warning.AddWarning, code 299).
+                response.headers.add("Warning", '299 - "%s"' % warning.replace('"', '\\"'))
             if not request.path.startswith("/_sim/"):
                 await self._inject_fault(request, info, after_handler=True)
         except ConnectionResetFault:
@@ -202,7 +206,27 @@ class ApiServer:
                        details={"name": info.name or "", "group": info.group or "", "kind": info.plural})
 
     def admit(self, request, rtype, info, obj, creating):
-        """Admission of a create or update, after validation and before the store (RBAC escalation, SCC, namespace)."""
+        """Admission of a create or update, after validation and before the store: the built-in plugins (mutating
+        and validating), then the ValidatingAdmissionPolicies, which kube-apiserver runs in the validating phase
+        after the mutating one (staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating/plugin.go)."""
+        obj = self._admit_kinds(request, rtype, info, obj, creating)
+        old = None if creating else self.store.try_get(rtype, info.namespace, info.name)
+        self.admit_policies(request, rtype, info, "CREATE" if creating else "UPDATE", obj, old)
+        return obj
+
+    def admit_policies(self, request, rtype, info, operation, obj, old):
+        namespace = info.namespace if rtype.namespaced else None
+        ns_object = self.store.try_get(self.store.find_type("", "v1", "namespaces"), None, namespace) if namespace else None
+        name = info.name or ((obj or {}).get("metadata") or {}).get("name")
+        warnings = admission_policy.evaluate(self.store, {
+            "operation": operation, "rtype": rtype, "namespace": namespace, "name": name,
+            "subresource": info.subresource, "object": obj, "old_object": old, "user": request.get(USER) or rbac.admin_user(),
+            "dry_run": info.dry_run, "namespace_object": ns_object})
+        if warnings:
+            request.setdefault(POLICY_WARNINGS, []).extend(warnings)
+
+    def _admit_kinds(self, request, rtype, info, obj, creating):
+        """The built-in admission plugins of one kind (RBAC escalation, SCC, namespace, the operators' webhooks)."""
         user = request.get(USER) or rbac.admin_user()
         key = rtype.key
         if key == ("", "namespaces") and creating:
@@ -823,6 +847,8 @@ class ApiServer:
         if body_dry_run:
             info.dry_run = True
             request[LOG_ENTRY]["dry_run"] = True
+        # A delete is admitted with the stored object as oldObject and no object (cel/filter.go).
+        self.admit_policies(request, rtype, info, "DELETE", None, self.store.get(rtype, info.namespace, info.name))
         obj = self.store.delete(rtype, info.namespace, info.name, dry_run=dry_run or body_dry_run,
                                 propagation_policy=policy, resource_version=pre.get("resourceVersion"),
                                 uid=pre.get("uid"))

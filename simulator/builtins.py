@@ -53,6 +53,12 @@ BUILTIN_TYPES = (
        "selfsubjectrulesreview", verbs=("create",)),
     _t("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False, "subjectaccessreview",
        verbs=("create",)),
+    # Served from Kubernetes 1.30 (OpenShift 4.17); cluster.py stops serving them for an older profile. Evaluated by
+    # admission_policy.py.
+    _t("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", False,
+       "validatingadmissionpolicy", sub=("status",)),
+    _t("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", False,
+       "validatingadmissionpolicybinding"),
 )
 # The bootstrap policy's system:basic-user (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go,
 # ClusterRoles and ClusterRoleBindings): every authenticated user may review its own access.

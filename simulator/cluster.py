@@ -17,7 +17,7 @@ import uuid
 import yaml
 from aiohttp import web
 
-from . import rbac
+from . import admission_policy, rbac
 from .app import ApiServer
 from .builtins import register_builtins
 from .crds import (available_crd_refs, crd_ref_for_version, crd_resource_types, default_crd_dir, load_crds,
@@ -125,6 +125,9 @@ class SimulatedCluster:
         self.crd_refs_served = served_crd_refs(self.crd_dir, self.crd_refs) if os.path.isdir(self.crd_dir or "") else {}
         register_builtins(self.store)
         self.profile = self._load_profile(self.profile_spec)
+        if self.profile is not None and not admission_policy.served(int(self.profile.cluster.kubernetes_version.split(".")[1])):
+            for plural in (admission_policy.POLICIES, admission_policy.BINDINGS):
+                self.store.set_served(admission_policy.GROUP, plural, False)
         self._server = ApiServer(self)
         for path in self.admin_manifests:
             self._server.apply_as_admin(path)

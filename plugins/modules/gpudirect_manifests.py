@@ -61,6 +61,26 @@ options:
       - Also render the OLM objects of O(operators) (render-only use; site.yml installs through the olm_operator module).
     type: bool
     default: false
+  output_format:
+    description:
+      - C(files) returns the objects for one file each (RV(manifests), RV(olm_manifests)).
+      - C(gitops) also returns RV(gitops_files), a kustomize tree for Argo CD (docs/gitops.md) built from the same objects;
+        it needs O(olm_manifests). An operator with Manual approval needs its C(starting_csv), which the tree's approver
+        Job approves.
+    type: str
+    choices: [files, gitops]
+    default: files
+  gitops_cluster:
+    description:
+      - The name of the cluster's overlay directory (C(overlays/<name>)) with O(output_format=gitops).
+    type: str
+    default: cluster
+  approver_image:
+    description:
+      - The image of the InstallPlan approver Job with O(output_format=gitops) (needs C(sh) and C(kubectl)). The default is
+        the OpenShift C(cli) image stream of the cluster's internal registry.
+    type: str
+    default: image-registry.openshift-image-registry.svc:5000/openshift/cli:latest
   validate_only:
     description:
       - Only check the variables, accepting C(gpudirect_rdma_nic_selection=auto) before the NIC facts are known.
@@ -182,6 +202,18 @@ olm_manifests:
     - order: 1
       file: 001-namespace-openshift-nfd.yaml
       manifest: {apiVersion: v1, kind: Namespace, metadata: {name: openshift-nfd}}
+gitops_files:
+  description:
+    - With O(output_format=gitops), every file of the kustomize tree as C(path) (relative, e.g.
+      C(bases/operators/001-namespace-openshift-nfd.yaml)) and C(manifest), in a stable order. Each object carries its
+      C(argocd.argoproj.io/sync-wave) (the render phase's base, from 0 for the OLM objects through 10 to 80 to 90 for the verification Job) and,
+      for an operator's custom resource, C(argocd.argoproj.io/sync-options) C(SkipDryRunOnMissingResource=true).
+  returned: when O(output_format=gitops) and the input is valid
+  type: list
+  elements: dict
+  sample:
+    - path: overlays/cluster/kustomization.yaml
+      manifest: {apiVersion: kustomize.config.k8s.io/v1beta1, kind: Kustomization, resources: [../../bases/operators]}
 workload:
   description:
     - A pod template for a job that uses the rails (one GPU per rail, every rail's resource and network, C(NCCL_IB_HCA)
@@ -233,6 +265,7 @@ summary:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import gitops, names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.olm import olm_manifests
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, stale_objects, validate_checks
 
@@ -247,6 +280,9 @@ def main():
             validate_only=dict(type="bool", default=False),
             operators=dict(type="list", elements="dict"),
             olm_manifests=dict(type="bool", default=False),
+            output_format=dict(type="str", default="files", choices=["files", "gitops"]),
+            gitops_cluster=dict(type="str", default="cluster"),
+            approver_image=dict(type="str", default=gitops.DEFAULT_APPROVER_IMAGE),
         ),
         supports_check_mode=True,
     )
@@ -286,6 +322,20 @@ def main():
             output["errors"] = olm_errors
             if module.params["fail_on_errors"]:
                 module.fail_json(msg="%d invalid operator setting(s): %s" % (len(olm_errors), "; ".join(olm_errors)), **output)
+    if module.params["output_format"] == "gitops" and not output["errors"] and not module.params["validate_only"]:
+        gitops_errors = [] if module.params["olm_manifests"] else ["olm_manifests: the GitOps tree holds the operators; set olm_manifests: true"]
+        if not names.is_dns1123_label(module.params["gitops_cluster"]):
+            gitops_errors.append("gitops_cluster: %r is not a DNS-1123 label (it names the overlay directory)" % module.params["gitops_cluster"])
+        gitops_errors.extend(gitops.approval_errors(output.get("olm_manifests"), module.params["operators"]))
+        if gitops_errors:
+            output["errors"] = gitops_errors
+            if module.params["fail_on_errors"]:
+                module.fail_json(msg="; ".join(gitops_errors), **output)
+        else:
+            output["gitops_files"] = gitops.gitops_tree(
+                output["olm_manifests"], result["manifests"], workload=result.get("workload"),
+                cluster=module.params["gitops_cluster"], owners=gitops.node_group_owners(module.params["variables"]),
+                approver_image=module.params["approver_image"])
     if result["errors"] and module.params["fail_on_errors"]:
         module.fail_json(msg="%d invalid gpudirect_rdma variable(s): %s" % (len(result["errors"]), "; ".join(result["errors"])), **output)
     module.exit_json(**output)

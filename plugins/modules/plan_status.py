@@ -151,6 +151,34 @@ options:
     type: list
     elements: str
     default: []
+  plan_summary:
+    description:
+      - The C(summary) of M(gpudirect.openshift.gpudirect_manifests) for the plan, whose NIC selection and node groups
+        RV(problems) checks against the SR-IOV node states and the nodes read.
+    type: dict
+    default: {}
+  memlock_pool:
+    description:
+      - The MachineConfigPool of the CRI-O memlock MachineConfig (the plan's C(memlock_pool)), when it is a custom
+        pool. RV(problems) says when no node carries its role or it does not exist; it is read as one of
+        O(machine_config_pools).
+    type: str
+  num_vfs:
+    description: The VF count of the plan (C(gpudirect_rdma_num_vfs)), which RV(problems) checks against the ports' limits.
+    type: raw
+  allow_unsupported_versions:
+    description:
+      - Run on an OpenShift version, and install operator versions, that the support table (docs/support.md) does not
+        list (C(preflight_allow_unsupported_versions)); otherwise RV(problems) refuses them.
+    type: bool
+    default: false
+  upgrade_packages:
+    description:
+      - The packages RV(upgrade_plan) may plan (C(gpudirect_upgrade_packages)); empty means every operator with Manual
+        approval that OLM offers an upgrade for.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - gpudirect.openshift.cluster_connection
   - gpudirect.openshift.wait_entries
@@ -309,6 +337,43 @@ disruption_of_configured_nodes:
       MachineConfig, SR-IOV policy or pool config it labelled), so the nodes that drain or reboot already work.
   returned: always
   type: bool
+problems:
+  description:
+    - Every reason the cluster is not ready for the collection, known before any write, each naming the fix (the rules
+      of plugins/module_utils/rules/preflight.py on the lists read, the plan and the options) - no ClusterVersion, an
+      OpenShift or operator version outside the support table, no worker node, catalogs, channels, CSVs and
+      OperatorGroups, Subscriptions in another namespace, RV(operator_problems), a foreign NicClusterPolicy, NIC
+      variables against the SR-IOV node states, node groups, the memlock pool. Empty when everything is fine.
+  returned: always
+  type: list
+  elements: str
+  sample: ["The cluster has no worker nodes."]
+upgrade_plan:
+  description:
+    - The operator upgrades a run with C(gpudirect_upgrade=true) makes (plugins/module_utils/rules/upgrade_plan.py) - each
+      operator of O(operators) with Manual approval (and in O(upgrade_packages) when given) that OLM offers an upgrade
+      for, in install order, with its role (O(operator_roles)), the CSVs and versions from and to, and the line shown.
+      Empty when O(compare=false).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"package": "gpu-operator-certified", "namespace": "nvidia-gpu-operator", "channel": "v25.3",
+            "role": "nvidia_gpu_operator", "from": "gpu-operator-certified.v25.3.1", "to": "gpu-operator-certified.v25.3.4",
+            "from_version": "25.3.1", "to_version": "25.3.4",
+            "line": "gpu-operator-certified in nvidia-gpu-operator: gpu-operator-certified.v25.3.1 -> gpu-operator-certified.v25.3.4 (channel v25.3)"}]
+upgrade_automatic:
+  description: The packages of O(operators) with Automatic approval, which OLM upgrades by itself.
+  returned: always
+  type: list
+  elements: str
+upgrade_operand_versions:
+  description:
+    - The operand release variables to render for the installed (C(before)) and the offered (C(after)) operator
+      versions of RV(upgrade_plan); an empty value keeps the renderer's choice.
+  returned: always
+  type: dict
+  sample: {"before": {"gpudirect_rdma_gpu_operator_version": "25.3.1", "gpudirect_rdma_network_operator_version": ""},
+           "after": {"gpudirect_rdma_gpu_operator_version": "25.3.4", "gpudirect_rdma_network_operator_version": ""}}
 operator_problems:
   description:
     - Why an operator's options cannot be honoured, known before any write (a version pin with Automatic approval;
@@ -349,6 +414,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm im
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import SnapshotClient, selected_nodes
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import disruption
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import preflight, upgrade_plan
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS
 
 
@@ -367,6 +433,11 @@ def argument_spec():
         node_sample=dict(type="int", default=20),
         machine_config_pools=dict(type="list", elements="str", default=[]),
         node_groups=dict(type="list", elements="dict", default=[]),
+        plan_summary=dict(type="dict", default={}),
+        memlock_pool=dict(type="str"),
+        num_vfs=dict(type="raw"),
+        allow_unsupported_versions=dict(type="bool", default=False),
+        upgrade_packages=dict(type="list", elements="str", default=[]),
     )
     return spec
 
@@ -399,18 +470,21 @@ def problems_of(operators, subscriptions):
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
+    pools = list(params["machine_config_pools"])
+    if params["memlock_pool"] and params["memlock_pool"] not in pools:
+        pools.append(params["memlock_pool"])
 
     def work():
         cluster = connect(module, check_mode=True, rediscover_once=True)
         snapshot = SnapshotClient(cluster)
         if params["compare"]:
             kinds = prefetch_kinds(params["operators"], params["manifests"], params["waits"], params["prune_kinds"],
-                                   sriov_states=True, machine_config_pools=bool(params["machine_config_pools"]))
+                                   sriov_states=True, machine_config_pools=bool(pools))
         else:
             # The SR-IOV node states say which interfaces, link types and VF limits the nodes have: preflight checks
             # the NIC variables against them (when the operator already runs).
             kinds = prefetch_kinds(params["operators"], [], [], [], sriov_states=True, olm_state=False,
-                                   machine_config_pools=bool(params["machine_config_pools"]))
+                                   machine_config_pools=bool(pools))
         for api_version, kind, namespace, selector in kinds:
             snapshot.prefetch(api_version, kind, namespace, selector)
         info = gather(snapshot, node_names=params["nodes"], label_selectors=params["label_selectors"], kubernetes_version=False,
@@ -451,30 +525,44 @@ def main():
     packages = set(o["package"] for o in params["operators"])
     subscriptions = snapshot.items(*SUBSCRIPTION)
     choices = operator_package_choices(params["operators"], snapshot.items(*PACKAGE_MANIFEST), subscriptions, params["operator_roles"])
+    existing_pools = sorted(set(pools) & set(p["metadata"]["name"] for p in snapshot.items(*MACHINE_CONFIG_POOL)))
+    lists = {
+        "cluster": info,
+        "catalog_sources": [c for c in snapshot.items(*CATALOG_SOURCE) if c["metadata"].get("namespace") == MARKETPLACE],
+        "package_manifests": [trimmed_package(p) for p in snapshot.items(*PACKAGE_MANIFEST) if p["metadata"]["name"] in packages],
+        "operator_package_manifests": [trimmed_package(m) if m else None for m, _problem in choices],
+        "operator_groups": snapshot.items(*OPERATOR_GROUP),
+        "subscriptions": subscriptions,
+        "nic_cluster_policies": snapshot.items(*NIC_CLUSTER_POLICY),
+        "node_groups": [{"item": group, "nodes": selected_nodes(snapshot.items(*NODE), group.get("label_selectors"))}
+                        for group in params["node_groups"]],
+        "machine_config_pools": existing_pools,
+        "operator_problems": problems_of(params["operators"], subscriptions) + [problem for _m, problem in choices if problem],
+    }
+    try:
+        problems = preflight.problems(lists, {"summary": params["plan_summary"], "memlock_pool": params["memlock_pool"]},
+                                      {"operators": params["operators"], "operator_roles": params["operator_roles"],
+                                       "allow_unsupported_versions": params["allow_unsupported_versions"],
+                                       "num_vfs": params["num_vfs"]})
+    except ValueError as exc:
+        module.fail_json(msg="Invalid input: %s" % exc)
+    upgrades = upgrade_plan.planned_upgrades(versions, params["operators"], params["operator_roles"], params["upgrade_packages"])
     module.exit_json(
         changed=False,
+        problems=problems,
+        upgrade_plan=upgrades,
+        upgrade_automatic=upgrade_plan.automatic_packages(params["operators"]),
+        upgrade_operand_versions=upgrade_plan.operand_versions(upgrades),
         in_sync=None if differences is None else not differences,
         differences=differences or [],
         leftovers=leftovers,
         checked={"operators": len(params["operators"]), "manifests": len(params["manifests"]), "waits": len(params["waits"]),
                  "prune_kinds": len(params["prune_kinds"]), "kinds_listed": len(kinds)},
         requests=snapshot.reads,
-        cluster=info,
-        catalog_sources=[c for c in snapshot.items(*CATALOG_SOURCE) if c["metadata"].get("namespace") == MARKETPLACE],
-        package_manifests=[trimmed_package(p) for p in snapshot.items(*PACKAGE_MANIFEST) if p["metadata"]["name"] in packages],
-        operator_package_manifests=[trimmed_package(m) if m else None for m, _problem in choices],
-        operator_groups=snapshot.items(*OPERATOR_GROUP),
-        subscriptions=subscriptions,
-        nic_cluster_policies=snapshot.items(*NIC_CLUSTER_POLICY),
-        node_groups=[{"item": group, "nodes": selected_nodes(snapshot.items(*NODE), group.get("label_selectors"))}
-                     for group in params["node_groups"]],
-        machine_config_pools=sorted(set(params["machine_config_pools"])
-                                    & set(p["metadata"]["name"] for p in snapshot.items(*MACHINE_CONFIG_POOL))),
         operator_versions=versions,
         disruptions=found["disruptions"],
         disruption_of_configured_nodes=bool(found["disruptions"]) and found["configured"],
-        operator_problems=problems_of(params["operators"], subscriptions)
-        + [problem for _m, problem in choices if problem],
+        **lists
     )
 
 

@@ -29,3 +29,25 @@ def test_rerender_removes_its_own_stale_files_and_keeps_foreign_ones(tmp_path):
     assert foreign.exists(), "render.yml deleted a file it did not write"
     recorded = (out / ".gpudirect-render-files").read_text().split()
     assert set(recorded) == shared - {foreign.name}
+
+
+def render_gitops(out):
+    proc = subprocess.run(["ansible-playbook", "playbooks/render.yml", "-e", "@" + example("sriov_legacy/roce"),
+                           "-e", "render_dir=%s" % out, "-e", "render_format=gitops", "-e", "render_cluster=lab-a",
+                           "-e", "nvidia_gpu_operator_starting_csv=gpu-operator-certified.v25.3.4"],
+                          cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout, dict((str(p.relative_to(out)), p.read_bytes()) for p in sorted(out.rglob("*")) if p.is_file())
+
+
+def test_the_gitops_tree_render_writes_a_tree_that_kustomize_builds(tmp_path):
+    # One render.yml run (CI time): that a second render is identical is tested on the pure renderer
+    # (tests/unit/plugins/module_utils/render/test_gitops.py); the playbook writes each file with to_nice_yaml.
+    out = tmp_path / "tree"
+    _first_log, first = render_gitops(out)
+    assert "overlays/lab-a/kustomization.yaml" in first and "argocd/argocd-cm-health-patch.yaml" in first
+    recorded = (out / ".gpudirect-render-files").read_text().split()
+    assert set(recorded) == set(path for path in first if path.startswith(("bases/", "overlays/", "argocd/")))
+    built = subprocess.run(["/usr/bin/kubectl", "kustomize", str(out / "overlays" / "lab-a")], capture_output=True, text=True,
+                           check=False, timeout=120)
+    assert built.returncode == 0 and "kind: SriovNetworkNodePolicy" in built.stdout, built.stderr

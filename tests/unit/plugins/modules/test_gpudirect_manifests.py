@@ -92,3 +92,21 @@ def test_input_warnings_become_task_warnings(tmp_path):
     # ansible-core 2.19 wraps warnings in WarningSummary objects; older versions give plain strings.
     emitted = [w["event"]["msg"] if isinstance(w, dict) else w for w in output["warnings"]]
     assert emitted == output["input_warnings"]
+
+
+def test_gitops_output_is_the_tree_and_a_manual_operator_without_its_pin_fails_naming_the_variable(capsys):
+    code, output = run_module({"variables": SHARED_ROCE, "olm_manifests": True, "output_format": "gitops"}, capsys)
+    # The catalogue installs the GPU Operator with Manual approval; the tree cannot approve an unpinned plan.
+    assert code == 1 and "gitops_files" not in output
+    assert output["msg"].startswith("nvidia_gpu_operator_starting_csv: Manual approval in the GitOps tree needs the CSV")
+    code, output = run_module({"variables": SHARED_ROCE, "olm_manifests": True, "output_format": "gitops", "gitops_cluster": "lab-a",
+                               "operators": [{"role": "nvidia_gpu_operator", "package": "gpu-operator-certified",
+                                              "namespace": "nvidia-gpu-operator", "catalog_source": "certified-operators",
+                                              "install_plan_approval": "Manual", "starting_csv": "gpu-operator-certified.v25.3.4"}]},
+                              capsys)
+    assert code == 0 and output["changed"] is False
+    paths = [f["path"] for f in output["gitops_files"]]
+    assert "bases/operators/903-job-gpudirect-installplan-approver.yaml" in paths
+    assert "overlays/lab-a/kustomization.yaml" in paths and "bases/rdma-networks/800-macvlannetwork-rdmashared-net.yaml" in paths
+    code, output = run_module({"variables": SHARED_ROCE, "output_format": "gitops"}, capsys)
+    assert code == 1 and output["msg"] == "olm_manifests: the GitOps tree holds the operators; set olm_manifests: true"
