@@ -55,10 +55,11 @@ options:
         description:
           - Instead of C(condition), counters over the listed objects; the wait holds when every counter holds. Each
             watch event evaluates the counters on the one object it carries, so the work per event does not grow with
-            the number of objects (a list condition re-reads all of them). Without C(name), C(failure_condition) and
-            C(progress).
-          - Minimums only (no C(all)) start with a watch without resourceVersion, whose first events are the current
-            objects, so one request serves any number of them; with C(all) the list is read first, in pages.
+            the number of objects (a list condition re-reads all of them). Without C(name), C(failure_condition),
+            C(failure_message) and C(progress); their forms over one object are C(each_failure_condition),
+            C(each_failure_message) and C(each_progress).
+          - Minimums only (no C(all), no C(at_most)) start with a watch without resourceVersion, whose first events are
+            the current objects, so one request serves any number of them; with C(all) the list is read first, in pages.
         type: list
         elements: dict
         suboptions:
@@ -74,6 +75,11 @@ options:
             description: The counter holds only when every listed object counts (and at least one is listed).
             type: bool
             default: false
+          at_most:
+            description:
+              - The counter holds only when at most this many objects count (with C(at_least) set to 0 for a maximum
+                alone, which holds with no object listed too).
+            type: int
       failure_condition:
         description: JMESPath expression that is true when the objects report a failure.
         type: str
@@ -85,6 +91,27 @@ options:
           - JMESPath expression giving a progress text; each distinct value is returned in order, and the last one is
             quoted when the wait times out.
         type: str
+      each_failure_condition:
+        description:
+          - With C(count), a JMESPath expression over one object that is true when that object reports a failure. The wait
+            fails once some object has been failing for C(failure_grace_period) without interruption.
+        type: str
+      each_failure_message:
+        description:
+          - With C(count), a JMESPath expression over one failing object giving the text to quote; the texts of the
+            failing objects are joined with V(; ) in namespace/name order.
+        type: str
+      each_progress:
+        description:
+          - With C(count), a JMESPath expression over one object giving its progress text; the progress is the objects'
+            texts joined with V(, ) in namespace/name order, instead of the counts.
+          - Each object's verdicts and text are kept and recomputed only when an event brings that object.
+        type: str
+      return_resources:
+        description:
+          - With C(count), also return the objects as last seen in C(resources), for a caller that reads them (a
+            counted wait otherwise keeps only its counts).
+        type: bool
       timeout:
         description:
           - Seconds to wait before failing; unset means 600.
@@ -159,10 +186,11 @@ options:
     description:
       - Instead of C(condition), counters over the listed objects; the wait holds when every counter holds. Each
         watch event evaluates the counters on the one object it carries, so the work per event does not grow with
-        the number of objects (a list condition re-reads all of them). Without C(name), C(failure_condition) and
-        C(progress).
-      - Minimums only (no C(all)) start with a watch without resourceVersion, whose first events are the current
-        objects, so one request serves any number of them; with C(all) the list is read first, in pages.
+        the number of objects (a list condition re-reads all of them). Without C(name), C(failure_condition),
+        C(failure_message) and C(progress); their forms over one object are C(each_failure_condition),
+        C(each_failure_message) and C(each_progress).
+      - Minimums only (no C(all), no C(at_most)) start with a watch without resourceVersion, whose first events are
+        the current objects, so one request serves any number of them; with C(all) the list is read first, in pages.
     type: list
     elements: dict
     suboptions:
@@ -178,6 +206,11 @@ options:
         description: The counter holds only when every listed object counts (and at least one is listed).
         type: bool
         default: false
+      at_most:
+        description:
+          - The counter holds only when at most this many objects count (with C(at_least) set to 0 for a maximum
+            alone, which holds with no object listed too).
+        type: int
   failure_condition:
     description: JMESPath expression that is true when the objects report a failure.
     type: str
@@ -189,6 +222,27 @@ options:
       - JMESPath expression giving a progress text; each distinct value is returned in order, and the last one is
         quoted when the wait times out.
     type: str
+  each_failure_condition:
+    description:
+      - With C(count), a JMESPath expression over one object that is true when that object reports a failure. The wait
+        fails once some object has been failing for C(failure_grace_period) without interruption.
+    type: str
+  each_failure_message:
+    description:
+      - With C(count), a JMESPath expression over one failing object giving the text to quote; the texts of the
+        failing objects are joined with V(; ) in namespace/name order.
+    type: str
+  each_progress:
+    description:
+      - With C(count), a JMESPath expression over one object giving its progress text; the progress is the objects'
+        texts joined with V(, ) in namespace/name order, instead of the counts.
+      - Each object's verdicts and text are kept and recomputed only when an event brings that object.
+    type: str
+  return_resources:
+    description:
+      - With C(count), also return the objects as last seen in C(resources), for a caller that reads them (a
+        counted wait otherwise keeps only its counts).
+    type: bool
   timeout:
     description:
       - Seconds to wait before failing; unset means 600.

@@ -193,7 +193,9 @@ waits:
       description: Watch events evaluated.
       type: int
     progress:
-      description: Each distinct value of the O(waits[].progress) expression (of the count with O(waits[].count)); the first and the latest, at most 20.
+      description:
+        - Each distinct value of the O(waits[].progress) expression (with O(waits[].count), of the count, or of the objects'
+          O(waits[].each_progress) texts); the first and the latest, at most 20.
       type: list
       elements: str
     count:

@@ -238,6 +238,8 @@ waits:
       annotations C(Idle) and C(syncStatus) C(Succeeded); a C(Succeeded) left from the previous sync does not satisfy it.
     - C(sriov_interfaces_reported) (with SR-IOV policies) holds once every SriovNetworkNodeState reports its
       interfaces; before that the SR-IOV operator's admission webhook refuses every policy.
+    - Both are counted waits (C(count) with C(each_failure_condition), C(each_failure_message) and C(each_progress));
+      each watch event evaluates the one node state it carries, so their cost per event does not grow with the nodes.
   returned: always
   type: dict
   sample: {"sriov_node_states": {"kind": "SriovNetworkNodeState", "namespace": "openshift-sriov-network-operator"}}

@@ -78,7 +78,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 resources:
-  description: The objects as last seen (one element with O(name), possibly none; none with O(count)).
+  description:
+    - The objects as last seen (one element with O(name), possibly none; with O(count) none unless O(return_resources)).
+    - When O(each_failure_condition) failed the wait, the failing objects.
   returned: always
   type: list
   elements: dict
@@ -93,8 +95,8 @@ events:
   type: int
 progress:
   description:
-    - Each distinct value of the O(progress) expression (with O(count), of the count), in order; the first one and
-      the latest ones, at most 20.
+    - Each distinct value of the O(progress) expression (with O(count), of the count, or of the objects'
+      O(each_progress) texts), in order; the first one and the latest ones, at most 20.
   returned: always
   type: list
   elements: str

@@ -1,8 +1,9 @@
 """Every benchmark of the collection, as tables (what `make bench` runs). Prints numbers and target verdicts; never fails on them.
 
   1. site.yml against the naive baseline for each example configuration (tests/bench/bench_site.py);
-     site.yml at 2, 100 and 1000 GPU workers: requests, wall time, peak memory, also with NIC selection auto
-     (tests/bench/bench_scale.py), facts.yml and verify.yml at the same sizes (tests/bench/bench_scale_facts.py);
+     site.yml at 2, 100 and 1000 GPU workers: requests, wall time, peak memory, also with NIC selection auto, and
+     configurations 5 and 6 (SR-IOV) with their controller CPU against configuration 1's (tests/bench/bench_scale.py),
+     facts.yml and verify.yml at the same sizes (tests/bench/bench_scale_facts.py);
   2. facts collection time (bench_facts.py), cluster_info at 3 and 1000 GPU nodes (bench_cluster_info.py),
      site.yml with real-world timings: time to RDMA-ready against the critical path, reboots, fail fast (bench_realistic.py),
      wait latency after readiness (bench_olm_wait.py), simulator GET throughput (python -m simulator.bench);
@@ -121,7 +122,9 @@ def site_tables(results):
     return main, ratios, targets
 
 
-def run_scale(sizes, workdir):
+def run_scale(sizes, workdir, configs=()):
+    """The scale runs; ``configs`` adds the SR-IOV configurations of bench_scale.CONFIGS among them (5, 6)."""
+    sriov = [c for c in configs if c in bench_scale.CONFIGS and c != 1]
     results = []
     for nodes in sizes:
         print(">> %d GPU workers: site.yml check (fresh cluster), converge, no-op re-run; the same with NIC selection auto; "
@@ -130,6 +133,13 @@ def run_scale(sizes, workdir):
         for name in ("check", "converge", "rerun"):
             r = res[name]
             print("   %-13s %5d requests %7.1f s  peak %s MB" % (name, r["requests"], r["wall_s"], r["peak_mb"]), flush=True)
+        res["configs"] = {}
+        for config in sriov:
+            res["configs"][config] = other = bench_scale.bench_size(nodes, config)
+            for name in ("check", "converge", "rerun"):
+                r = other[name]
+                print("   config %d %-8s %5d requests %7.1f s  peak %s MB  %.1f s CPU" % (
+                    config, name, r["requests"], r["wall_s"], r["peak_mb"], r["cpu_s"]), flush=True)
         res["auto"] = bench_scale.bench_auto(nodes)
         for name in ("converge", "rerun"):
             r = res["auto"][name]
@@ -163,6 +173,15 @@ def scale_table(results):
 
     rows = [[res["nodes"], cell(res["converge"]), cell(res["rerun"]), cell(res["check"])] for res in results]
     body = table(["GPU workers", "converge", "no-op re-run", "check (fresh cluster)"], rows)
+    configs = sorted(results[0].get("configs") or {}) if results else []
+    if configs:
+        def cpu_cell(run):
+            return "%s, %.1f s controller CPU" % (cell(run), run["cpu_s"])
+
+        rows = [[res["nodes"], "%.1f s" % res["converge"]["cpu_s"]] + [
+            cpu_cell(res["configs"][c][name]) for c in configs for name in ("converge", "rerun", "check")] for res in results]
+        body += "\n\n" + table(["GPU workers", "configuration 1 converge, controller CPU"] + [
+            "configuration %d %s" % (c, name) for c in configs for name in ("converge", "no-op re-run", "check (fresh cluster)")], rows)
     rows = [[res["nodes"], cell(res["auto"]["converge"]),
              "%s, %d pods" % (cell(res["auto"]["rerun"]), res["auto"]["rerun"]["pods_created"]),
              facts_cell(res["facts"]["first"]), facts_cell(res["facts"]["rerun"]), verify_cell(res["verify"])] for res in results]
@@ -172,6 +191,11 @@ def scale_table(results):
     targets = ["%s at every size <= %d requests: %s (most %d)" % (
         "fresh converge" if name == "converge" else "check run", bench_scale.TARGETS[name],
         verdict(worst[name] <= bench_scale.TARGETS[name]), worst[name]) for name in ("converge", "check")]
+    if configs:
+        factors = [res["configs"][c]["converge"]["cpu_s"] / max(res["converge"]["cpu_s"], 0.1) for res in results for c in configs]
+        targets.append("configurations %s converge at every size with controller CPU <= %.0fx configuration 1's: %s (most %.2fx)" % (
+            " and ".join(str(c) for c in configs), bench_scale.CPU_FACTOR_TARGET,
+            verdict(max(factors) <= bench_scale.CPU_FACTOR_TARGET), max(factors)))
     auto = [res["auto"]["rerun"] for res in results]
     targets.append("no-op re-run with NIC selection auto at every size: no pod and <= %d requests: %s (most %d requests, %d pods)" % (
         bench_scale.TARGETS["auto_rerun"],
@@ -262,7 +286,7 @@ def main(argv=None):
     sizes = [int(n) for n in args.scale_nodes.split(",") if n.strip()]
     if sizes:
         with tempfile.TemporaryDirectory(prefix="bench-scale-") as workdir:
-            body, scale_targets = scale_table(run_scale(sizes, workdir))
+            body, scale_targets = scale_table(run_scale(sizes, workdir, configs))
         targets += scale_targets
         sections.append(("At scale (synthetic profiles; `tests/bench/bench_scale.py`, `tests/bench/bench_scale_facts.py`)", body))
     for title, text, line in other_benches():

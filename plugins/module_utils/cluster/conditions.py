@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import bisect
+
 try:
     import jmespath
     from jmespath.exceptions import JMESPathError
@@ -130,27 +132,54 @@ def object_key(obj):
 
 class CountCondition:
     """A wait over many objects that counts them with one or more counters, each a JMESPath expression over one
-    object (``counters``: [(compiled expression, at_least, require_all)]).
+    object (``counters``: [(compiled expression, at_least, require_all, at_most)]).
 
     It is also the waiter's view (reset/apply/state): each event evaluates the counters on the one object it
     carries and moves their numbers, so the work per event does not grow with the number of watched objects, where
-    a list condition re-reads every object. A counter holds when at least ``at_least`` objects count and, with
-    ``require_all``, when every selected object counts (and at least one is selected); the wait holds when every
-    counter holds. ``evaluations`` counts the expression evaluations (what tests measure)."""
+    a list condition re-reads every object. A counter holds when at least ``at_least`` objects count, with
+    ``require_all`` when every selected object counts (and at least one is selected), and with ``at_most`` (None:
+    no limit) when no more than that many count; the wait holds when every counter holds. ``evaluations`` counts the
+    expression evaluations (what tests measure).
+
+    The per-object verdicts of a list condition come the same way: ``failure`` (over one object) marks a failing
+    object, and the wait fails once some object has been failing for ``grace`` seconds in a row, quoting the
+    ``failure_message`` of each failing object (joined with "; ", in namespace/name order, as the list expression
+    did); ``progress`` (over one object) gives each object's text, joined with ", " in the same order. Each verdict
+    and text is kept by object and recomputed only when that object's event comes. With ``keep_objects`` the
+    objects themselves are kept too (``objects()``), for a caller that reads them once at the end."""
 
     single = False
 
-    def __init__(self, counters, label="objects"):
-        self.counters = [(each, int(at_least), bool(require_all)) for each, at_least, require_all in counters]
+    def __init__(self, counters, label="objects", failure=None, failure_message=None, progress=None, grace=0.0,
+                 keep_objects=False, clock=None):
+        self.counters = [(each, int(at_least), bool(require_all), None if at_most is None else int(at_most))
+                         for each, at_least, require_all, at_most in (tuple(c) + (None,) * (4 - len(c)) for c in counters)]
         self.label = label
+        self.failure = failure
+        self.failure_message = failure_message
+        self.progress = progress
+        self.grace = float(grace or 0)
+        self.keep_objects = keep_objects
+        self.clock = clock
+        self.failing_since = None
         self.counted = {}  # (namespace, name) -> tuple of booleans, one per counter
         self.matching = [0] * len(self.counters)
+        self.failing = {}  # (namespace, name) -> (object, failure text) of the objects whose failure holds
+        self.texts = {}  # (namespace, name) -> progress text of the object
+        self.order = []  # the keys of texts, sorted: the order of the joined progress
+        self.joined = None  # the joined progress, rebuilt when a text changes
+        self.objects_by_key = {}
         self.evaluations = 0
         self.history = []
 
     def reset(self, items):
         self.counted = {}
         self.matching = [0] * len(self.counters)
+        self.failing = {}
+        self.texts = {}
+        self.order = []
+        self.joined = None
+        self.objects_by_key = {}
         for item in items:
             self.apply("ADDED", item)
 
@@ -159,48 +188,120 @@ class CountCondition:
         before = self.counted.pop(key, None)
         if before:
             self.matching = [m - int(b) for m, b in zip(self.matching, before)]
+        self.failing.pop(key, None)
         if event_type == "DELETED":
+            self.objects_by_key.pop(key, None)
+            if key in self.texts:
+                del self.texts[key]
+                self._forget_text(key)
             return
         self.evaluations += len(self.counters)
-        now = tuple(truthy(each.search(obj)) for each, _at_least, _all in self.counters)
+        now = tuple(truthy(each.search(obj)) for each, _at_least, _all, _at_most in self.counters)
         self.counted[key] = now
         self.matching = [m + int(b) for m, b in zip(self.matching, now)]
+        if self.keep_objects:
+            self.objects_by_key[key] = obj
+        if self.failure is not None:
+            self.evaluations += 1
+            if truthy(self.failure.search(obj)):
+                self.evaluations += 1 if self.failure_message is not None else 0
+                self.failing[key] = (obj, render_text(self.failure_message, obj))
+        if self.progress is not None:
+            self.evaluations += 1
+            self._set_text(key, render_text(self.progress, obj))
+
+    def _set_text(self, key, text):
+        if key not in self.texts:
+            bisect.insort(self.order, key)
+        elif self.texts[key] == text:
+            return
+        self.texts[key] = text
+        self.joined = None
+
+    def _forget_text(self, key):
+        index = bisect.bisect_left(self.order, key)
+        if index < len(self.order) and self.order[index] == key:
+            del self.order[index]
+        self.joined = None
+
+    def progress_text(self):
+        """The objects' progress texts in namespace/name order, joined with ", " (None without ``progress``)."""
+        if self.progress is None:
+            return None
+        if self.joined is None:
+            self.joined = ", ".join(text for text in map(self.texts.get, self.order) if text is not None)
+        return self.joined
+
+    def failure_text(self):
+        """The failing objects' failure messages in namespace/name order, joined with "; " (None when none fails)."""
+        if not self.failing:
+            return None
+        return "; ".join(text for _key, (_obj, text) in sorted(self.failing.items()) if text is not None)
+
+    def failing_objects(self):
+        return [obj for _key, (obj, _text) in sorted(self.failing.items(), key=lambda entry: entry[0])]
+
+    def objects(self):
+        """The objects as last seen, in namespace/name order (with ``keep_objects``; else none)."""
+        return [self.objects_by_key[key] for key in sorted(self.objects_by_key)]
 
     def state(self):
         return {"counted": list(self.matching), "selected": len(self.counted)}
 
     def holds(self):
-        for (_each, at_least, require_all), matching in zip(self.counters, self.matching):
+        for (_each, at_least, require_all, at_most), matching in zip(self.counters, self.matching):
             if matching < max(at_least, 1 if require_all else 0):
                 return False
             if require_all and matching != len(self.counted):
+                return False
+            if at_most is not None and matching > at_most:
                 return False
         return True
 
     def settled(self):
         """True when the objects seen so far already make the wait hold whatever the others are (minimums only,
         no ``require_all``): the waiter then need not read the rest of the list."""
-        return all(not require_all and matching >= at_least
-                   for (_each, at_least, require_all), matching in zip(self.counters, self.matching))
+        return self.monotone() and all(matching >= at_least
+                                       for (_each, at_least, _all, _at_most), matching in zip(self.counters, self.matching))
 
     def monotone(self):
-        """Minimums only: a count reached on part of the objects already holds (no counter needs them all)."""
-        return not any(require_all for _each, _at_least, require_all in self.counters)
+        """Minimums only: a count reached on part of the objects already holds (no counter needs them all, none has
+        a maximum that an object not seen yet could exceed)."""
+        return not any(require_all or at_most is not None for _each, _at_least, require_all, at_most in self.counters)
 
     def __call__(self, _state=None):
-        note_progress(self.history, "%s: %s of %d selected" % (self.label, ", ".join(str(m) for m in self.matching), len(self.counted)))
-        return self.holds()
+        if self.progress is not None:
+            note_progress(self.history, self.progress_text())
+        else:
+            note_progress(self.history, "%s: %s of %d selected" % (
+                self.label, ", ".join(str(m) for m in self.matching), len(self.counted)))
+        if self.holds():
+            return True
+        if self.failing:
+            now = self.clock()
+            if self.failing_since is None:
+                self.failing_since = now
+            if now - self.failing_since >= self.grace:
+                raise ConditionFailed(self.failure_text() or "the failure condition holds", state=self.failing_objects())
+        else:
+            self.failing_since = None
+        return False
 
     def not_counted(self, limit):
-        """Up to ``limit`` names of selected objects that some counter does not count yet (a sample for messages)."""
+        """Up to ``limit`` names of selected objects that keep some counter from holding: one a minimum does not count
+        yet, or one a maximum alone (at_least 0) does count (a sample for messages)."""
+        blocking_when = [True if at_most is not None and not at_least and not require_all else False
+                         for _each, at_least, require_all, at_most in self.counters]
         names = []
         for (namespace, name), holds in self.counted.items():
-            if not all(holds):
+            if any(verdict == blocking for verdict, blocking in zip(holds, blocking_when)):
                 names.append("%s/%s" % (namespace, name) if namespace else name)
                 if len(names) >= limit:
                     break
         return sorted(names)
 
-    @staticmethod
-    def recheck_at():
-        return None
+    def recheck_at(self):
+        """When a pending failure's grace period ends, so the wait re-evaluates without an event."""
+        if self.failing_since is None:
+            return None
+        return self.failing_since + self.grace

@@ -159,6 +159,10 @@ def _wait_difference(snapshot, wait, option):
         condition.reset(state)
         if condition.holds():
             return None
+        # Per-object failure and progress texts say it as the list condition they stand for did.
+        detail = (condition.failure_text() or "failing") if condition.failing else condition.progress_text()
+        if detail is not None:
+            return "%s: not ready%s" % (title, " (%s)" % detail if detail else "")
         return "%s: not ready (%s of %d selected count%s)" % (
             title, ", ".join(str(m) for m in condition.matching), len(condition.counted), _sample(condition))
     doc = document(state, single)

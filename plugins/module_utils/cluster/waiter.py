@@ -51,6 +51,15 @@ class _Gone(Exception):
     pass
 
 
+class _PredicateRaised(Exception):
+    """What the predicate raised (a failure it detected) while a stream was read: it ends the wait as it is, where
+    an error of the stream itself is retried or reported as a failed watch."""
+
+    def __init__(self, error):
+        super(_PredicateRaised, self).__init__(str(error))
+        self.error = error
+
+
 def _key(obj):
     meta = obj.get("metadata") or {}
     return (meta.get("namespace") or "", meta.get("name") or "")
@@ -186,7 +195,11 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
                 obj.setdefault("apiVersion", resource.group_version)
                 obj.setdefault("kind", resource.kind)
                 view.apply(event_type, obj)
-                if satisfied():
+                try:
+                    holds = satisfied()
+                except Exception as exc:  # pylint: disable=broad-except
+                    raise _PredicateRaised(exc)
+                if holds:
                     return done()
                 if next_wake(clock()) < wake:
                     # The predicate now wants a check earlier than this stream's read timeout allows
@@ -195,6 +208,8 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
         except _Gone:
             unversioned = False
             resource_version = relist()
+        except _PredicateRaised as raised:
+            raise raised.error
         except ClusterError:
             raise
         except Exception as exc:  # pylint: disable=broad-except

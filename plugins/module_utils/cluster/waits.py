@@ -39,7 +39,12 @@ WAIT_OPTIONS = dict(
         each=dict(type="str", required=True),
         at_least=dict(type="int", default=1),
         all=dict(type="bool", default=False),
+        at_most=dict(type="int"),
     )),
+    each_failure_condition=dict(type="str"),
+    each_failure_message=dict(type="str"),
+    each_progress=dict(type="str"),
+    return_resources=dict(type="bool"),
     failure_condition=dict(type="str"),
     failure_message=dict(type="str"),
     progress=dict(type="str"),
@@ -57,7 +62,11 @@ OPERAND_LOG_LINES = 5
 # Names of not yet counted objects a counted wait reports (a sample, not the whole selection).
 SAMPLE_NAMES = 20
 # The options of a wait entry that are JMESPath expressions.
-EXPRESSIONS = ("condition", "failure_condition", "failure_message", "progress")
+EXPRESSIONS = ("condition", "failure_condition", "failure_message", "progress", "each_failure_condition", "each_failure_message",
+               "each_progress")
+# The options over one object of a counted wait, and the list options they stand for.
+EACH_OPTIONS = (("each_failure_condition", "failure_condition"), ("each_failure_message", "failure_message"),
+                ("each_progress", "progress"))
 
 
 class WaitFailed(ClusterError):
@@ -83,9 +92,17 @@ def compile_condition(spec, option="", clock=time.monotonic):
     """The Condition (a CountCondition for a ``count`` entry) of a wait entry; ConditionError names ``option`` +
     the expression's option when one does not compile (for example ``waits[2].condition``)."""
     if spec.get("count"):
-        return CountCondition([(compile_expression("%scount[%d].each" % (option, index), counter["each"]),
-                                counter.get("at_least", 1), counter.get("all"))
-                               for index, counter in enumerate(spec["count"])], label=wait_title(spec))
+        return CountCondition(
+            [(compile_expression("%scount[%d].each" % (option, index), counter["each"]),
+              1 if counter.get("at_least") is None else counter["at_least"], counter.get("all"), counter.get("at_most"))
+             for index, counter in enumerate(spec["count"])],
+            label=wait_title(spec),
+            failure=compile_expression(option + "each_failure_condition", spec.get("each_failure_condition")),
+            failure_message=compile_expression(option + "each_failure_message", spec.get("each_failure_message")),
+            progress=compile_expression(option + "each_progress", spec.get("each_progress")),
+            grace=spec.get("failure_grace_period") or 0,
+            keep_objects=bool(spec.get("return_resources")),
+            clock=clock)
     return Condition(
         success=compile_expression(option + "condition", spec["condition"]),
         failure=compile_expression(option + "failure_condition", spec.get("failure_condition")),
@@ -127,6 +144,18 @@ def _entry_problems(spec, where):
             return ["%s.count counts many objects, one event at a time; drop %s" % (where, ", ".join(unused))]
         if any((counter.get("at_least") or 0) < 0 for counter in spec["count"]):
             return ["%s.count: at_least must be 0 or more" % where]
+        for index, counter in enumerate(spec["count"]):
+            at_least = 1 if counter.get("at_least") is None else counter["at_least"]
+            if counter.get("at_most") is not None and counter["at_most"] < at_least:
+                return ["%s.count[%d]: at_most (%d) is below at_least (%d); give at_least: 0 for a maximum alone" % (
+                    where, index, counter["at_most"], at_least)]
+        if spec.get("each_failure_message") and not spec.get("each_failure_condition"):
+            return ["%s.each_failure_message needs each_failure_condition" % where]
+        return []
+    used = [key for key, _list_option in EACH_OPTIONS + (("return_resources", None),) if spec.get(key)]
+    if used:
+        return ["%s.%s goes with count (it is over one object); with condition use %s" % (
+            where, used[0], dict(EACH_OPTIONS).get(used[0]) or "the resources every condition wait returns")]
     return []
 
 
@@ -158,7 +187,9 @@ def run_wait(cluster, spec, clock=time.monotonic):
         if not spec.get("api_missing_ok"):
             raise WaitFailed("The API server does not serve %s %s; is the operator that owns it installed?" % (
                 spec["api_version"], spec["kind"]))
-        if not counted and condition(None):
+        if counted:
+            condition.reset([])  # no object at all: a counted wait that needs none (a maximum alone) holds
+        if condition(None):
             return dict(title=wait_title(spec), resources=[], elapsed=0.0, events=0, progress=condition.history)
         raise WaitFailed("%s %s is not served, so %s cannot become ready" % (spec["api_version"], spec["kind"], what))
     predicate, recheck_at = condition, condition.recheck_at
@@ -187,12 +218,13 @@ def run_wait(cluster, spec, clock=time.monotonic):
         last = (" Last progress: %s." % condition.history[-1]) if condition.history else ""
         if counted:
             raise WaitFailed("%s did not satisfy %s within %d s.%s" % (what, _count_text(spec["count"]), timeout, last),
-                             resources=[], count=_count_result(condition), elapsed=exc.elapsed, progress=condition.history)
+                             resources=condition.objects(), count=_count_result(condition), elapsed=exc.elapsed,
+                             progress=condition.history)
         raise WaitFailed("%s did not satisfy %s within %d s.%s" % (what, spec["condition"], timeout, last),
                          resources=_as_list(exc.state, single), elapsed=exc.elapsed, progress=condition.history)
     done = dict(title=wait_title(spec), elapsed=round(result.elapsed, 3), events=result.events, progress=condition.history)
     if counted:
-        return dict(done, resources=[], count=_count_result(condition))
+        return dict(done, resources=condition.objects(), count=_count_result(condition))
     return dict(done, resources=_as_list(result.state, single))
 
 
@@ -302,8 +334,18 @@ class OperandPods:
 
 
 def _count_text(count):
-    return " and ".join("%s for %s" % (c["each"], "every selected object" if c.get("all") else "at least %d objects" % c.get("at_least", 1))
-                        for c in count)
+    def bounds(counter):
+        at_least = 1 if counter.get("at_least") is None else counter["at_least"]
+        if counter.get("all"):
+            text = ["every selected object"]
+        elif counter.get("at_most") is not None and not at_least:
+            text = []
+        else:
+            text = ["at least %d objects" % at_least]
+        if counter.get("at_most") is not None:
+            text.append("at most %d objects" % counter["at_most"])
+        return " and ".join(text)
+    return " and ".join("%s for %s" % (c["each"], bounds(c)) for c in count)
 
 
 def _count_result(condition):

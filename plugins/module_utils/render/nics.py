@@ -160,6 +160,7 @@ def _auto_ports(values, ports, errors, warnings=None):
     # every port of the cluster (issue 38: that scan made the render quadratic in the number of nodes).
     candidate_index = _port_index(candidates)
     port_index = _port_index(ports)
+    pci_of = _PciCache()
     best = {}  # (node, gpu) -> (rank, [ports])
     for index, link in enumerate(affinity):
         relation = str(link.get("relation", "")).upper()
@@ -167,7 +168,7 @@ def _auto_ports(values, ports, errors, warnings=None):
             errors.add("gpu_nic_affinity[%d].relation" % index, "%r is not one of %s" % (link.get("relation"), ", ".join(AFFINITY_RANK)))
             continue
         node, nic = link.get("node"), link.get("nic")
-        nic_pci = names.normalise_pci_address(str(nic)) if nic is not None else None
+        nic_pci = pci_of(str(nic)) if nic is not None else None
         matches = _indexed_matches(candidates, candidate_index, node, nic_pci, nic)
         if not matches:
             if not _indexed_matches(ports, port_index, node, nic_pci, nic):
@@ -187,20 +188,34 @@ def _auto_ports(values, ports, errors, warnings=None):
             if identity not in seen:
                 seen.add(identity)
                 chosen.append(port)
-    _warn_far_rails(affinity, chosen, warnings)
+    _warn_far_rails(affinity, chosen, warnings, pci_of)
     if not chosen and not errors.messages:
         errors.add("gpu_nic_affinity", "names no %s port of gpudirect_rdma_nic_facts" % fabric)
     return chosen
 
 
-def _warn_far_rails(affinity, chosen, warnings):
+class _PciCache(dict):
+    """normalise_pci_address once per distinct text: every node of a cluster names the same few NIC addresses, so
+    the links of 1000 nodes hold a handful of distinct texts (issue 38: the regular expressions were most of the
+    render at 1000 nodes)."""
+
+    def __call__(self, text):
+        try:
+            return self[text]
+        except KeyError:
+            value = self[text] = names.normalise_pci_address(text)
+            return value
+
+
+def _warn_far_rails(affinity, chosen, warnings, pci_of=None):
     """A chosen NIC with no GPU behind its own PCIe switch (PIX) or switch tree (PXB): GPUDirect RDMA through it
     crosses the host bridge, which is slower or refused, so the rail it makes is not a GPU's rail."""
     if warnings is None:
         return
+    pci_of = pci_of if pci_of is not None else _PciCache()
     nearest_rank = {}  # (node, NIC PCI address) -> the nearest relation of a GPU to it, one pass over the links
     for link in affinity:
-        key = (link.get("node"), names.normalise_pci_address(str(link.get("nic"))))
+        key = (link.get("node"), pci_of(str(link.get("nic"))))
         rank = AFFINITY_RANK.get(str(link.get("relation", "")).upper(), 9)
         if key not in nearest_rank or rank < nearest_rank[key]:
             nearest_rank[key] = rank
@@ -225,11 +240,20 @@ def _port_index(ports):
 
 def _indexed_matches(ports, index, node, nic_pci, nic):
     """The ports of ``node`` whose PCI address is ``nic_pci`` or whose netdev is ``nic``, in the order of ``ports``."""
-    positions = set(index.get(("pci", node, nic_pci), ())) | set(index.get(("netdev", node, nic), ()))
-    return [ports[position] for position in sorted(positions)]
+    by_pci = index.get(("pci", node, nic_pci), ())
+    by_netdev = index.get(("netdev", node, nic), ())
+    if not by_netdev or not by_pci:  # one list alone is already in the order of ``ports``, without repeats
+        positions = by_pci or by_netdev
+    else:
+        positions = sorted(set(by_pci) | set(by_netdev))
+    return [ports[position] for position in positions]
 
 
 def _port_identity(port):
+    """What makes two ports equal. normalise_facts gives each port its position in nic_facts ("index"), so equal
+    ports are the ports of one entry, and the position alone tells them apart."""
+    if "index" in port:
+        return port["index"]
     return tuple(sorted((key, repr(value)) for key, value in port.items()))
 
 

@@ -52,8 +52,10 @@ def _selected_by(selector):
 # on OpenShift (daemon mode) a failed apply stays InProgress with the error in lastSyncError, kept until a sync succeeds
 # (sriov-network-operator pkg/daemon/daemon.go; "Keep 'lastSyncError' content until 'syncStatus' becomes succeeded",
 # openshift/sriov-network-operator#192). Both are failures; the wait's grace period absorbs one that a retry clears.
-SRIOV_FAILING = "items[?status.syncStatus == 'Failed' || (status.syncStatus == 'InProgress' && status.lastSyncError)]"
-SRIOV_FAILURE_MESSAGE = "join('; ', %s.join(': ', [metadata.name, status.syncStatus, status.lastSyncError || 'no error text']))" % SRIOV_FAILING
+# The SR-IOV waits are counted (one node state per watch event, cluster/conditions.py CountCondition): these
+# expressions are over one node state, and the wait joins the failing ones' messages with "; ".
+SRIOV_FAILING = "status.syncStatus == 'Failed' || (status.syncStatus == 'InProgress' && status.lastSyncError)"
+SRIOV_FAILURE_MESSAGE = "join(': ', [metadata.name, status.syncStatus, status.lastSyncError || 'no error text'])"
 # The progress text of a node state shows its last error, which is what blocks it.
 SRIOV_LAST_ERROR = "(status.lastSyncError && join('', [' (', status.lastSyncError, ')'])) || ''"
 
@@ -98,15 +100,17 @@ def sriov_node_states_wait(policies, namespace):
     carries_ours = "length((spec.interfaces || `[]`)[?length(vfGroups[?contains(%s, policyName)] || `[]`) > `0`]) > `0`" % ours
     waiting_for = "(!(%s || `false`) && ' (policies not rendered by the operator yet)') || (!(%s) && ' (VFs not applied yet)') || ''" % (
         "%s && %s" % (carries_ours, rendered), applied)
+    # Some node state carries our policies and every one is in sync, counted one node state per event.
     return {
         "title": "SR-IOV node states synced with the policies",
         "api_version": names.API_SRIOV,
         "kind": "SriovNetworkNodeState",
         "namespace": namespace,
-        "condition": "length(items[?%s]) > `0` && length(items[?!(%s)]) == `0`" % (carries_ours, in_sync),
-        "failure_condition": SRIOV_FAILING,
-        "failure_message": SRIOV_FAILURE_MESSAGE,
-        "progress": "join(', ', items[].join('', [metadata.name, ': ', status.syncStatus || 'not reported', %s, ', drain ', %s, '/', %s, %s]))" % (
+        "count": [{"each": carries_ours, "at_least": 1, "all": False},
+                  {"each": in_sync, "at_least": 1, "all": True}],
+        "each_failure_condition": SRIOV_FAILING,
+        "each_failure_message": SRIOV_FAILURE_MESSAGE,
+        "each_progress": "join('', [metadata.name, ': ', status.syncStatus || 'not reported', %s, ', drain ', %s, '/', %s, %s])" % (
             SRIOV_LAST_ERROR, _annotation(DESIRED_STATE), _annotation(CURRENT_STATE), waiting_for),
     }
 
@@ -120,8 +124,8 @@ def sriov_interfaces_reported_wait(namespace):
         "api_version": names.API_SRIOV,
         "kind": "SriovNetworkNodeState",
         "namespace": namespace,
-        "condition": "length(items) > `0` && length(items[?length(status.interfaces || `[]`) == `0`]) == `0`",
-        "progress": "join(', ', items[].join('', [metadata.name, ': ', to_string(length(status.interfaces || `[]`)), ' interfaces']))",
+        "count": [{"each": "length(status.interfaces || `[]`) > `0`", "at_least": 1, "all": True}],
+        "each_progress": "join('', [metadata.name, ': ', to_string(length(status.interfaces || `[]`)), ' interfaces'])",
     }
 
 
@@ -379,15 +383,16 @@ def sriov_node_states_settled_wait(deleted_policies, namespace):
         "length((status.interfaces || `[]`)[?numVfs > `0`]) > length((spec.interfaces || `[]`)[?numVfs > `0`])",
         "%s != 'Idle'" % _annotation(DESIRED_STATE),
         "%s != 'Idle'" % _annotation(CURRENT_STATE)])
+    # No node state unsettled (none at all is settled too): a maximum of 0, counted one node state per event.
     return {
         "title": "SR-IOV node states in sync after the policies were deleted",
         "api_version": names.API_SRIOV,
         "kind": "SriovNetworkNodeState",
         "namespace": namespace,
-        "condition": "length(items[?%s]) == `0`" % unsettled,
-        "failure_condition": SRIOV_FAILING,
-        "failure_message": SRIOV_FAILURE_MESSAGE,
-        "progress": "join(', ', items[].join('', [metadata.name, ': ', status.syncStatus || 'not reported', %s]))" % SRIOV_LAST_ERROR,
+        "count": [{"each": unsettled, "at_least": 0, "all": False, "at_most": 0}],
+        "each_failure_condition": SRIOV_FAILING,
+        "each_failure_message": SRIOV_FAILURE_MESSAGE,
+        "each_progress": "join('', [metadata.name, ': ', status.syncStatus || 'not reported', %s])" % SRIOV_LAST_ERROR,
     }
 
 

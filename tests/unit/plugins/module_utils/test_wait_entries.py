@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HISTORY_LIMIT, note_progress
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HISTORY_LIMIT, ConditionFailed, note_progress
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import compile_condition, wait_problems
 
 LABELLED = {"each": "metadata.labels.gpu == 'yes'", "at_least": 2}
@@ -59,3 +59,58 @@ def test_progress_history_keeps_the_first_and_the_latest_texts():
     assert len(history) == HISTORY_LIMIT and history[0] == "0 of 1000" and history[-1] == "999 of 1000"
     note_progress(history, "999 of 1000")
     assert len(history) == HISTORY_LIMIT
+
+
+def test_per_object_options_go_with_count_and_a_maximum_cannot_be_below_the_minimum():
+    base = {"api_version": "v1", "kind": "Node"}
+    assert wait_problems([dict(base, condition="items", each_progress="metadata.name")]) == [
+        "waits[0].each_progress goes with count (it is over one object); with condition use progress"]
+    assert wait_problems([dict(base, count=[dict(NIC, at_most=0)])]) == [
+        "waits[0].count[0]: at_most (0) is below at_least (1); give at_least: 0 for a maximum alone"]
+    assert wait_problems([dict(base, count=[LABELLED], each_failure_message="metadata.name")]) == [
+        "waits[0].each_failure_message needs each_failure_condition"]
+    assert "waits[0].each_progress is not a valid JMESPath expression" in wait_problems([dict(base, count=[LABELLED], each_progress="==")])[0]
+
+
+def test_a_maximum_alone_holds_on_no_object_and_names_the_objects_that_exceed_it():
+    condition = compile_condition({"kind": "Node", "count": [dict(NIC, at_least=0, at_most=0)]})
+    condition.reset([])
+    assert condition() and not condition.monotone() and not condition.settled()
+    condition.reset([node("a", "yes", "no"), node("b", "yes", "yes")])
+    assert not condition() and condition.not_counted(20) == ["b"]  # b counts, and a maximum of 0 allows none
+    condition.apply("MODIFIED", node("b", "yes", "no"))
+    assert condition()
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_per_object_failure_and_progress_are_kept_by_object_and_joined_in_name_order():
+    clock = Clock()
+    condition = compile_condition({"kind": "Node", "count": [dict(LABELLED, at_least=1, all=True)], "failure_grace_period": 10,
+                                   "each_failure_condition": "metadata.labels.broken", "each_failure_message": "metadata.labels.broken",
+                                   "each_progress": "join(': ', [metadata.name, metadata.labels.gpu])"}, clock=clock)
+    broken = node("b", "no")
+    broken["metadata"]["labels"]["broken"] = "driver failed"
+    condition.reset([node("c", "yes"), broken, node("a", "no")])
+    assert not condition() and condition.history == ["a: no, b: no, c: yes"]
+    assert condition.recheck_at() == 10.0  # the grace period started with the first failing object
+    clock.t = 5.0
+    condition.apply("MODIFIED", node("b", "no"))  # b recovered: the grace period starts over
+    assert not condition() and condition.recheck_at() is None
+    condition.apply("MODIFIED", broken)
+    assert not condition() and condition.recheck_at() == 15.0
+    clock.t = 15.0
+    try:
+        condition()
+        raise AssertionError("the failure outlasted its grace period")
+    except ConditionFailed as exc:
+        assert str(exc) == "driver failed" and [o["metadata"]["name"] for o in exc.state] == ["b"]
+    condition.apply("DELETED", broken)
+    condition.apply("MODIFIED", node("a", "yes"))
+    assert condition() and condition.history[-1] == "a: yes, c: yes"

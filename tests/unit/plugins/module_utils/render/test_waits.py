@@ -10,6 +10,7 @@ import copy
 
 import jmespath
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import compile_condition
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 
 from conftest import base_variables
@@ -32,8 +33,19 @@ def node_state(name, spec_vfs=None, status_vfs=0, sync="Succeeded", annotations=
             "status": {"syncStatus": sync, "interfaces": [dict(PF, numVfs=status_vfs), dict(OTHER_PF)]}}
 
 
+def counted(wait, states):
+    """The wait's condition as the waiter keeps it (a counted view), fed with ``states``."""
+    condition = compile_condition(wait)
+    condition.reset(list(states))
+    return condition
+
+
 def holds(wait, *states):
-    return bool(jmespath.search(wait["condition"], {"items": list(states)}))
+    return counted(wait, states).holds()
+
+
+def progress(wait, states):
+    return counted(wait, states).progress_text()
 
 
 def test_the_previous_sync_s_succeeded_does_not_satisfy_the_wait():
@@ -68,11 +80,11 @@ def test_a_node_state_without_a_selected_pf_needs_nothing_but_one_node_must_carr
 
 def test_progress_names_each_node_state_and_what_it_waits_for():
     wait = sriov_wait()
-    text = jmespath.search(wait["progress"], {"items": [
+    text = progress(wait, [
         node_state("a", spec_vfs=8, status_vfs=8), node_state("b", sync="InProgress", annotations={
-            "sriovnetwork.openshift.io/desired-state": "Drain_Required", "sriovnetwork.openshift.io/current-state": "Draining"})]})
+            "sriovnetwork.openshift.io/desired-state": "Drain_Required", "sriovnetwork.openshift.io/current-state": "Draining"})])
     assert text == "a: Succeeded, drain Idle/Idle, b: InProgress, drain Drain_Required/Draining (policies not rendered by the operator yet)"
-    text = jmespath.search(wait["progress"], {"items": [node_state("c", spec_vfs=8, status_vfs=0)]})
+    text = progress(wait, [node_state("c", spec_vfs=8, status_vfs=0)])
     assert text == "c: Succeeded, drain Idle/Idle (VFs not applied yet)"
 
 
@@ -196,13 +208,13 @@ def test_the_teardown_waits_hold_only_once_the_operators_finished():
              "spec": {"interfaces": [{"numVfs": 8, "vfGroups": [{"policyName": "policy-a"}]}]},
              "status": {"syncStatus": "Succeeded", "interfaces": [{"numVfs": 8}]}}
     # The previous sync's Succeeded, with the deleted policy still in the spec, does not satisfy it.
-    assert jmespath.search(settled["condition"], {"items": [state]}) is False
+    assert holds(settled, state) is False
     state["spec"]["interfaces"] = []
-    assert jmespath.search(settled["condition"], {"items": [state]}) is False  # VFs still configured
+    assert holds(settled, state) is False  # VFs still configured
     state["status"]["interfaces"] = [{"numVfs": 0}]
-    assert jmespath.search(settled["condition"], {"items": [state]}) is True
+    assert holds(settled, state) is True
     state["metadata"]["annotations"]["sriovnetwork.openshift.io/current-state"] = "Draining"
-    assert jmespath.search(settled["condition"], {"items": [state]}) is False
+    assert holds(settled, state) is False
 
 
 def test_the_plan_target_is_every_manifest_and_every_wait_the_steps_run():
