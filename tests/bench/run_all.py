@@ -135,7 +135,14 @@ def run_scale(sizes, workdir, configs=()):
             print("   %-13s %5d requests %7.1f s  peak %s MB" % (name, r["requests"], r["wall_s"], r["peak_mb"]), flush=True)
         res["configs"] = {}
         for config in sriov:
-            res["configs"][config] = other = bench_scale.bench_size(nodes, config)
+            try:
+                res["configs"][config] = other = bench_scale.bench_size(nodes, config)
+            except Exception as exc:  # pylint: disable=broad-except
+                # A configuration that does not converge (configuration 5 at 1000 workers ran into its 1800 s SR-IOV
+                # wait: the simulator reboots one node at a time) is a MISSED target, not the end of the bench.
+                res["configs"][config] = {"failed": str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__}
+                print("   config %d FAILED: %s" % (config, res["configs"][config]["failed"]), flush=True)
+                continue
             for name in ("check", "converge", "rerun"):
                 r = other[name]
                 print("   config %d %-8s %5d requests %7.1f s  peak %s MB  %.1f s CPU" % (
@@ -178,8 +185,13 @@ def scale_table(results):
         def cpu_cell(run):
             return "%s, %.1f s controller CPU" % (cell(run), run["cpu_s"])
 
+        def config_cells(other):
+            if "failed" in other:
+                return ["FAILED: %s" % other["failed"], "", ""]
+            return [cpu_cell(other[name]) for name in ("converge", "rerun", "check")]
+
         rows = [[res["nodes"], "%.1f s" % res["converge"]["cpu_s"]] + [
-            cpu_cell(res["configs"][c][name]) for c in configs for name in ("converge", "rerun", "check")] for res in results]
+            text for c in configs for text in config_cells(res["configs"][c])] for res in results]
         body += "\n\n" + table(["GPU workers", "configuration 1 converge, controller CPU"] + [
             "configuration %d %s" % (c, name) for c in configs for name in ("converge", "no-op re-run", "check (fresh cluster)")], rows)
     rows = [[res["nodes"], cell(res["auto"]["converge"]),
@@ -192,10 +204,13 @@ def scale_table(results):
         "fresh converge" if name == "converge" else "check run", bench_scale.TARGETS[name],
         verdict(worst[name] <= bench_scale.TARGETS[name]), worst[name]) for name in ("converge", "check")]
     if configs:
-        factors = [res["configs"][c]["converge"]["cpu_s"] / max(res["converge"]["cpu_s"], 0.1) for res in results for c in configs]
-        targets.append("configurations %s converge at every size with controller CPU <= %.0fx configuration 1's: %s (most %.2fx)" % (
+        converged = [(res, c) for res in results for c in configs if "failed" not in res["configs"][c]]
+        failed = ["configuration %d at %d" % (c, res["nodes"]) for res in results for c in configs if "failed" in res["configs"][c]]
+        factors = [res["configs"][c]["converge"]["cpu_s"] / max(res["converge"]["cpu_s"], 0.1) for res, c in converged] or [0.0]
+        targets.append("configurations %s converge at every size with controller CPU <= %.0fx configuration 1's: %s (most %.2fx%s)" % (
             " and ".join(str(c) for c in configs), bench_scale.CPU_FACTOR_TARGET,
-            verdict(max(factors) <= bench_scale.CPU_FACTOR_TARGET), max(factors)))
+            verdict(not failed and max(factors) <= bench_scale.CPU_FACTOR_TARGET), max(factors),
+            "; did not converge: " + ", ".join(failed) if failed else ""))
     auto = [res["auto"]["rerun"] for res in results]
     targets.append("no-op re-run with NIC selection auto at every size: no pod and <= %d requests: %s (most %d requests, %d pods)" % (
         bench_scale.TARGETS["auto_rerun"],
