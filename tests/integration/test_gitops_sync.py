@@ -25,14 +25,19 @@ V25_3_1, V25_3_4 = "gpu-operator-certified.v25.3.1", "gpu-operator-certified.v25
 
 
 def example_variables(example, port="ens1f0np0"):
-    """An example's variables with the simulated lab's first port (the examples name the chapter lab's ports)."""
-    variables = yaml.safe_load(open(os.path.join(ROOT, "playbooks", "vars", "examples", example)))
-    variables["gpudirect_rdma_nic_interfaces"] = [port]
+    """An example's variables (playbooks/vars/examples, or a path) with the simulated lab's first port when ``port`` is
+    given (the examples name mixed-lab's ports; ``port=None`` keeps them)."""
+    path = example if os.path.isabs(example) else os.path.join(ROOT, "playbooks", "vars", "examples", example)
+    with open(path, encoding="utf-8") as stream:
+        variables = yaml.safe_load(stream)
+    if port:
+        variables["gpudirect_rdma_nic_interfaces"] = [port]
     return variables
 
 
 def render_tree(tmp_path, pin=V25_3_1, example=EXAMPLE, port="ens1f0np0"):
     variables = example_variables(example, port)
+    owners = gitops.node_group_owners(variables)
     rendered = plan.render_all(variables)
     operators = catalogue.resolve({})
     for entry in operators:
@@ -40,7 +45,7 @@ def render_tree(tmp_path, pin=V25_3_1, example=EXAMPLE, port="ens1f0np0"):
             entry.update(channel="v25.3", install_plan_approval="Manual", starting_csv=pin)
     entries, errors = olm.olm_manifests(variables, operators)
     assert rendered["errors"] == [] and errors == []
-    for item in gitops.gitops_tree(entries, rendered["manifests"], workload=rendered["workload"], cluster="lab"):
+    for item in gitops.gitops_tree(entries, rendered["manifests"], workload=rendered["workload"], cluster="lab", owners=owners):
         path = tmp_path / "tree" / item["path"]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(item["manifest"], sort_keys=False))
@@ -152,12 +157,16 @@ def health(client, manifest):
     return lua_health(check, live(client, manifest)) if check else ("Healthy", "no health check: Argo CD does not wait")
 
 
-# Three of the six configurations (CI time): both fabrics, the shared device plugin and SR-IOV VFs.
-CONVERGE = [("1-shared-device-roce.yml", "roce-lab", "ens1f0np0"), ("5-sriov-legacy-roce.yml", "roce-lab", "ens1f0np0"),
-            ("6-sriov-legacy-infiniband.yml", "infiniband-lab", "ibp26s0")]
+# The six configurations (issue 35's acceptance; about 8 s each, no ansible-playbook run) and the two-group example on
+# the profile it fits. Examples 2-4 keep the mixed-lab ports they name.
+GROUPS_EXAMPLE = os.path.join(ROOT, "playbooks", "vars", "simulator", "groups-lab.yml")
+CONVERGE = [("1-shared-device-roce.yml", "roce-lab", "ens1f0np0"), ("2-shared-device-infiniband.yml", "mixed-lab", None),
+            ("3-host-device-roce.yml", "mixed-lab", None), ("4-host-device-infiniband.yml", "mixed-lab", None),
+            ("5-sriov-legacy-roce.yml", "roce-lab", "ens1f0np0"), ("6-sriov-legacy-infiniband.yml", "infiniband-lab", "ibp26s0"),
+            (GROUPS_EXAMPLE, "groups-lab", None)]
 
 
-@pytest.mark.parametrize("example,profile,port", CONVERGE, ids=[c[0][:-4] for c in CONVERGE])
+@pytest.mark.parametrize("example,profile,port", CONVERGE, ids=[os.path.basename(c[0])[:-4] for c in CONVERGE])
 def test_the_tree_synced_wave_by_wave_reaches_allocatable_rdma_resources_with_no_manual_step(sim_factory, tmp_path, example, profile, port):
     sim = sim_factory(profile=profile + "@4.17.30", tls=True)
     client = kube(sim)
