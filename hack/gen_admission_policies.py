@@ -13,7 +13,8 @@ only (matchConditions on request.userInfo.username), any content the collection 
   control-plane taints or of every taint;
 - Subscriptions: in each operator namespace only that operator's package, from its CatalogSource and namespace; no
   spec.config unless a --vars file sets one; OperatorGroups only in the operator namespaces, targeting their own
-  namespace or all namespaces, never a label selector.
+  namespace or all namespaces, never a label selector;
+- Pods: hostPath volumes only at the paths the facts pods read (/sys and three /proc entries), mounted read-only.
 
 It reads the same plan as hack/gen_clusterrole.py: the example configurations (each also with MachineConfigs on), the
 operator catalogue and any `--vars` files.
@@ -259,7 +260,37 @@ def policies(plan, username):
         {"name": "sources", "expression": cel(sources)},
         {"name": "sourceNamespaces", "expression": cel(source_namespaces)},
     ], olm_validations))
+    docs.append(_policy("pods", [_rule("", "v1", ["pods"])], who, [
+        {"name": "hostPaths", "expression": cel(facts_host_paths())},
+        {"name": "hostVolumes", "expression": "has(object.spec.volumes) ? "
+                                              "object.spec.volumes.filter(v, has(v.hostPath)).map(v, v.name) : []"},
+    ], pod_validations()))
     return docs
+
+
+def facts_host_paths():
+    """The host paths the facts pods mount (cluster/node_facts.py: /sys and the /proc entries the collector reads)."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(ROOT))))
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import node_facts  # pylint: disable=import-outside-toplevel
+
+    return ["/sys"] + ["/proc/" + entry for _volume, entry, _kind in node_facts.PROC_MOUNTS]
+
+
+def pod_validations():
+    """Pods of the automation (facts and verify): host paths only where the facts pods read, and only read-only.
+    An SCC can allow hostPath volumes or not, but not limit their paths or make them read-only (issue 34)."""
+    # The conditional operator guards each comprehension, as in the operand policy (cel-python, the simulator's CEL).
+    mounts_read_only = ("(has({c}) ? {c}.all(c, has(c.volumeMounts) ? c.volumeMounts.all(m, "
+                        "!(m.name in variables.hostVolumes) || (has(m.readOnly) && m.readOnly)) : true) : true)")
+    return [
+        {"expression": "has(object.spec.volumes) ? object.spec.volumes.all(v, !has(v.hostPath) || "
+                       "v.hostPath.path in variables.hostPaths) : true",
+         "messageExpression": "'pod ' + object.metadata.name + %s" % cel(
+             ": host paths only %s, which the facts pods read" % ", ".join(facts_host_paths()))},
+        {"expression": " && ".join(mounts_read_only.format(c="object.spec." + field)
+                                   for field in ("containers", "initContainers", "ephemeralContainers")),
+         "messageExpression": "'pod ' + object.metadata.name + ': host paths are mounted read-only'"},
+    ]
 
 
 def _policy(suffix, rules, conditions, variables, validations):

@@ -48,7 +48,8 @@ def test_committed_policies_are_what_the_generator_writes(tmp_path):
     policies = [i for i in items if i["kind"] == "ValidatingAdmissionPolicy"]
     bindings = [i for i in items if i["kind"] == "ValidatingAdmissionPolicyBinding"]
     assert {p["metadata"]["name"] for p in policies} == {b["spec"]["policyName"] for b in bindings} == {
-        "gpudirect-openshift-machineconfigs", "gpudirect-openshift-operands", "gpudirect-openshift-operators"}
+        "gpudirect-openshift-machineconfigs", "gpudirect-openshift-operands", "gpudirect-openshift-operators",
+        "gpudirect-openshift-pods"}
     assert all(b["spec"]["validationActions"] == ["Deny"] for b in bindings)
     assert all(p["spec"]["matchConditions"] == [{"name": "automation-identity", "expression": "request.userInfo.username == "
                                                  "'system:serviceaccount:gpudirect-automation:gpudirect-automation'"}]
@@ -96,11 +97,12 @@ def test_the_collection_converges_and_reruns_with_the_policies_installed(converg
     assert converged["refused"] == []
     sim = converged["sim"]
     policies = sim.store.list(sim.store.find_type("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"))[0]
-    assert len(policies) == 3
+    assert len(policies) == 4
     # The automation really wrote the kinds the policies check.
     written = {(e["plural"], e["code"]) for e in sim.requests.entries() if e.get("user") == "system:serviceaccount:%s:%s" % ACCOUNT
                and e["verb"] in ("create", "patch", "update")}
-    for plural in ("machineconfigs", "nicclusterpolicies", "clusterpolicies", "nodefeaturediscoveries", "subscriptions", "operatorgroups"):
+    for plural in ("machineconfigs", "nicclusterpolicies", "clusterpolicies", "nodefeaturediscoveries", "subscriptions", "operatorgroups",
+                   "pods"):
         assert any(p == plural and code in (200, 201) for p, code in written), plural
 
 
@@ -188,3 +190,32 @@ def test_root_on_every_node_five_ways_is_refused_with_the_policys_message(conver
     # Nothing of it landed; the administrator, whom the policies do not bind, may still write such objects.
     assert automation.get(sim.url + MCO + "/99-worker-gpudirect-rdma", timeout=10).json()["spec"] == current["spec"]
     assert send(admin, "PATCH", NCP, image).status_code == 200
+
+
+def test_pods_mount_only_the_facts_host_paths_and_only_read_only(converged):
+    """An SCC allows hostPath volumes or not; it cannot limit their paths or make them read-only (issue 34: the facts SCC
+    admitted a writable hostPath /). The pods policy does, for the automation's pods, and the facts pods of the
+    converge above passed it."""
+    sim = converged["sim"]
+    facts_pods = [e for e in sim.request_log if e["verb"] == "create" and e["plural"] == "pods"
+                  and e["namespace"] == "gpudirect-facts" and e["code"] == 201]
+    assert facts_pods, "the converge started no facts pod: the policy was not tried on the collection's own pods"
+    automation = requests.Session()
+    automation.headers["Authorization"] = "Bearer " + converged["token"]
+
+    def facts_pod(name, path, read_only):
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {
+            "serviceAccountName": "gpudirect-facts", "automountServiceAccountToken": False,
+            "volumes": [{"name": "host", "hostPath": {"path": path}}],
+            "containers": [{"name": "c", "image": "registry.example/x:1",
+                            "volumeMounts": [{"name": "host", "mountPath": "/host", "readOnly": read_only}]}]}}
+
+    pods = "/api/v1/namespaces/gpudirect-facts/pods"
+    for name, path, read_only, expected in (
+            ("root-writable", "/", False, ": host paths only /sys, /proc/modules"),
+            ("root-read-only", "/", True, ": host paths only /sys, /proc/modules"),
+            ("sys-writable", "/sys", False, ": host paths are mounted read-only")):
+        resp = automation.post(sim.url + pods, json=facts_pod(name, path, read_only), timeout=10)
+        assert "pod %s%s" % (name, expected) in _denied(resp, "gpudirect-openshift-pods")
+    resp = automation.post(sim.url + pods, json=facts_pod("sys-read-only", "/sys", True), timeout=10)
+    assert resp.status_code == 201, resp.text
