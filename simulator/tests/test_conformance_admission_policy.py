@@ -68,12 +68,12 @@ def test_params_and_message_expression(http):
     limits = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "replica-limit-test.example.com", "namespace": "default"},
               "data": {"maxReplicas": "3"}}
     assert http.post("/api/v1/namespaces/default/configmaps", limits).status_code == 201
-    install(http, "replicalimit-policy.example.com", {
-        "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}, "matchConstraints": on_deployments(),
-        "validations": [{"expression": "object.spec.replicas <= int(params.data.maxReplicas)",
-                         "messageExpression": "'object.spec.replicas must be no greater than ' + params.data.maxReplicas",
-                         "reason": "Forbidden"}]},
-        {"paramRef": {"name": "replica-limit-test.example.com", "namespace": "default", "parameterNotFoundAction": "Deny"}})
+    policy = {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}, "matchConstraints": on_deployments(),
+              "validations": [{"expression": "object.spec.replicas <= int(params.data.maxReplicas)",
+                               "messageExpression": "'object.spec.replicas must be no greater than ' + params.data.maxReplicas",
+                               "reason": "Forbidden"}]}
+    binding = {"paramRef": {"name": "replica-limit-test.example.com", "namespace": "default", "parameterNotFoundAction": "Deny"}}
+    install(http, "replicalimit-policy.example.com", policy, binding)
     resp = http.post(DEPLOYMENTS % "test", deployment("web", 4))
     # The validation's reason gives the status reason and code (Forbidden: 403).
     assert resp.status_code == 403 and resp.json()["reason"] == "Forbidden"

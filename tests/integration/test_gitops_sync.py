@@ -194,6 +194,7 @@ def test_the_tree_synced_wave_by_wave_reaches_allocatable_rdma_resources_with_no
     for resource in summary["resources"]:
         wait(lambda: any(int((n["status"].get("allocatable") or {}).get(resource, "0")) > 0 for n in items(client, "v1", "Node")),
              what="%s allocatable" % resource, timeout=300, interval=0.5)
+
     # The checks of the kinds the operators create (not in the tree) report Healthy on the synced cluster.
     # The config daemons of the other nodes may still be syncing when the first node advertises: wait for them.
     def node_states():
