@@ -29,7 +29,8 @@ def _count(name, value, minimum):
 
 def _timed(entry, timeout, failure_grace_period):
     entry = dict(entry, timeout=timeout)
-    if entry.get('failure_condition'):
+    # A counted wait judges failure per object (each_failure_condition): it has a grace period as much as a list's.
+    if entry.get('failure_condition') or entry.get('each_failure_condition'):
         entry['failure_grace_period'] = failure_grace_period
     return entry
 
