@@ -6,3 +6,12 @@ access, no Ansible). plan_status runs them on the lists it read; roles only show
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
+
+
+def unique(values):
+    """``values`` without repeats, in first-seen order (the rules' sentences keep their order; values may be unhashable)."""
+    seen = []
+    for value in values:
+        if value not in seen:
+            seen.append(value)
+    return seen

@@ -18,6 +18,7 @@ import re
 
 from ansible.module_utils.compat.version import LooseVersion
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import unique as _unique
 from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.groups import node_group_problems
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import NIC_CLUSTER_POLICY_NAME
@@ -38,14 +39,6 @@ def _get(obj, *path):
             return None
         obj = obj.get(key)
     return obj
-
-
-def _unique(values):
-    seen = []
-    for value in values:
-        if value not in seen:
-            seen.append(value)
-    return seen
 
 
 def _catalog_state(catalog):

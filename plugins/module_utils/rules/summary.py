@@ -7,13 +7,7 @@ configuration on which NICs. Pure: the facts of the run in, sentences out."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-
-def _unique(values):
-    seen = []
-    for value in values:
-        if value not in seen:
-            seen.append(value)
-    return seen
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import unique as _unique
 
 
 def outcome_line(check_mode, in_sync):

@@ -12,6 +12,8 @@ before the approval, and afterwards whether each upgrade happened and which pins
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import unique as _unique
+
 import re
 
 # The gpudirect_rdma_* variables that choose the operand releases (render/releases.py), per operator role.
@@ -61,14 +63,6 @@ def operand_versions(plan):
     return dict((when, dict((variable, (by_role.get(role) or {}).get(key, ""))
                             for role, variable in OPERAND_VERSION_VARIABLES.items()))
                 for when, key in (("before", "from_version"), ("after", "to_version")))
-
-
-def _unique(values):
-    seen = []
-    for value in values:
-        if value not in seen:
-            seen.append(value)
-    return seen
 
 
 def upgrade_changes(plan, images_before, images_after, cluster_summary, max_parallel=None):
