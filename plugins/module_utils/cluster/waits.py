@@ -228,6 +228,9 @@ def run_wait(cluster, spec, clock=time.monotonic):
     return dict(done, resources=_as_list(result.state, single))
 
 
+ROLLOUT_FIRST_STEP = 0.25  # seconds between the first two rollout checks of OperandPods.rolled_out
+
+
 class OperandFailed(ClusterError):
     """An operand pod's container kept failing (crash loop, image pull, container creation) past the grace period."""
 
@@ -257,6 +260,12 @@ class OperandPods:
         self.last_check = None
         self.resource = None
         self.rollout = None  # why the operands have not rolled out yet, as last seen
+        # Rollout checks start as soon as the custom resource reads ready and back off from ROLLOUT_FIRST_STEP to the
+        # interval: the operator marks its resource ready only after its DaemonSets report ready (network-operator
+        # pkg/state/state_skel.go getSyncState; gpu-operator controllers/object_controls.go isDaemonSetReady), so
+        # the first check usually ends the wait; one spaced by the interval cost up to 5 s on every converge.
+        self.rollout_step = None
+        self.rollout_next = None
 
     def rolled_out(self):
         """Whether the DaemonSets of the namespace run what was applied, the way `kubectl rollout status` judges a
@@ -264,10 +273,13 @@ class OperandPods:
         updated and available; OnDelete ones too, since the operators' upgrade controllers replace their pods) and
         every image of ``images`` is in a pod template (image + ':' + tag prefix): a custom resource that still reads
         ready from before a change of driver version or plugin image does not end the wait. Lists at most once per
-        interval, like check(); a failing operand still fails the wait meanwhile."""
+        first check once the custom resource reads ready, then checks spaced from ROLLOUT_FIRST_STEP doubling up to
+        the interval; a failing operand still fails the wait meanwhile."""
         now = self.clock()
-        if self.last_check is not None and now < self.last_check + self.interval:
+        if self.rollout_next is not None and now < self.rollout_next:
             return False
+        self.rollout_step = ROLLOUT_FIRST_STEP if self.rollout_step is None else min(self.interval, self.rollout_step * 2)
+        self.rollout_next = now + self.rollout_step
         if self.check_problems(now):
             return False
         sets, _rv = self.cluster.list(self.cluster.resource("apps/v1", "DaemonSet"), namespace=self.namespace,
@@ -293,6 +305,8 @@ class OperandPods:
     def next_check(self):
         if self.last_check is None:
             return self.clock()
+        if self.rollout_next is not None:
+            return min(self.last_check + self.interval, self.rollout_next)
         return self.last_check + self.interval
 
     def check(self):

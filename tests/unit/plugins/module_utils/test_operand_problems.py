@@ -159,3 +159,26 @@ def test_the_nic_cluster_policy_wait_names_the_images_its_policy_applies():
                                    "version": "sha256:" + "a" * 64}}}
     assert render_waits.nic_cluster_policy_wait("ns", policy)["operand_pods"]["images"] == [
         "nvcr.io/nvidia/mellanox/doca-driver:25.04-0.6.1.0-2-", "nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin@sha256:" + "a" * 64]
+
+
+def test_the_rollout_is_checked_as_soon_as_the_resource_reads_ready_then_less_and_less_often():
+    """A wait whose custom resource turns ready just after the first pod check must not sit out the 5 s listing
+    interval (it did, on every NicClusterPolicy and ClusterPolicy wait of a converge)."""
+    now = [100.0]
+    cluster = RolloutCluster([daemonset("mofed-ds", 2, 2, 2, 1, 2, "repo/doca-driver:25.04")])
+    pods = OperandPods(cluster, {"namespace": "nvidia-network-operator"}, grace=10, clock=lambda: now[0])
+    assert pods.check() is False and cluster.lists == 1          # the resource is not ready yet: pods listed once
+    now[0] = 100.3
+    assert pods.rolled_out() is False and cluster.lists == 2      # it turned ready: the pods (and DaemonSets) at once
+    assert pods.next_check() == pytest.approx(100.55)
+    checks = []
+    for step in range(40):
+        now[0] = 100.3 + step * 0.05
+        before = cluster.lists
+        pods.rolled_out()
+        if cluster.lists > before:
+            checks.append(round(now[0] - 100.3, 2))
+    assert checks == [0.25, 0.75, 1.75]                            # 0.25 s, doubling up to the interval
+    cluster.sets = [daemonset("mofed-ds", 2, 2, 2, 2, 2, "repo/doca-driver:25.04")]
+    now[0] = 110.0
+    assert pods.rolled_out() is True
