@@ -302,7 +302,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connec
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm import OPERATOR_OPTIONS, OperatorInstaller
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.operator_installer import OperatorInstaller
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules.olm_install import OPERATOR_OPTIONS
 
 
 def argument_spec():

@@ -404,11 +404,9 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift 
     prefetch_kinds,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import NODE, SRIOV_NODE_STATE, gather
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm import (
-    OPERATOR_GROUP,
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.operator_installer import OPERATOR_GROUP, PACKAGE_MANIFEST, SUBSCRIPTION
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules.olm_install import (
     OPERATOR_OPTIONS,
-    PACKAGE_MANIFEST,
-    SUBSCRIPTION,
     operator_package_choices,
     operator_problems,
     planned_subscription,

@@ -18,7 +18,7 @@ import time
 from datetime import datetime, timezone
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm import OperatorInstaller
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.operator_installer import OperatorInstaller
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from simulator import SimulatedCluster
 

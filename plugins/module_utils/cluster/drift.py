@@ -20,15 +20,15 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import CountCondition, document, render_text, truthy
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import CLUSTER_VERSION, NODE, SRIOV_NODE_STATE
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.operator_installer import (
     CSV,
     NAMESPACE,
     OPERATOR_GROUP,
-    OPERATOR_OPTIONS,
     PACKAGE_MANIFEST,
     SUBSCRIPTION,
     OperatorInstaller,
 )
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules.olm_install import OPERATOR_OPTIONS
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import SAMPLE_NAMES, compile_condition, wait_title
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import READ_BY_NAME_KINDS
 

@@ -6,7 +6,7 @@
 Each fixture is an object copied from an upstream issue thread or document together with the state the thread reports
 (ready, progressing, failed with its cause, ignored; for nodes whether they count). The predicates are the ones the
 roles and modules run: the wait entries of render/waits.py evaluated by cluster/waits.py's Condition (with its grace
-period, on a fake clock), the OLM rules of cluster/olm.py, and the node counting of cluster/info.py, node_facts.py and
+period, on a fake clock), the OLM rules of rules/olm_install.py, and the node counting of cluster/info.py, node_facts.py and
 the counted waits. A failure must end the wait within its grace period and quote the cause the thread reports."""
 
 from __future__ import absolute_import, division, print_function
@@ -21,7 +21,8 @@ import pytest
 import yaml
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import info, node_facts, olm
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import info, node_facts
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import olm_install
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import ConditionFailed
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import compile_condition
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import waits as render_waits
@@ -149,14 +150,14 @@ def test_olm_rules_on_real_statuses(fixture):
     obj, reported = fixture["object"], fixture["reported"]
     kind = obj["kind"]
     if kind == "InstallPlan":
-        text = olm.install_plan_failure(obj)
+        text = olm_install.install_plan_failure(obj)
         assert text and reported["quote"] in " ".join(text.split()), text
     elif kind == "Subscription":
-        text = olm.subscription_failure(obj)
+        text = olm_install.subscription_failure(obj)
         assert text and reported["quote"] in text, text
     else:
         clock = Clock()
-        progress = olm.CsvProgress(obj["metadata"]["name"], GRACE, clock=clock)
+        progress = olm_install.CsvProgress(obj["metadata"]["name"], GRACE, clock=clock)
         steps, final = csv_timeline(fixture)
         verdict, text = "progressing", None
         try:
@@ -174,7 +175,7 @@ def test_olm_rules_on_real_statuses(fixture):
                         verdict = "ready"
                         break
                     clock.t += GRACE
-        except olm.OLMError as exc:
+        except olm_install.OLMProblem as exc:
             verdict, text = "failed", str(exc)
             assert progress.failing_since is not None and clock.t - progress.failing_since <= GRACE + 1
         assert verdict == reported["state"], (verdict, text)

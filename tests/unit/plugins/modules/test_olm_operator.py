@@ -13,14 +13,15 @@ import json
 import pytest
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import client as cc
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import olm
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import operator_installer
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import olm_install
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, absent, wait_for
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 from ansible_collections.gpudirect.openshift.plugins.modules import olm_operator
 
 
 def modes(*supported):
-    return [{"type": m, "supported": m in supported} for m in olm.INSTALL_MODES]
+    return [{"type": m, "supported": m in supported} for m in olm_install.INSTALL_MODES]
 
 
 # -- install modes -> OperatorGroup ---------------------------------------------------------------
@@ -33,21 +34,21 @@ def modes(*supported):
     (("SingleNamespace", "AllNamespaces"), {}),
 ])
 def test_operator_group_spec_from_install_modes(supported, expected):
-    assert olm.desired_operator_group_spec(modes(*supported), "ns1") == expected
+    assert olm_install.desired_operator_group_spec(modes(*supported), "ns1") == expected
 
 
 def test_operator_group_spec_without_expressible_mode_names_supported_modes():
-    with pytest.raises(olm.OLMError) as err:
-        olm.desired_operator_group_spec(modes("SingleNamespace", "MultiNamespace"), "ns1")
+    with pytest.raises(olm_install.OLMProblem) as err:
+        olm_install.desired_operator_group_spec(modes("SingleNamespace", "MultiNamespace"), "ns1")
     assert "MultiNamespace, SingleNamespace" in str(err.value)
     assert "target_namespaces" in str(err.value)
 
 
 def test_explicit_target_namespaces_are_checked_against_modes():
-    assert olm.desired_operator_group_spec(modes("SingleNamespace"), "ns1", ["other"]) == {"targetNamespaces": ["other"]}
-    assert olm.desired_operator_group_spec(modes("AllNamespaces"), "ns1", []) == {}
-    with pytest.raises(olm.OLMError) as err:
-        olm.desired_operator_group_spec(modes("OwnNamespace"), "ns1", [])
+    assert olm_install.desired_operator_group_spec(modes("SingleNamespace"), "ns1", ["other"]) == {"targetNamespaces": ["other"]}
+    assert olm_install.desired_operator_group_spec(modes("AllNamespaces"), "ns1", []) == {}
+    with pytest.raises(olm_install.OLMProblem) as err:
+        olm_install.desired_operator_group_spec(modes("OwnNamespace"), "ns1", [])
     assert "AllNamespaces" in str(err.value) and "OwnNamespace" in str(err.value)
 
 
@@ -60,27 +61,27 @@ def test_explicit_target_namespaces_are_checked_against_modes():
     ({"selector": {"matchLabels": {"a": "b"}}}, "MultiNamespace"),
 ])
 def test_operator_group_mode(spec, mode):
-    assert olm.operator_group_mode(spec, "ns1") == mode
+    assert olm_install.operator_group_mode(spec, "ns1") == mode
 
 
 def test_foreign_operator_group_fit_and_error_text():
     global_og = {"metadata": {"name": "global-operators"}, "spec": {}}
-    assert not olm.operator_group_fits(global_og, modes("OwnNamespace", "SingleNamespace"), "ns1")
-    assert olm.operator_group_fits(global_og, modes("AllNamespaces"), "ns1")
-    text = olm.foreign_operator_group_error(global_og, modes("OwnNamespace", "SingleNamespace"), "ns1")
+    assert not olm_install.operator_group_fits(global_og, modes("OwnNamespace", "SingleNamespace"), "ns1")
+    assert olm_install.operator_group_fits(global_og, modes("AllNamespaces"), "ns1")
+    text = olm_install.foreign_operator_group_error(global_og, modes("OwnNamespace", "SingleNamespace"), "ns1")
     assert "global-operators" in text and "AllNamespaces" in text and "OwnNamespace, SingleNamespace" in text
     assert "not created by this module" in text
-    assert not olm.is_managed(global_og)
-    assert olm.is_managed({"metadata": {"labels": {names.MANAGED_BY_LABEL: names.MANAGED_BY_VALUE}}})
+    assert not olm_install.is_managed(global_og)
+    assert olm_install.is_managed({"metadata": {"labels": {names.MANAGED_BY_LABEL: names.MANAGED_BY_VALUE}}})
 
 
 def test_resolve_channel_default_and_unknown():
     pm = {"metadata": {"name": "gpu"}, "status": {"defaultChannel": "v25.3", "channels": [
         {"name": "v24.9", "currentCSV": "gpu.v24.9.2"}, {"name": "v25.3", "currentCSV": "gpu.v25.3.4"}]}}
-    assert olm.resolve_channel(pm)[0]["currentCSV"] == "gpu.v25.3.4"
-    assert olm.resolve_channel(pm, "v24.9") == ({"name": "v24.9", "currentCSV": "gpu.v24.9.2"}, "v24.9")
-    with pytest.raises(olm.OLMError) as err:
-        olm.resolve_channel(pm, "beta")
+    assert olm_install.resolve_channel(pm)[0]["currentCSV"] == "gpu.v25.3.4"
+    assert olm_install.resolve_channel(pm, "v24.9") == ({"name": "v24.9", "currentCSV": "gpu.v24.9.2"}, "v24.9")
+    with pytest.raises(olm_install.OLMProblem) as err:
+        olm_install.resolve_channel(pm, "beta")
     assert "'beta'" in str(err.value) and "v24.9, v25.3" in str(err.value)
 
 
@@ -96,23 +97,23 @@ TWICE = [listed("nfd", "redhat-operators"), listed("nfd", "cs-mirror"), listed("
 
 
 def test_the_entry_of_the_configured_source_is_chosen():
-    manifest, problem = olm.choose_package_manifest(TWICE, {"package": "nfd", "source": "cs-mirror"})
+    manifest, problem = olm_install.choose_package_manifest(TWICE, {"package": "nfd", "source": "cs-mirror"})
     assert problem is None and manifest["status"]["catalogSource"] == "cs-mirror"
-    manifest, problem = olm.choose_package_manifest(TWICE, {"package": "nfd", "source": "redhat-operators",
+    manifest, problem = olm_install.choose_package_manifest(TWICE, {"package": "nfd", "source": "redhat-operators",
                                                             "source_namespace": "openshift-marketplace"})
     assert problem is None and manifest["status"]["catalogSource"] == "redhat-operators"
     # One catalog: the entry, whatever source is empty.
-    manifest, problem = olm.choose_package_manifest(TWICE, {"package": "sriov-network-operator", "source": ""})
+    manifest, problem = olm_install.choose_package_manifest(TWICE, {"package": "sriov-network-operator", "source": ""})
     assert problem is None and manifest["status"]["catalogSource"] == "redhat-operators"
-    assert olm.choose_package_manifest(TWICE, {"package": "gpu"}) == (None, None)
+    assert olm_install.choose_package_manifest(TWICE, {"package": "gpu"}) == (None, None)
 
 
 def test_without_a_source_the_subscription_decides_else_the_variable_is_named():
     sub = {"metadata": {"name": "nfd", "namespace": "openshift-nfd"},
            "spec": {"source": "cs-mirror", "sourceNamespace": "openshift-marketplace"}}
-    manifest, problem = olm.choose_package_manifest(TWICE, {"package": "nfd"}, sub)
+    manifest, problem = olm_install.choose_package_manifest(TWICE, {"package": "nfd"}, sub)
     assert problem is None and manifest["status"]["catalogSource"] == "cs-mirror"
-    manifest, problem = olm.choose_package_manifest(TWICE, {"package": "nfd", "source": ""}, None,
+    manifest, problem = olm_install.choose_package_manifest(TWICE, {"package": "nfd", "source": ""}, None,
                                                     {"source": "nfd_source", "source_namespace": "nfd_source_namespace"})
     assert manifest is None
     assert problem.startswith("Package nfd is listed by 2 catalogs (openshift-marketplace/cs-mirror, "
@@ -121,29 +122,29 @@ def test_without_a_source_the_subscription_decides_else_the_variable_is_named():
 
 
 def test_a_source_that_does_not_hold_the_package_is_named_with_the_catalogs_that_do():
-    manifest, problem = olm.choose_package_manifest(TWICE, {"package": "nfd", "source": "my-index"})
+    manifest, problem = olm_install.choose_package_manifest(TWICE, {"package": "nfd", "source": "my-index"})
     assert manifest is None
     assert problem.startswith("Package nfd is not in CatalogSource my-index (source=my-index); the catalogs that list it "
                               "are openshift-marketplace/cs-mirror, openshift-marketplace/redhat-operators. Set source")
     # The namespace counts too, and one source name in two namespaces needs it.
     twins = [listed("nfd", "mirror"), listed("nfd", "mirror", "mirrors")]
-    _manifest, problem = olm.choose_package_manifest(twins, {"package": "nfd", "source": "mirror", "source_namespace": "other"})
+    _manifest, problem = olm_install.choose_package_manifest(twins, {"package": "nfd", "source": "mirror", "source_namespace": "other"})
     assert "not in CatalogSource other/mirror (source=mirror, source_namespace=other)" in problem
-    _manifest, problem = olm.choose_package_manifest(twins, {"package": "nfd", "source": "mirror"})
+    _manifest, problem = olm_install.choose_package_manifest(twins, {"package": "nfd", "source": "mirror"})
     assert "source=mirror is in more than one namespace and source_namespace is empty" in problem
-    manifest, problem = olm.choose_package_manifest(twins, {"package": "nfd", "source": "mirror", "source_namespace": "mirrors"})
+    manifest, problem = olm_install.choose_package_manifest(twins, {"package": "nfd", "source": "mirror", "source_namespace": "mirrors"})
     assert problem is None and manifest["status"]["catalogSourceNamespace"] == "mirrors"
 
 
 def test_operator_package_choices_find_each_subscription_and_name_role_variables():
     operators = [{"package": "nfd", "namespace": "openshift-nfd", "source": ""},
                  {"package": "sriov-network-operator", "namespace": "openshift-sriov-network-operator", "source": ""}]
-    choices = olm.operator_package_choices(operators, TWICE, [], {"nfd": "nfd"})
+    choices = olm_install.operator_package_choices(operators, TWICE, [], {"nfd": "nfd"})
     assert choices[0][0] is None and "nfd_source is empty" in choices[0][1]
     assert choices[1][0]["metadata"]["name"] == "sriov-network-operator" and choices[1][1] is None
     subs = [{"metadata": {"name": "nfd", "namespace": "elsewhere"}, "spec": {"source": "cs-mirror"}},
             {"metadata": {"name": "nfd", "namespace": "openshift-nfd"}, "spec": {"source": "redhat-operators"}}]
-    choices = olm.operator_package_choices(operators, TWICE, subs)
+    choices = olm_install.operator_package_choices(operators, TWICE, subs)
     assert choices[0][0]["status"]["catalogSource"] == "redhat-operators" and choices[0][1] is None
 
 
@@ -159,18 +160,18 @@ def plan(name, csvs, approved=False, phase="RequiresApproval", created="2026-12-
 def test_select_install_plan_only_matches_the_wanted_csv():
     decoy = plan("install-decoy", ["gpu.v25.3.4"], created="2026-12-02T10:05:00Z")
     wanted = plan("install-wanted", ["gpu.v25.3.1", "dep.v1"])
-    assert olm.select_install_plan([decoy, wanted], "gpu.v25.3.1")["metadata"]["name"] == "install-wanted"
-    assert olm.select_install_plan([decoy], "gpu.v25.3.1") is None
-    assert olm.select_install_plan([], "gpu.v25.3.1") is None
+    assert olm_install.select_install_plan([decoy, wanted], "gpu.v25.3.1")["metadata"]["name"] == "install-wanted"
+    assert olm_install.select_install_plan([decoy], "gpu.v25.3.1") is None
+    assert olm_install.select_install_plan([], "gpu.v25.3.1") is None
 
 
 def test_select_install_plan_prefers_live_then_newest():
     failed = plan("a", ["x.v1"], phase="Failed", created="2026-12-02T11:00:00Z")
     old = plan("b", ["x.v1"], created="2026-12-02T09:00:00Z")
     new = plan("c", ["x.v1"], created="2026-12-02T10:00:00Z")
-    assert olm.select_install_plan([failed, old, new], "x.v1")["metadata"]["name"] == "c"
-    assert olm.select_install_plan([failed], "x.v1")["metadata"]["name"] == "a"
-    assert olm.needs_approval(old) and not olm.needs_approval(plan("d", ["x.v1"], approved=True))
+    assert olm_install.select_install_plan([failed, old, new], "x.v1")["metadata"]["name"] == "c"
+    assert olm_install.select_install_plan([failed], "x.v1")["metadata"]["name"] == "a"
+    assert olm_install.needs_approval(old) and not olm_install.needs_approval(plan("d", ["x.v1"], approved=True))
 
 
 # -- CSV timeline and failure predicate -------------------------------------------------------------
@@ -192,7 +193,7 @@ def csv(phase, reason="", message="", conditions=None):
 def test_csv_progress_succeeds_and_records_observed_phases():
     clock = FakeClock()
     stamps = iter(["t1", "t2", "t3"])
-    progress = olm.CsvProgress("nfd.v1", 30, clock=clock, now=lambda: next(stamps))
+    progress = olm_install.CsvProgress("nfd.v1", 30, clock=clock, now=lambda: next(stamps))
     assert progress(None) is False
     assert progress(csv("Pending", "RequirementsUnknown")) is False
     assert progress(csv("Pending", "RequirementsUnknown")) is False  # repeated state: no new entry
@@ -204,7 +205,7 @@ def test_csv_progress_succeeds_and_records_observed_phases():
 
 def test_csv_progress_tolerates_brief_failure_then_fails_after_grace():
     clock = FakeClock()
-    progress = olm.CsvProgress("nfd.v1", 30, clock=clock)
+    progress = olm_install.CsvProgress("nfd.v1", 30, clock=clock)
     assert progress(csv("Failed", "InstallCheckFailed", "webhook not ready")) is False
     assert progress.recheck_at() == 130.0
     clock.t = 110.0
@@ -218,7 +219,7 @@ def test_csv_progress_tolerates_brief_failure_then_fails_after_grace():
     clock.t = 164.9
     assert progress(csv("Failed", "InstallComponentFailed", "deployment nfd-controller-manager failed")) is False
     clock.t = 165.0
-    with pytest.raises(olm.OLMError) as err:
+    with pytest.raises(olm_install.OLMProblem) as err:
         progress(csv("Failed", "InstallComponentFailed", "deployment nfd-controller-manager failed"))
     assert "InstallComponentFailed: deployment nfd-controller-manager failed" in str(err.value)
     assert "nfd.v1" in str(err.value) and err.value.reason == "InstallComponentFailed"
@@ -229,9 +230,9 @@ def test_csv_progress_fails_a_csv_that_cycles_failed_and_pending_within_the_grac
     (olm/operator.go transitionCSVState), so the CSV is never Failed for the whole grace period. The wait fails once
     the episode lasted the grace period, quoting the last Failed status although the CSV shows Pending then."""
     clock = FakeClock()
-    progress = olm.CsvProgress("gpu-operator.v25", 30, clock=clock)
+    progress = olm_install.CsvProgress("gpu-operator.v25", 30, clock=clock)
     cycles = 0
-    with pytest.raises(olm.OLMError) as err:
+    with pytest.raises(olm_install.OLMProblem) as err:
         while clock.t < 140:
             progress(csv("Failed", "InstallCheckFailed", "install failed: deployment gpu-operator not ready before timeout"))
             clock.t += 0.5
@@ -245,8 +246,8 @@ def test_csv_progress_fails_a_csv_that_cycles_failed_and_pending_within_the_grac
 
 
 def test_csv_progress_zero_grace_fails_at_once():
-    progress = olm.CsvProgress("x", 0, clock=FakeClock())
-    with pytest.raises(olm.OLMError):
+    progress = olm_install.CsvProgress("x", 0, clock=FakeClock())
+    with pytest.raises(olm_install.OLMProblem):
         progress(csv("Failed", "UnsupportedOperatorGroup", "OwnNamespace not supported"))
 
 
@@ -258,31 +259,31 @@ def test_merge_timeline_orders_and_deduplicates():
     ]
     observed = [{"phase": "Pending", "reason": "RequirementsUnknown", "time": "2026-12-02T10:00:01Z"},
                 {"phase": "Failed", "reason": "InstallCheckFailed", "time": "2026-12-02T10:00:03Z"}]
-    timeline = olm.merge_timeline(conditions, observed)
+    timeline = olm_install.merge_timeline(conditions, observed)
     assert [(e["phase"], e["time"]) for e in timeline] == [
         ("Pending", "2026-12-02T10:00:00Z"), ("InstallReady", "2026-12-02T10:00:02Z"),
         ("Failed", "2026-12-02T10:00:03Z"), ("Succeeded", "2026-12-02T10:00:05Z")]
     assert set(timeline[0]) == {"phase", "reason", "time"}
-    assert olm.merge_timeline(None, None) == []
+    assert olm_install.merge_timeline(None, None) == []
 
 
 def test_subscription_drift_and_summary():
     desired = {"name": "nfd", "channel": "stable", "source": "redhat-operators",
                "sourceNamespace": "openshift-marketplace", "installPlanApproval": "Automatic"}
     existing = dict(desired, startingCSV="nfd.v1", config={"env": []})
-    assert olm.subscription_drift(existing, desired) == []
-    assert olm.subscription_drift(dict(existing, channel="beta"), desired) == ["channel"]
+    assert olm_install.subscription_drift(existing, desired) == []
+    assert olm_install.subscription_drift(dict(existing, channel="beta"), desired) == ["channel"]
     sub = {"status": {"state": "UpgradePending", "currentCSV": "nfd.v2", "conditions": [
         {"type": "ResolutionFailed", "status": "True", "message": "no operators found in channel"},
         {"type": "CatalogSourcesUnhealthy", "status": "False"}]}}
-    text = olm.subscription_summary(sub)
+    text = olm_install.subscription_summary(sub)
     assert "state=UpgradePending" in text and "ResolutionFailed: no operators found" in text
     assert "CatalogSourcesUnhealthy" not in text
-    assert olm.subscription_summary(None) == "no Subscription"
+    assert olm_install.subscription_summary(None) == "no Subscription"
 
 
 def test_changes_track_writes_and_diffs():
-    changes = olm.Changes()
+    changes = operator_installer.Changes()
     changes.record("none", "Namespace", "ns1")
     assert not changes.changed and changes.diffs == []
     before = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns1", "uid": "u", "resourceVersion": "3"}}
@@ -447,7 +448,7 @@ def test_waiter_resumes_from_last_resource_version_after_dropped_stream():
                          error=ConnectionResetError("reset by peer"))
     resumed = FakeStream([{"type": "MODIFIED", "object": obj("x", 26, "Succeeded")}])
     cluster = FakeCluster([([], "20")], [dropped, resumed])
-    result = wait_for(cluster, FakeResource(), olm.CsvProgress("x", 5), name="x", namespace="ns", timeout=30)
+    result = wait_for(cluster, FakeResource(), olm_install.CsvProgress("x", 5), name="x", namespace="ns", timeout=30)
     assert cluster.watch_versions == ["20", "25"]
     assert cluster.list_calls == 1
     assert result.state["status"]["phase"] == "Succeeded"
@@ -509,8 +510,8 @@ def test_waiter_wakes_for_grace_period_without_new_events():
         return original(resource, resource_version, **kwargs)
 
     cluster.watch_stream = watch_stream
-    progress = olm.CsvProgress("x", 3, clock=clock)
-    with pytest.raises(olm.OLMError) as err:
+    progress = olm_install.CsvProgress("x", 3, clock=clock)
+    with pytest.raises(olm_install.OLMProblem) as err:
         wait_for(cluster, FakeResource(), progress, name="x", namespace="ns", timeout=600, recheck_at=progress.recheck_at, clock=clock)
     assert "InstallComponentFailed: deployment failed" in str(err.value)
     # First stream: read timeout up to the deadline; once Failed was seen the watch is reopened
@@ -653,24 +654,24 @@ def sub(name, approval, namespace="ns", status=None):
 
 
 def test_a_starting_csv_pins_only_with_manual_approval():
-    assert olm.pin_problem({"starting_csv": "x.v1", "install_plan_approval": "Manual"}) is None
-    assert olm.pin_problem({"starting_csv": "", "install_plan_approval": "Automatic"}) is None
-    assert "does not pin the version" in olm.pin_problem({"starting_csv": "x.v1", "install_plan_approval": "Automatic"})
+    assert olm_install.pin_problem({"starting_csv": "x.v1", "install_plan_approval": "Manual"}) is None
+    assert olm_install.pin_problem({"starting_csv": "", "install_plan_approval": "Automatic"}) is None
+    assert "does not pin the version" in olm_install.pin_problem({"starting_csv": "x.v1", "install_plan_approval": "Automatic"})
 
 
 def test_two_approval_modes_in_one_namespace_are_a_problem_but_not_across_namespaces():
     params = {"package": "gpu", "namespace": "ns", "install_plan_approval": "Automatic"}
-    assert olm.approval_problem(params, [sub("gpu", "Manual"), sub("net", "Automatic")]) is None  # its own Subscription
-    assert olm.approval_problem(params, [sub("net", "Manual", namespace="other")]) is None
-    assert "also holds Subscription net (Manual)" in olm.approval_problem(params, [sub("net", "Manual")])
+    assert olm_install.approval_problem(params, [sub("gpu", "Manual"), sub("net", "Automatic")]) is None  # its own Subscription
+    assert olm_install.approval_problem(params, [sub("net", "Manual", namespace="other")]) is None
+    assert "also holds Subscription net (Manual)" in olm_install.approval_problem(params, [sub("net", "Manual")])
 
 
 def test_the_upgrade_offer_is_read_from_an_upgrade_pending_subscription_only():
     pending = sub("gpu", "Manual", status={"state": "UpgradePending", "currentCSV": "g.v2", "installedCSV": "g.v1",
                                            "installPlanRef": {"name": "install-abc"}})
-    assert olm.upgrade_offer(pending) == ("g.v2", "install-abc")
+    assert olm_install.upgrade_offer(pending) == ("g.v2", "install-abc")
     first = sub("gpu", "Manual", status={"state": "UpgradePending", "currentCSV": "g.v1"})
-    assert olm.upgrade_offer(first) == (None, None)
+    assert olm_install.upgrade_offer(first) == (None, None)
 
 
 @pytest.mark.parametrize("condition, failing", [
@@ -681,7 +682,7 @@ def test_the_upgrade_offer_is_read_from_an_upgrade_pending_subscription_only():
     ({"type": "ResolutionFailed", "status": "True", "reason": "ConstraintsNotSatisfiable", "message": "no operators"}, True),
 ])
 def test_subscription_failure_conditions(condition, failing):
-    assert (olm.subscription_failure({"status": {"conditions": [condition]}}) is not None) is failing
+    assert (olm_install.subscription_failure({"status": {"conditions": [condition]}}) is not None) is failing
 
 
 @pytest.mark.parametrize("groups, status, fails", [
@@ -691,7 +692,7 @@ def test_subscription_failure_conditions(condition, failing):
 def test_subscription_health_names_a_namespace_without_exactly_one_operator_group(groups, status, fails):
     now = [0.0]
     counted = []
-    health = olm.SubscriptionHealth(lambda: {"status": status}, grace=6, clock=lambda: now[0],
+    health = olm_install.SubscriptionHealth(lambda: {"status": status}, grace=6, clock=lambda: now[0],
                                     count_operator_groups=lambda: counted.append(now[0]) or groups)
     health.check()
     assert counted == []  # a Subscription read unresolved once may just be new
@@ -699,7 +700,7 @@ def test_subscription_health_names_a_namespace_without_exactly_one_operator_grou
     health.check()
     now[0] = 9.0
     if fails:
-        with pytest.raises(olm.OLMError, match=r"found %d operatorGroups, expected 1" % groups):
+        with pytest.raises(olm_install.OLMProblem, match=r"found %d operatorGroups, expected 1" % groups):
             health.check()
     else:
         health.check()
@@ -709,10 +710,10 @@ def test_subscription_health_fails_only_after_the_grace_period():
     now = [0.0]
     state = {"status": {"conditions": [{"type": "BundleUnpackFailed", "status": "True", "reason": "BundleUnpackFailed",
                                         "message": "m"}]}}
-    health = olm.SubscriptionHealth(lambda: state, grace=6, clock=lambda: now[0])
+    health = olm_install.SubscriptionHealth(lambda: state, grace=6, clock=lambda: now[0])
     health.check()
     now[0] = 3.0
     health.check()
     now[0] = 6.5
-    with pytest.raises(olm.OLMError, match=r"BundleUnpackFailed \(BundleUnpackFailed\): m"):
+    with pytest.raises(olm_install.OLMProblem, match=r"BundleUnpackFailed \(BundleUnpackFailed\): m"):
         health.check()
