@@ -1,8 +1,8 @@
 """Write what the input model's schema defines: the gpudirect_rdma_* options of the role argument specs and the
 variable tables of docs/input-model.md.
 
-The schema is plugins/module_utils/render/model.py: FIELDS (names, types, choices, defaults) and DOCS (section,
-default as shown, configurations, meaning). The options go between the BEGIN/END markers of roles/preflight and
+The schema is plugins/module_utils/render/input_fields.py: FIELDS, one row per variable (type, choices, default;
+section, default as shown, configurations, meaning). The options go between the BEGIN/END markers of roles/preflight and
 roles/rdma meta/argument_specs.yml; in a file with several entry points the first carries them under a YAML anchor
 and the others merge it (<<: *gpudirect_rdma_options). The AWX surveys are generated from those argument specs
 (hack/gen_awx_surveys.py). Usage: python hack/gen_argument_specs.py [--check]
@@ -24,28 +24,28 @@ TYPES = {"str": "str", "int": "int", "bool": "bool", "list": "list", "dict": "di
 
 
 def markdown_to_doc(text):
-    """A DOCS meaning as argument-spec text: links become "text (docs/page)"."""
+    """A field's meaning as argument-spec text: links become "text (docs/page)"."""
     return re.sub(r"\[([^]]+)\]\(([^)]+)\)", r"\1 (docs/\2)", text).replace("docs/docs/", "docs/")
 
 
-def tables(model, prefix):
-    """{section: Markdown table} from FIELDS and DOCS, rows in DOCS order."""
+def tables(fields, prefix):
+    """{section: Markdown table} from the field table, rows in table order."""
     out = {}
-    for section in model.DOC_SECTIONS:
-        rows = [(field, entry) for field, entry in model.DOCS.items() if entry[0] == section]
-        with_applies = any(entry[2] for _field, entry in rows)
+    for section in fields.DOC_SECTIONS:
+        rows = [(name, field) for name, field in fields.FIELDS.items() if field.section == section]
+        with_applies = any(field.configurations for _name, field in rows)
         lines = ["| Variable | Default | Applies to | Meaning |\n|---|---|---|---|\n" if with_applies else
                  "| Variable | Default | Meaning |\n|---|---|---|\n"]
-        for field, (_section, default, applies, meaning) in rows:
-            cells = ["`%s%s`" % (prefix, field), default] + ([applies or ""] if with_applies else []) + [meaning]
-            lines.append("| %s |\n" % " | ".join(cells))
+        for name, field in rows:
+            cells = ["`%s%s`" % (prefix, name), field.shown_default] + ([field.configurations or ""] if with_applies else [])
+            lines.append("| %s |\n" % " | ".join(cells + [field.meaning]))
         out[section] = "".join(lines)
     return out
 
 
-def write_tables(text, model, prefix):
+def write_tables(text, fields, prefix):
     """docs/input-model.md with each section's table regenerated between its markers (added on the first run)."""
-    for section, table in tables(model, prefix).items():
+    for section, table in tables(fields, prefix).items():
         begin = TABLE_BEGIN % section
         block = begin + table + TABLE_END
         if begin in text:
@@ -92,13 +92,13 @@ def lenient(field, spec):
     return field not in REQUIRED and static_default(spec) is None and (spec.choices or spec.kind in ("int", "bool", "intorstr"))
 
 
-def render_options(fields, prefix, docs, anchored=False):
+def render_options(fields, prefix, anchored=False):
     out = [BEGIN, "      <<: &%s\n" % ANCHOR] if anchored else [BEGIN]
     pad = "  " if anchored else ""
     for field in sorted(fields):
         spec = fields[field]
         name = prefix + field
-        text = markdown_to_doc(docs[field][3]) or "See docs/input-model.md."
+        text = markdown_to_doc(spec.meaning) or "See docs/input-model.md."
         out.append("      %s:\n" % name)
         if lenient(field, spec):
             out.append("        type: raw\n")
@@ -134,17 +134,13 @@ MERGED = BEGIN + "      <<: *%s\n" % ANCHOR + END
 
 def main():
     sys.path.insert(0, os.path.join(ROOT, ".cache", "collections"))
-    from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model, names
-    missing = sorted(set(model.FIELDS) ^ set(model.DOCS))
-    if missing:
-        print("model.FIELDS and model.DOCS differ in: %s" % ", ".join(missing))
-        return 1
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields, names
     stale = []
     for role in ROLES:
         path = os.path.join(ROOT, "roles", role, "meta", "argument_specs.yml")
         with open(path) as handle:
             text = handle.read()
-        blocks = iter([render_options(model.FIELDS, names.VARIABLE_PREFIX, model.DOCS, anchored=text.count(BEGIN) > 1)]
+        blocks = iter([render_options(input_fields.FIELDS, names.VARIABLE_PREFIX, anchored=text.count(BEGIN) > 1)]
                       + [MERGED] * (text.count(BEGIN) - 1))
         new = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _m: next(blocks), text, flags=re.S)
         if new != text:
@@ -155,7 +151,7 @@ def main():
     path = os.path.join(ROOT, "docs", "input-model.md")
     with open(path) as handle:
         text = handle.read()
-    new = write_tables(text, model, names.VARIABLE_PREFIX)
+    new = write_tables(text, input_fields, names.VARIABLE_PREFIX)
     if new != text:
         stale.append(path)
         if "--check" not in sys.argv:

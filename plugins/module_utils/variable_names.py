@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Misspelt variable names: a name with one of the collection's prefixes that is not a variable the collection
 reads, but is close to one, is most likely a typo that would otherwise be ignored without a word (issue 31
-point 8). Pure functions; the known names come from the input model (render/model.py FIELDS), the roles' argument
+point 8). Pure functions; the known names come from the input model (render/input_fields.py FIELDS), the roles' argument
 specifications and defaults, and the few play-level variables below."""
 
 from __future__ import absolute_import, division, print_function
@@ -13,7 +13,7 @@ __metaclass__ = type
 import difflib
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model, names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields, names
 
 # The roles: a variable that starts with "<role>_" belongs to that role (their argument specifications name them).
 ROLE_PREFIXES = ("diagnostics_", "hardware_facts_", "nfd_", "nvidia_gpu_operator_", "nvidia_network_operator_",
@@ -35,7 +35,7 @@ CUTOFF = 0.86
 
 def rdma_variables():
     """The gpudirect_rdma_* variables of the input model."""
-    return [names.variable(field) for field in model.FIELDS]
+    return [names.variable(field) for field in input_fields.FIELDS]
 
 
 def known_variables(role_options=()):

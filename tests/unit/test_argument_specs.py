@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The role argument specs carry the input model: same names, types and choices as model.FIELDS."""
+"""The role argument specs carry the input model: same names, types and choices as input_fields.FIELDS."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -12,7 +12,7 @@ import sys
 
 import yaml
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model, names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields, names
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TYPES = {"str": "str", "int": "int", "bool": "bool", "list": "list", "dict": "dict", "dictlist": "list", "intorstr": "raw"}
@@ -32,7 +32,7 @@ def test_generated_options_are_up_to_date():
 def test_every_model_field_is_an_option_with_its_type_and_choices():
     for role, entry in (("preflight", "main"), ("rdma", "main"), ("rdma", "prune")):
         options = specs(role)[entry]["options"]
-        for field, spec in model.FIELDS.items():
+        for field, spec in input_fields.FIELDS.items():
             option = options[names.variable(field)]
             if option["type"] == "raw" and spec.kind not in ("intorstr", "dictlist"):
                 # only optional fields without a fixed default, so AWX's blank answers pass; the model checks them
@@ -43,4 +43,4 @@ def test_every_model_field_is_an_option_with_its_type_and_choices():
             if spec.default is not None and not callable(spec.default) and spec.kind != "dictlist":
                 assert option["default"] == spec.default, (role, field)
         rdma_options = [name for name in options if name.startswith(names.VARIABLE_PREFIX)]
-        assert sorted(rdma_options) == sorted(names.variable(f) for f in model.FIELDS), role
+        assert sorted(rdma_options) == sorted(names.variable(f) for f in input_fields.FIELDS), role

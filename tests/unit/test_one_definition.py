@@ -85,11 +85,12 @@ def test_the_olm_objects_of_render_yml_come_from_the_catalogue():
 
 
 def test_every_input_field_is_documented_in_the_schema():
-    from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields
 
-    assert sorted(model.FIELDS) == sorted(model.DOCS)
-    assert {entry[0] for entry in model.DOCS.values()} == set(model.DOC_SECTIONS)
-    assert all(entry[3] for entry in model.DOCS.values())
+    assert {field.section for field in input_fields.FIELDS.values()} == set(input_fields.DOC_SECTIONS)
+    assert all(field.meaning and field.shown_default for field in input_fields.FIELDS.values())
+    # A field that applies only to some configurations says where, for the error that refuses it elsewhere.
+    assert all(bool(field.scope) == bool(field.scope_text) for field in input_fields.FIELDS.values())
 
 
 def test_the_rdma_role_carries_the_generated_options_once():

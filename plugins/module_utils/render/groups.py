@@ -19,6 +19,7 @@ import ipaddress
 import json
 import re
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model as input_model
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma
@@ -80,7 +81,7 @@ def _group_variables(variables, item, errors):
     for key, value in own.items():
         sub[names.variable(key)] = value
     # Names the group does not set: the shared ones (or the configuration's defaults) with the group's name.
-    values, _provided, _errors = input_model.normalise(dict((k, v) for k, v in sub.items() if k[len(names.VARIABLE_PREFIX):] in input_model.FIELDS))
+    values, _provided, _errors = input_model.normalise(dict((k, v) for k, v in sub.items() if k[len(names.VARIABLE_PREFIX):] in input_fields.FIELDS))
     if not ({"resource_name", "resource_names"} & set(own)):
         if values.get("resource_names"):
             sub[names.variable("resource_names")] = _suffixed(values, "resource_names", name, "_")
@@ -101,7 +102,7 @@ def _group_variables(variables, item, errors):
 
 def _check_items(raw, errors):
     """The list itself: mappings with a unique DNS-1123 name, a node selector and known keys only."""
-    items = input_model._coerce(FIELD, input_model.FIELDS[FIELD], raw, errors)
+    items = input_model._coerce(FIELD, input_fields.FIELDS[FIELD].kind, raw, errors)
     if items is None:
         return []
     good, seen = [], set()
@@ -183,7 +184,7 @@ def build(variables, require_facts=True):
     warnings = []
     items = _check_items(variables[VARIABLE], errors)
     shared_selector = variables.get(names.variable("node_selector"))
-    if shared_selector not in (None, "", {}) and shared_selector != input_model.FIELDS["node_selector"].default:
+    if shared_selector not in (None, "", {}) and shared_selector != input_fields.FIELDS["node_selector"].default:
         warnings.append("%s is not used with %s: each group's node_selector picks its nodes"
                         % (names.variable("node_selector"), VARIABLE))
     models = []

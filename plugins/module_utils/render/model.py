@@ -22,17 +22,12 @@ except ImportError:  # pragma: no cover - ansible-core requires PyYAML; the mode
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import nics
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import releases
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.rdma import MATRIX
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.input_fields import FIELDS
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.input_ipam import assign_rail_ranges, check_ipam, check_range
 
 MACHINECONFIG_ITEMS = ("irdma_blacklist", "persistent_names", "crio_memlock")
-# crio_memlock is opt-in: it lifts the locked-memory limit of every container of a pool (issue 20 point 7).
-DEFAULT_MACHINECONFIGS = ["irdma_blacklist"]
-# The pool that gets the CRI-O memlock drop-in: a custom pool of the RDMA nodes only (deploy/machineconfigpool-gpudirect-rdma.yml).
-DEFAULT_MEMLOCK_POOL = "gpudirect-rdma"
 IMAGE_COMPONENTS = ("rdma_shared_device_plugin", "sriov_device_plugin", "ipoib_cni")
-# OpenShift's default cluster and service networks; a secondary range inside them breaks routing.
-DEFAULT_CLUSTER_NETWORK_CIDRS = ["10.128.0.0/14", "172.30.0.0/16"]
 
 # Largest MTU per fabric: Ethernet jumbo frames; IPoIB datagram mode is bound by the 4 KiB IB MTU
 # minus the 4-byte IPoIB header, connected mode by the IPoIB-CM limit.
@@ -43,308 +38,6 @@ MTU_LIMITS = {
 }
 MAX_MELLANOX_VFS = 128
 
-
-class Field(object):
-    """One variable: its type, default (a value or a callable of the partial model) and choices."""
-
-    def __init__(self, kind, default=None, choices=None):
-        self.kind = kind
-        self.default = default
-        self.choices = choices
-
-
-def _release_doca(values, key):
-    """The DOCA driver image of the Network Operator release in use (render/releases.py)."""
-    return releases.network_operator_images(values.get("network_operator_version"))["doca_driver"][key]
-
-
-def _per_config(attribute):
-    def default(values):
-        entry = MATRIX.get((values.get("method"), values.get("fabric")))
-        return getattr(entry, attribute) if entry else None
-    return default
-
-
-FIELDS = {
-    "method": Field("str", None, names.METHODS),
-    "fabric": Field("str", None, names.FABRICS),
-    # NIC selection
-    "nic_selection": Field("str", "manual", ("manual", "auto")),
-    "nic_interfaces": Field("list", []),
-    "nic_pci_addresses": Field("list", []),
-    "nic_device_ids": Field("list", []),
-    "nic_vendor": Field("str", names.MELLANOX_VENDOR_ID),
-    "nic_facts": Field("dictlist", []),
-    "gpu_nic_affinity": Field("dictlist", []),
-    # shared_device only: the other fabric's ports, served by the same NicClusterPolicy (SECOND_FABRIC_KEYS)
-    "second_fabric": Field("dict", {}),
-    # resources and networks
-    "resource_name": Field("str", _per_config("default_resource")),
-    "resource_names": Field("list", []),
-    "resource_prefix": Field("str", _per_config("resource_prefix")),
-    "network_name": Field("str", _per_config("default_network")),
-    "network_names": Field("list", []),
-    "network_namespaces": Field("list", ["default"]),
-    # IPAM (whereabouts)
-    "ipam_range": Field("str"),
-    "ipam_ranges": Field("list", []),
-    "ipam_range_start": Field("str"),
-    "ipam_range_end": Field("str"),
-    "ipam_exclude": Field("list", []),
-    "ipam_gateway": Field("str"),
-    "cluster_network_cidrs": Field("list", DEFAULT_CLUSTER_NETWORK_CIDRS),
-    # link settings
-    "mtu": Field("int"),
-    "macvlan_mode": Field("str", "bridge", ("bridge", "private", "vepa", "passthru")),
-    "macvlan_master": Field("str"),
-    "ipoib_master": Field("str"),
-    "ipoib_mode": Field("str", "datagram", ("datagram", "connected")),
-    "vlan": Field("int"),
-    # device plugins and VFs
-    "rdma_hca_max": Field("int", 63),
-    "num_vfs": Field("int"),
-    "sriov_policy_name": Field("str"),
-    "sriov_policy_priority": Field("int", 90),
-    "node_selector": Field("dict", {"feature.node.kubernetes.io/pci-15b3.present": "true"}),
-    "sriov_pool_config": Field("bool", False),
-    "sriov_pool_max_unavailable": Field("intorstr", 1),
-    "sriov_pool_rdma_mode": Field("str", None, ("shared", "exclusive")),
-    # operators
-    "nfd_namespace": Field("str", "openshift-nfd"),
-    "nfd_instance_name": Field("str", "nfd-instance"),
-    "nfd_operand_image": Field("str"),
-    "sriov_operator_namespace": Field("str", "openshift-sriov-network-operator"),
-    "sriov_disable_plugins": Field("list", []),
-    "nic_driver": Field("str", "doca", ("doca", "inbox")),
-    "network_operator_version": Field("str", ""),
-    "doca_driver_repository": Field("str", lambda values: _release_doca(values, "repository")),
-    "doca_driver_image": Field("str", lambda values: _release_doca(values, "image")),
-    "doca_driver_version": Field("str", lambda values: _release_doca(values, "version")),
-    "image_overrides": Field("dict", {}),
-    "image_pull_secrets": Field("list", []),
-    "gpu_rdma_mode": Field("str", "dmabuf", ("dmabuf", "peermem")),
-    "gpu_use_host_mofed": Field("bool", False),
-    "gpu_kernel_module_type": Field("str", lambda values: "auto" if values.get("gpu_rdma_mode") == "peermem" else "open",
-                                    ("auto", "open", "proprietary")),
-    "gpu_operator_version": Field("str", ""),
-    "driver_upgrade_max_parallel": Field("int"),
-    "gpu_gdrcopy": Field("bool", False),
-    "gpu_cluster_policy_name": Field("str", "gpu-cluster-policy"),
-    "gpu_driver_repository": Field("str"),
-    "gpu_driver_image": Field("str"),
-    "gpu_driver_version": Field("str"),
-    # MachineConfigs (reboot the pool: opt-in)
-    "apply_machineconfigs": Field("bool", False),
-    "machineconfigs": Field("list", lambda values: list(DEFAULT_MACHINECONFIGS) if values.get("apply_machineconfigs") else []),
-    "udev_rules": Field("dictlist", []),
-    "udev_rules_from_facts": Field("bool", False),
-    "machineconfig_pool": Field("str", "worker"),
-    "machineconfig_role": Field("str", lambda values: values.get("machineconfig_pool")),
-    "machineconfig_name": Field("str", lambda values: "99-%s-gpudirect-rdma" % values.get("machineconfig_role")),
-    "machineconfig_allow_control_plane": Field("bool", False),
-    "memlock_pool": Field("str", DEFAULT_MEMLOCK_POOL),
-    "ignition_version": Field("str", "3.2.0"),
-    # node groups (render/groups.py): each item the keys of groups.GROUP_KEYS on top of the shared variables
-    "node_groups": Field("dictlist", []),
-}
-
-# The documentation half of the schema, for every field of FIELDS: (section of docs/input-model.md, default as
-# shown to users, configurations it applies to or None, meaning). hack/gen_argument_specs.py generates the role
-# argument specs, and from them the AWX surveys, and the tables of docs/input-model.md from FIELDS and DOCS.
-DOC_SECTIONS = ("Configuration",
-                "NIC selection",
-                "Resources and networks",
-                "IPAM (whereabouts)",
-                "Link settings",
-                "Device plugins and VFs",
-                "Operators",
-                "MachineConfigs (reboot: opt-in)",
-                "Node groups")
-DOCS = {
-    "method": ("Configuration", "required", None, "`shared_device`, `host_device` or `sriov_legacy` (see [method-chooser.md](method-chooser.md))"),
-    "fabric": ("Configuration", "required", None, "`roce` or `infiniband`"),
-    "nic_selection": ("NIC selection", "`manual`", None, "`manual`: use the lists below. `auto`: derive ports from `gpudirect_rdma_nic_facts`"),
-    "nic_interfaces": (
-        "NIC selection", "`[]`", None,
-        "PF netdev names (`ens8f0np0`, `ibs2f0`). Shared device: `ifNames`; SR-IOV: `nicSelector.pfNames`; host device: only with NIC facts, which "
-        "turn the names into `pciAddresses` (the SR-IOV device plugin knows PF names only for VFs)"),
-    "nic_pci_addresses": (
-        "NIC selection", "`[]`", None,
-        "PF PCI addresses (`0000:a0:00.0`); host device (`pciAddresses`) and SR-IOV (`nicSelector.rootDevices`) only"),
-    "nic_device_ids": (
-        "NIC selection", "`[]`", None,
-        "PCI device IDs (`101b`, `1021`, `a2dc`); `deviceIDs`/`devices`, or SR-IOV `nicSelector.deviceID` (one)"),
-    "nic_vendor": ("NIC selection", "`15b3`", None, "Only NVIDIA/Mellanox is accepted"),
-    "nic_facts": ("NIC selection", "`[]`", None, "Collected port facts (below). With `manual` they are used to cross-check the lists"),
-    "gpu_nic_affinity": ("NIC selection", "`[]`", None, "GPU-to-NIC relations; with `auto`, only the nearest NIC of each GPU is chosen"),
-    "second_fabric": (
-        "NIC selection", "`{}`", None,
-        "Shared device only: the other fabric's ports, served by the same NicClusterPolicy (keys `nic_interfaces` or `nic_device_ids` with "
-        "`master`, `ipam_range` required; `resource_name`, `network_name` default to that fabric's)"),
-    "resource_name": (
-        "Resources and networks", "per configuration (below)", None,
-        "Device plugin resource, without prefix; `[A-Za-z0-9_]`, begins and ends alphanumeric, at most 63"),
-    "resource_prefix": (
-        "Resources and networks", "`rdma` (shared), `nvidia.com` (host device)", None,
-        "SR-IOV resources are always `openshift.io/` (setting it there is an error)"),
-    "network_name": ("Resources and networks", "per configuration", None, "Network CR name (DNS-1123 label)"),
-    "network_namespaces": (
-        "Resources and networks", "`[default]`", None,
-        "Namespaces that get the NetworkAttachmentDefinition. With more than one, one network per namespace named `<network>-<namespace>`"),
-    "resource_names": ("Resources and networks", "`[]`", None, "One resource per selected port (\"rails\"), in port order; duplicates are an error"),
-    "network_names": ("Resources and networks", "`<network_name>-1..n`", None, "One network per rail, same length as `resource_names`"),
-    "ipam_range": (
-        "IPAM (whereabouts)", "required (or `_ranges`)", None,
-        "CIDR; host bits are allowed (whereabouts starts there), IPv4 or IPv6. With several rails it is split into equal aligned subnets, one per "
-        "rail in rail order (`/22` for three rails: three `/24`), so no two rails hand out the same address"),
-    "ipam_ranges": (
-        "IPAM (whereabouts)", "`[]`", None,
-        "Several rails only, instead of `gpudirect_rdma_ipam_range`: one CIDR per rail, in rail order, none overlapping another or the cluster "
-        "networks. With several rails `_range_start`, `_range_end` and `_gateway` are refused; each rail keeps the excludes inside its own range."),
-    "ipam_range_start": ("IPAM (whereabouts)", "unset", None, "Inside the range, start not after end"),
-    "ipam_range_end": ("IPAM (whereabouts)", "unset", None, "Inside the range, start not after end"),
-    "ipam_exclude": ("IPAM (whereabouts)", "`[]`", None, "CIDRs inside the range, not overlapping each other"),
-    "ipam_gateway": ("IPAM (whereabouts)", "unset", None, "Inside the range"),
-    "cluster_network_cidrs": (
-        "IPAM (whereabouts)", "`[10.128.0.0/14, 172.30.0.0/16]`", None,
-        "The range must not overlap these (set them to your cluster and service networks)"),
-    "mtu": (
-        "Link settings", "unset", "shared/roce, sriov",
-        "RoCE 576-9216; IPoIB datagram 576-4092, connected 576-65520. Rendered in MacvlanNetwork and SriovNetworkNodePolicy; refused for "
-        "host_device and shared/infiniband, whose HostDeviceNetwork and IPoIBNetwork have no MTU field"),
-    "macvlan_mode": ("Link settings", "`bridge`", "shared/roce", "`bridge`, `private`, `vepa`, `passthru`"),
-    "macvlan_master": ("Link settings", "first interface", "shared/roce", "Master netdev of the macvlan network"),
-    "ipoib_master": ("Link settings", "first interface", "shared/infiniband", "Parent netdev of the IPoIB network"),
-    "ipoib_mode": (
-        "Link settings", "`datagram`", "sriov/infiniband",
-        "The IPoIB mode your nodes run; only bounds `gpudirect_rdma_mtu` (the collection never sets the mode)"),
-    "vlan": ("Link settings", "`0`", "sriov/roce", "SriovNetwork VLAN, 0-4094"),
-    "rdma_hca_max": ("Device plugins and VFs", "`63`", "shared", "Pods per shared HCA, at least 1"),
-    "num_vfs": (
-        "Device plugins and VFs", "required", "sriov",
-        "VFs per PF, 1-128, and at most `total_vfs` on a non-Mellanox PF; an error with other methods"),
-    "sriov_policy_name": ("Device plugins and VFs", "`<resource>-policy`", "sriov", "SriovNetworkNodePolicy name"),
-    "sriov_policy_priority": ("Device plugins and VFs", "`90`", "sriov", "0-99"),
-    "node_selector": ("Device plugins and VFs", "`{feature.node.kubernetes.io/pci-15b3.present: \"true\"}`", "sriov", "Policy node selector, non-empty"),
-    "sriov_pool_config": ("Device plugins and VFs", "`false`", "sriov", "Render a SriovNetworkPoolConfig (implied by the two below)"),
-    "sriov_pool_max_unavailable": ("Device plugins and VFs", "`1`", "sriov", "Integer or percentage"),
-    "sriov_pool_rdma_mode": ("Device plugins and VFs", "unset", "sriov", "`shared` or `exclusive` (reboots the pool)"),
-    "nic_driver": ("Operators", "`doca`", None, "`doca`: the Network Operator's DOCA-OFED container (`ofedDriver`). `inbox`: no driver container"),
-    "network_operator_version": (
-        "Operators", "empty (the newest release, 26.4)", None,
-        "Network Operator version whose component images the NicClusterPolicy names (docs/support.md). The nvidia_network_operator role sets it "
-        "from the installed CSV; set it for `render.yml`"),
-    "doca_driver_repository": (
-        "Operators", "the Network Operator release's (`nvcr.io/nvidia/mellanox`)", None,
-        "Set them to pin another DOCA driver; `_version` takes a tag or a digest (`sha256:<64 hex digits>`, pinned with `@`)"),
-    "doca_driver_image": (
-        "Operators", "the Network Operator release's (`doca-driver`)", None,
-        "Set them to pin another DOCA driver; `_version` takes a tag or a digest (`sha256:<64 hex digits>`, pinned with `@`)"),
-    "doca_driver_version": (
-        "Operators", "the Network Operator release's (`doca3.4.1-26.04-1.1.0.0-1` for 26.4)", None,
-        "Set them to pin another DOCA driver; `_version` takes a tag or a digest (`sha256:<64 hex digits>`, pinned with `@`)"),
-    "image_pull_secrets": (
-        "Operators", "`[]`", None,
-        "Secret names (in the Network Operator's namespace) put as `imagePullSecrets` on every NicClusterPolicy component: a mirror registry that "
-        "needs credentials (docs/upgrades.md)"),
-    "image_overrides": (
-        "Operators", "`{}`", None,
-        "`{rdma_shared_device_plugin | sriov_device_plugin | ipoib_cni: {repository, image, version}}` on top of the Network Operator release's "
-        "images; `version` may be a digest (`sha256:...`)"),
-    "gpu_rdma_mode": (
-        "Operators", "`dmabuf`", None,
-        "`dmabuf`: `driver.rdma.enabled: false`, open kernel modules. `peermem`: `driver.rdma.enabled: true` (nvidia-peermem)"),
-    "gpu_use_host_mofed": ("Operators", "`false`", None, "`driver.rdma.useHostMofed`; only with `peermem` and `nic_driver: inbox`"),
-    "gpu_kernel_module_type": ("Operators", "`open` (dmabuf), `auto` (peermem)", None, "`proprietary` is rejected with dmabuf"),
-    "gpu_operator_version": (
-        "Operators", "empty (v25.3 and later)", None,
-        "GPU Operator version the ClusterPolicy is rendered for; before 25.3 `driver.useOpenKernelModules` replaces `kernelModuleType`. The "
-        "nvidia_gpu_operator role sets it from the installed CSV; set it for `render.yml`"),
-    "driver_upgrade_max_parallel": (
-        "Operators", "unset (GPU driver: 1 node, at most 25% unavailable; DOCA driver: 1 node)", None,
-        "Nodes whose GPU or NIC driver reloads at the same time when an operator upgrade rolls the drivers (`maxParallelUpgrades` and the GPU "
-        "`maxUnavailable`)"),
-    "gpu_gdrcopy": ("Operators", "`false`", None, "`gdrcopy.enabled`"),
-    "gpu_cluster_policy_name": ("Operators", "`gpu-cluster-policy`", None, "Name of the ClusterPolicy"),
-    "gpu_driver_repository": (
-        "Operators", "unset", None,
-        "Pin the GPU driver image (needed on some OLM installs); `_version` takes a tag or a digest (`sha256:...`)"),
-    "gpu_driver_image": (
-        "Operators", "unset", None,
-        "Pin the GPU driver image (needed on some OLM installs); `_version` takes a tag or a digest (`sha256:...`)"),
-    "gpu_driver_version": (
-        "Operators", "unset", None,
-        "Pin the GPU driver image (needed on some OLM installs); `_version` takes a tag or a digest (`sha256:...`)"),
-    "nfd_namespace": (
-        "Operators", "`openshift-nfd`", None,
-        "Namespace of the NodeFeatureDiscovery instance; the NFD operator's too unless `nfd_namespace` is set"),
-    "nfd_instance_name": ("Operators", "`nfd-instance`", None, "Name of the NodeFeatureDiscovery instance"),
-    "nfd_operand_image": ("Operators", "unset", None, "Operand image: read it from the NFD CSV `alm-examples`; unset lets the operator choose"),
-    "sriov_operator_namespace": (
-        "Operators", "`openshift-sriov-network-operator`", None,
-        "Namespace of the SR-IOV objects (SriovOperatorConfig, policies, networks); the SR-IOV Network Operator's too unless "
-        "`sriov_network_operator_namespace` is set"),
-    "sriov_disable_plugins": ("Operators", "`[]`", None, "`[mellanox]` for BlueField-3 in DPU mode"),
-    "apply_machineconfigs": ("MachineConfigs (reboot: opt-in)", "`false`", None, "The opt-in. Without it any requested MachineConfig is an error"),
-    "machineconfigs": (
-        "MachineConfigs (reboot: opt-in)", "`[irdma_blacklist]` when opted in", None,
-        "Items: `irdma_blacklist` (kernel argument `module_blacklist=irdma`), `persistent_names` (udev rules), `crio_memlock` (CRI-O "
-        "`memlock=-1:-1`, for the nodes of `gpudirect_rdma_memlock_pool` only)"),
-    "udev_rules": ("MachineConfigs (reboot: opt-in)", "`[]`", None, "Extra `{address, name, link_layer or type}` entries for `persistent_names`"),
-    "udev_rules_from_facts": (
-        "MachineConfigs (reboot: opt-in)", "`false`", None,
-        "Also derive `persistent_names` rules from `nic_facts` (reported by pods on the nodes). Without it, facts that would add rules are an "
-        "error: review the rendered MachineConfig first"),
-    "machineconfig_pool": ("MachineConfigs (reboot: opt-in)", "`worker`", None, "Pool to wait for; also the SriovNetworkPoolConfig name"),
-    "machineconfig_allow_control_plane": (
-        "MachineConfigs (reboot: opt-in)", "`false`", None,
-        "Allow MachineConfigs for the `master` (or `arbiter`) pool; refused otherwise, since they reboot and affect the control plane (for compact "
-        "clusters whose GPU nodes are control-plane nodes)"),
-    "machineconfig_role": (
-        "MachineConfigs (reboot: opt-in)", "the pool name", None,
-        "`machineconfiguration.openshift.io/role` label and `node-role.kubernetes.io/<role>` selectors"),
-    "machineconfig_name": ("MachineConfigs (reboot: opt-in)", "`99-<role>-gpudirect-rdma`", None, "Name of the MachineConfig"),
-    "memlock_pool": (
-        "MachineConfigs (reboot: opt-in)", "`gpudirect-rdma`", None,
-        "Custom MachineConfigPool (and role) that gets `crio_memlock` in its own MachineConfig `99-<pool>-gpudirect-rdma-memlock`: only the RDMA "
-        "nodes, labelled `node-role.kubernetes.io/<pool>`, lift the locked-memory limit of their containers. The administrator labels the nodes "
-        "and creates the pool (`deploy/machineconfigpool-gpudirect-rdma.yml`); preflight refuses, before any write, a pool that does not exist "
-        "or selects no node. The pool name of `gpudirect_rdma_machineconfig_role` (e.g. `worker`) puts memlock into the main MachineConfig of "
-        "that whole pool"),
-    "ignition_version": ("MachineConfigs (reboot: opt-in)", "`3.2.0`", None, "Must be 3.x"),
-    "node_groups": (
-        "Node groups", "`[]` (one implicit group: the variables above)", None,
-        "Several sets of nodes, each with its own configuration (docs/node-groups.md). Each item: `name` (DNS-1123 label, at most 20), "
-        "`node_selector` (required; no node in two groups) and any of `method`, `fabric`, the NIC lists, resource and network names, "
-        "IPAM, link, device-plugin and VF keys, `machineconfig_pool`, `_role`, `_name` (without the `gpudirect_rdma_` prefix); the other "
-        "variables are shared. Names a group does not set get `_<group>` (resources) or `-<group>` (networks, policies) appended"),
-}
-
-# Options that only mean something for some configurations: (predicate on method/fabric, where it applies).
-SCOPED_FIELDS = {
-    "macvlan_mode": (lambda m, f: m == "shared_device" and f == "roce", "shared_device over roce (MacvlanNetwork)"),
-    "macvlan_master": (lambda m, f: m == "shared_device" and f == "roce", "shared_device over roce (MacvlanNetwork)"),
-    "ipoib_master": (lambda m, f: m == "shared_device" and f == "infiniband", "shared_device over infiniband (IPoIBNetwork)"),
-    # HostDeviceNetwork and IPoIBNetwork have no MTU field (network-operator api/v1alpha1 CRDs): the MTU goes only into
-    # MacvlanNetwork and SriovNetworkNodePolicy. The IPoIB mode is the kernel's; it only bounds the SR-IOV policy MTU.
-    "mtu": (lambda m, f: m == "sriov_legacy" or (m == "shared_device" and f == "roce"),
-            "shared_device over roce (MacvlanNetwork) and sriov_legacy (SriovNetworkNodePolicy)"),
-    "ipoib_mode": (lambda m, f: m == "sriov_legacy" and f == "infiniband",
-                   "sriov_legacy over infiniband, where it bounds gpudirect_rdma_mtu; the collection never sets the IPoIB mode"),
-    "rdma_hca_max": (lambda m, f: m == "shared_device", "shared_device (rdmaSharedDevicePlugin)"),
-    "num_vfs": (lambda m, f: m == "sriov_legacy", "sriov_legacy (SriovNetworkNodePolicy); host_device and shared_device use the PF itself"),
-    "vlan": (lambda m, f: m == "sriov_legacy" and f == "roce", "sriov_legacy over roce (SriovNetwork)"),
-    "sriov_policy_name": (lambda m, f: m == "sriov_legacy", "sriov_legacy"),
-    "sriov_policy_priority": (lambda m, f: m == "sriov_legacy", "sriov_legacy"),
-    "sriov_pool_config": (lambda m, f: m == "sriov_legacy", "sriov_legacy (SriovNetworkPoolConfig)"),
-    "sriov_pool_max_unavailable": (lambda m, f: m == "sriov_legacy", "sriov_legacy (SriovNetworkPoolConfig)"),
-    "sriov_pool_rdma_mode": (lambda m, f: m == "sriov_legacy", "sriov_legacy (SriovNetworkPoolConfig)"),
-    "resource_prefix": (lambda m, f: m != "sriov_legacy", "shared_device and host_device; SR-IOV resources always use openshift.io/"),
-    # The chapter's shared-device policy lists rdma_shared_device_eth and rdma_shared_device_ib side by side.
-    "second_fabric": (lambda m, f: m == "shared_device", "shared_device"),
-}
-
-# gpudirect_rdma_second_fabric keys: the ports of the other fabric and what their network is called and addressed with.
 # Everything else (driver, rdmaHcaMax, resource prefix, namespaces) is shared with the first fabric.
 SECOND_FABRIC_KEYS = ("nic_interfaces", "nic_device_ids", "ipam_range", "resource_name", "network_name", "master")
 
@@ -395,9 +88,8 @@ def _parse_text(field, text, errors):
     return None
 
 
-def _coerce(field, spec, value, errors):
-    """Convert one provided value to the field's type; None (and an error) when impossible."""
-    kind = spec.kind
+def _coerce(field, kind, value, errors):
+    """Convert one provided value to the type ``kind`` (a Field kind); None (and an error) when impossible."""
     if value is None:
         return None
     if kind == "str":
@@ -479,7 +171,7 @@ def normalise(variables):
     for field, spec in FIELDS.items():
         # A blank answer (AWX sends null or "" for an optional survey question left empty) means unset.
         if field in raw and raw[field] is not None and not (isinstance(raw[field], str) and not raw[field].strip() and spec.kind != "list"):
-            coerced = _coerce(field, spec, raw[field], errors)
+            coerced = _coerce(field, spec.kind, raw[field], errors)
             if coerced is not None:
                 if spec.kind == "str" and spec.choices:
                     coerced = coerced.lower()
@@ -518,8 +210,9 @@ def _check_scoped(values, provided, errors):
     method, fabric = values["method"], values["fabric"]
     if (method, fabric) not in MATRIX:
         return
-    for field, (applies, where) in SCOPED_FIELDS.items():
-        if field in provided and values[field] is not False and not applies(method, fabric):
+    for field, spec in FIELDS.items():
+        where = spec.scope_text
+        if spec.scope and field in provided and values[field] is not False and not spec.scope(method, fabric):
             if field in ("macvlan_mode", "macvlan_master") and fabric == "infiniband":
                 errors.add(field, "macvlan options do not apply to infiniband (IPoIB has no macvlan); only used by %s" % where)
             elif field == "mtu":
@@ -534,145 +227,13 @@ def _check_scoped(values, provided, errors):
                 errors.add(field, "only used by %s, not by %s over %s" % (where, method, fabric))
 
 
-def _parse_network(field, text, errors):
-    try:
-        return ipaddress.ip_network(text, strict=False)
-    except ValueError:
-        errors.add(field, "%s is not a valid CIDR" % text)
-        return None
-
-
-def _parse_address(field, text, errors):
-    try:
-        return ipaddress.ip_address(text)
-    except ValueError:
-        errors.add(field, "%s is not a valid IP address" % text)
-        return None
-
-
-def _check_range(field, text, values, errors):
-    """One whereabouts range: a CIDR with room for pods, clear of the cluster and service networks. The network, or
-    None when it is not a CIDR at all."""
-    if "/" not in text:
-        errors.add(field, "%s is not a valid CIDR (prefix length missing)" % text)
-        return None
-    network = _parse_network(field, text, errors)
-    if network is None:
-        return None
-    if network.num_addresses < 4:
-        errors.add(field, "%s leaves no room for pod addresses" % text)
-    for cidr in values["cluster_network_cidrs"]:
-        other = _parse_network("cluster_network_cidrs", cidr, errors)
-        if other is not None and other.version == network.version and network.overlaps(other):
-            errors.add(field, "%s overlaps the cluster or service network %s" % (text, cidr))
-    return network
-
-
-def _check_ipam(values, errors):
-    if values["ipam_ranges"] and not values.get("ipam_range"):
-        return  # one range per rail, checked with the rails (_assign_rail_ranges)
-    if not values.get("ipam_range"):
-        errors.add("ipam_range", "required: the whereabouts CIDR for the secondary network (for example 192.168.2.0/24)")
-        return
-    text = values["ipam_range"]
-    network = _check_range("ipam_range", text, values, errors)
-    if network is None:
-        return
-    bounds = {}
-    for field in ("ipam_range_start", "ipam_range_end", "ipam_gateway"):
-        if values.get(field):
-            address = _parse_address(field, values[field], errors)
-            if address is None:
-                continue
-            if address.version != network.version or address not in network:
-                errors.add(field, "%s is outside gpudirect_rdma_ipam_range %s" % (address, network))
-            bounds[field] = address
-    start, end = bounds.get("ipam_range_start"), bounds.get("ipam_range_end")
-    if start is not None and end is not None and start.version == end.version and start > end:
-        errors.add("ipam_range_start", "%s is after gpudirect_rdma_ipam_range_end %s" % (start, end))
-    excludes = []
-    for cidr in values["ipam_exclude"]:
-        if "/" not in str(cidr):
-            errors.add("ipam_exclude", "%s is not a valid CIDR (prefix length missing)" % cidr)
-            continue
-        excluded = _parse_network("ipam_exclude", str(cidr), errors)
-        if excluded is None:
-            continue
-        if excluded.version != network.version or not excluded.subnet_of(network):
-            errors.add("ipam_exclude", "%s is outside gpudirect_rdma_ipam_range %s" % (cidr, network))
-            continue
-        for previous in excludes:
-            if previous.overlaps(excluded):
-                errors.add("ipam_exclude", "%s overlaps %s" % (excluded, previous))
-        excludes.append(excluded)
-    usable = network.num_addresses - sum(excluded.num_addresses for excluded in excludes)
-    if excludes and usable <= 2:
-        errors.add("ipam_exclude", "excludes every usable address of %s" % network)
-
-
-def _split_range(network, count):
-    """The first ``count`` of the equal, aligned subnets that ``network`` splits into (a power of two of them)."""
-    extra_bits = max(0, (count - 1).bit_length())
-    if network.prefixlen + extra_bits > network.max_prefixlen:
-        return None
-    return list(network.subnets(prefixlen_diff=extra_bits))[:count]
-
-
-def _assign_rail_ranges(values, errors):
-    """One whereabouts range per rail, so that two rails never hand out the same address: given in
-    gpudirect_rdma_ipam_ranges (rail order), else gpudirect_rdma_ipam_range split into equal subnets."""
-    groups = (values.get("selection") or {}).get("groups") or []
-    if not groups:
-        return
-    given = values["ipam_ranges"]
-    if len(groups) == 1:
-        if given:
-            errors.add("ipam_ranges", "one range per rail, but there is one rail: use gpudirect_rdma_ipam_range")
-            return
-        groups[0]["ipam_range"] = values["ipam_range"]
-        return
-    for field in ("ipam_range_start", "ipam_range_end", "ipam_gateway"):
-        if values.get(field):
-            errors.add(field, "bounds one range, but the %d rails get one range each: leave it unset, and use "
-                              "gpudirect_rdma_ipam_exclude for addresses to keep out" % len(groups))
-    if given:
-        if values.get("ipam_range"):
-            errors.add("ipam_ranges", "given together with gpudirect_rdma_ipam_range: give one of them (the rails' ranges, "
-                                      "or one range to split between the rails)")
-            return
-        if len(given) != len(groups):
-            errors.add("ipam_ranges", "has %d ranges for %d rails (%s): give one per rail, in rail order"
-                       % (len(given), len(groups), ", ".join(g["network_name"] for g in groups)))
-            return
-        ranges = []
-        for text in given:
-            network = _check_range("ipam_ranges", str(text), values, errors)
-            if network is None:
-                continue
-            for previous in ranges:
-                if previous.overlaps(network):
-                    errors.add("ipam_ranges", "%s overlaps %s: two rails would hand out the same addresses" % (network, previous))
-            ranges.append(network)
-        if len(ranges) != len(groups):
-            return
-    else:
-        whole = ipaddress.ip_network(values["ipam_range"], strict=False)
-        ranges = _split_range(whole, len(groups))
-        if ranges is None or ranges[0].num_addresses < 4:
-            errors.add("ipam_range", "%s is too small to give each of the %d rails a range of its own: give a larger range, "
-                                     "or gpudirect_rdma_ipam_ranges" % (values["ipam_range"], len(groups)))
-            return
-    for group, network in zip(groups, ranges):
-        group["ipam_range"] = str(network)
-        group["ipam_exclude"] = [str(cidr) for cidr in values["ipam_exclude"]
-                                 if ipaddress.ip_network(str(cidr), strict=False).subnet_of(network)]
 
 
 def _check_mtu(values, errors):
     mtu = values.get("mtu")
     if mtu is None or (values["method"], values["fabric"]) not in MATRIX:
         return
-    if not SCOPED_FIELDS["mtu"][0](values["method"], values["fabric"]):
+    if not FIELDS["mtu"].scope(values["method"], values["fabric"]):
         return  # refused by _check_scoped with one message
     key = "roce" if values["fabric"] == "roce" else ("infiniband", values["ipoib_mode"])
     low, high = MTU_LIMITS.get(key, (576, 9216))
@@ -901,11 +462,11 @@ def _second_fabric(values, errors, warnings, require_facts):
                 "resource_names": [], "network_names": [], "ipam_ranges": [], "ipam_exclude": [],
                 "ipam_range_start": None, "ipam_range_end": None, "ipam_gateway": None, "mtu": None,
                 "macvlan_master": None, "ipoib_master": None, "macvlan_mode": FIELDS["macvlan_mode"].default})
-    for key, field in (("nic_interfaces", "list"), ("nic_device_ids", "list"), ("ipam_range", "str"),
+    for key, kind in (("nic_interfaces", "list"), ("nic_device_ids", "list"), ("ipam_range", "str"),
                        ("resource_name", "str"), ("network_name", "str"), ("master", "str")):
         if given.get(key) is None:
             continue
-        value = _coerce("second_fabric.%s" % key, Field(field), given[key], errors)
+        value = _coerce("second_fabric.%s" % key, kind, given[key], errors)
         if value is not None:
             sub["macvlan_master" if key == "master" and fabric == "roce" else "ipoib_master" if key == "master" else key] = value
     sub["resource_name"] = sub["resource_name"] if given.get("resource_name") else config.default_resource
@@ -917,13 +478,13 @@ def _second_fabric(values, errors, warnings, require_facts):
     before = len(errors.messages)
     _check_names(sub, nested)
     if given.get("ipam_range"):
-        _check_range("second_fabric.ipam_range", str(sub["ipam_range"]), values, errors)
+        check_range("second_fabric.ipam_range", str(sub["ipam_range"]), values, errors)
     if len(errors.messages) > before or not (given.get("ipam_range") and (given.get("nic_interfaces") or given.get("nic_device_ids"))):
         return None
     sub["selection"] = nics.resolve(sub, {"macvlan_master", "ipoib_master"}, nested, warnings, require_facts=require_facts)
     if len(errors.messages) > before:
         return None
-    _assign_rail_ranges(sub, nested)
+    assign_rail_ranges(sub, nested)
     _check_against_first_fabric(values, sub, errors)
     return sub
 
@@ -966,7 +527,7 @@ def build(variables, require_facts=True):
     # Checks that do not need a valid method/fabric run regardless, so every error shows at once.
     _check_numbers(values, provided, errors)
     _check_mtu(values, errors)
-    _check_ipam(values, errors)
+    check_ipam(values, errors)
     _check_names(values, errors)
     _check_node_selector(values, errors)
     _check_gpu(values, provided, errors)
@@ -976,7 +537,7 @@ def build(variables, require_facts=True):
     if (values["method"], values["fabric"]) in MATRIX:
         values["selection"] = nics.resolve(values, provided, errors, warnings, require_facts=require_facts)
         if not errors.messages:
-            _assign_rail_ranges(values, errors)
+            assign_rail_ranges(values, errors)
         if values["second_fabric"] and values["method"] == "shared_device" and not errors.messages:
             values["second_fabric_model"] = _second_fabric(values, errors, warnings, require_facts)
     else:

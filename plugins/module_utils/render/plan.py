@@ -10,6 +10,7 @@ import copy
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import groups
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import machineconfigs
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model as input_model
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import operators
@@ -78,11 +79,11 @@ def owned_machineconfig_names(variables):
     A name given up by a later change of these variables is found with the earlier variables (docs/teardown.md)."""
     shared = dict((key, value) for key, value in (variables or {}).items()
                   if isinstance(key, str) and key.startswith(names.VARIABLE_PREFIX)
-                  and key[len(names.VARIABLE_PREFIX):] in input_model.FIELDS and key != groups.VARIABLE)
+                  and key[len(names.VARIABLE_PREFIX):] in input_fields.FIELDS and key != groups.VARIABLE)
     configurations = [shared]
     errors = input_model.Errors()
     raw_groups = (variables or {}).get(groups.VARIABLE)
-    items = input_model._coerce(groups.FIELD, input_model.FIELDS[groups.FIELD], raw_groups, errors) if groups.given(variables) else []
+    items = input_model._coerce(groups.FIELD, input_fields.FIELDS[groups.FIELD].kind, raw_groups, errors) if groups.given(variables) else []
     for item in items or []:
         if isinstance(item, dict):
             own = dict((names.variable(key), value) for key, value in item.items() if key in _MACHINECONFIG_NAME_KEYS)

@@ -109,7 +109,7 @@ def resource_names(model):
 
 def ipam_config(model, group=None):
     """whereabouts IPAM JSON, as the network CRs take it (a string); each rail has its own range
-    (model._assign_rail_ranges), so two rails never hand out the same address."""
+    (input_ipam.assign_rail_ranges), so two rails never hand out the same address."""
     group = group or {}
     ipam = {"type": "whereabouts", "range": group.get("ipam_range") or model["ipam_range"]}
     if model.get("ipam_range_start"):
