@@ -55,7 +55,8 @@ def _collection():
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(ROOT))))  # ansible_collections/ on the path
     from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue  # pylint: disable=import-outside-toplevel
     # pylint: disable-next=import-outside-toplevel
-    from ansible_collections.gpudirect.openshift.plugins.module_utils.render import machineconfigs, names, plan, releases
+    from ansible_collections.gpudirect.openshift.plugins.module_utils import names
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.render import machineconfigs, plan, releases
 
     return catalogue, machineconfigs, names, plan, releases
 

@@ -134,7 +134,8 @@ MERGED = BEGIN + "      <<: *%s\n" % ANCHOR + END
 
 def main():
     sys.path.insert(0, os.path.join(ROOT, ".cache", "collections"))
-    from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields, names
+    from ansible_collections.gpudirect.openshift.plugins.module_utils import names
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields
     stale = []
     for role in ROLES:
         path = os.path.join(ROOT, "roles", role, "meta", "argument_specs.yml")

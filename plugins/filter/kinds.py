@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""managed_kinds: the kinds the collection prunes, from the one list in render/names.py; machineconfig_names: the names
+"""managed_kinds: the kinds the collection prunes, from the one list in module_utils/names.py; machineconfig_names: the names
 of the MachineConfigs a configuration can have (render/plan.py), read by name since the collection never lists them;
 select_labelled: the objects that match a label selector.
 
@@ -16,7 +16,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import labels_match, parse_label_selector
 from ansible_collections.gpudirect.openshift.plugins.module_utils.plain_data import plain
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import owned_machineconfig_names
 
 

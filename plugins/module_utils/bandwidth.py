@@ -15,8 +15,8 @@ __metaclass__ = type
 import json
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration, perftest
 from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import pod_phase
 

@@ -14,7 +14,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 # role: the prefix of the entry's variables (and the per-operator role's name, where there is one);
 # phase: the renderer's phase that holds the operator's own custom resource (None: the operator gets none);

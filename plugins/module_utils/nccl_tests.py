@@ -19,6 +19,18 @@ import re
 from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_calibration
 from ansible_collections.gpudirect.openshift.plugins.module_utils.text_tables import NOT_A_NUMBER, CellError, cell_number, judged_row, threshold_fraction
 
+
+# The environment of an NCCL job on the rails: the NCCL pods (cluster/nccl_test.py) and the rendered workload
+# template (render/workload.py) both set it.
+def nccl_environment(hcas, fabric, gid_index=None):
+    """NCCL variables that make NCCL use the rails: NCCL_IB_HCA lists them after '=' (exact names, not prefixes, so
+    mlx5_1 does not also pick mlx5_10); RoCE needs the RoCE v2 GID index (3 on RHCOS with an IPv4 address)."""
+    env = {"NCCL_IB_HCA": "=" + ",".join(hcas)} if hcas else {}
+    if fabric == "roce":
+        env["NCCL_IB_GID_INDEX"] = str(3 if gid_index is None else gid_index)
+    return env
+
+
 # Element sizes by the type names nccl-tests prints (src/common.cu test_typenames).
 TYPE_BYTES = {
     'int8': 1, 'uint8': 1, 'int32': 4, 'uint32': 4, 'int64': 8, 'uint64': 8,

@@ -13,7 +13,8 @@ __metaclass__ = type
 import difflib
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields, names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields
 
 # The roles: a variable that starts with "<role>_" belongs to that role (their argument specifications name them).
 ROLE_PREFIXES = ("diagnostics_", "hardware_facts_", "nfd_", "nvidia_gpu_operator_", "nvidia_network_operator_",

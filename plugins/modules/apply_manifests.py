@@ -224,7 +224,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.schema import SchemaChecker
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import READ_BY_NAME_KINDS
+from ansible_collections.gpudirect.openshift.plugins.module_utils.names import READ_BY_NAME_KINDS
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import (
     WAIT_OPTIONS,
     WaitFailed,

@@ -314,7 +314,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory impo
     render_html,
     render_markdown,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 
 def argument_spec():

@@ -265,7 +265,8 @@ summary:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import gitops, names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import gitops
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.olm import olm_manifests
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, stale_objects, validate_checks
 

@@ -358,7 +358,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth impo
     summarize,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import BandwidthTest
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 
 def argument_spec():

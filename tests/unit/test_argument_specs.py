@@ -12,7 +12,8 @@ import sys
 
 import yaml
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields, names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TYPES = {"str": "str", "int": "int", "bool": "bool", "list": "list", "dict": "dict", "dictlist": "list", "intorstr": "raw"}

@@ -1,4 +1,4 @@
-"""One definition of each thing (issue 16): the kinds the collection prunes are listed once, in render/names.py, and
+"""One definition of each thing (issue 16): the kinds the collection prunes are listed once, in module_utils/names.py, and
 roles read them through the managed_kinds filter; readiness conditions come from render/waits.py."""
 
 import glob
@@ -7,7 +7,7 @@ import re
 
 import yaml
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 YAML_FILES = sorted(glob.glob(os.path.join(ROOT, "roles", "*", "*", "*.yml")) + glob.glob(os.path.join(ROOT, "playbooks", "*.yml")))
@@ -112,7 +112,7 @@ def test_the_hardware_readers_copies_of_the_vocabulary_agree_with_it():
 
 def test_ids_typed_by_a_user_and_ids_read_from_hardware_have_one_meaning_each():
     from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
-    from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+    from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
     assert vocabulary.hex_id(4129) == "1021"  # a number read from hardware is its value
     assert names.normalise_hex_id(1021) == "1021"  # YAML's unquoted 1021 stands for the digits typed

@@ -30,7 +30,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.operat
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules.olm_install import OPERATOR_OPTIONS
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import SAMPLE_NAMES, compile_condition, wait_title
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import READ_BY_NAME_KINDS
+from ansible_collections.gpudirect.openshift.plugins.module_utils.names import READ_BY_NAME_KINDS
 
 MARKETPLACE = "openshift-marketplace"
 CATALOG_SOURCE = ("operators.coreos.com/v1alpha1", "CatalogSource")

@@ -24,8 +24,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwid
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.workload import nccl_environment
+from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ansible_collections.gpudirect.openshift.plugins.module_utils.nccl_tests import nccl_environment
 
 COMPONENT = "gpudirect-nccl"
 ROLE_LABEL = "gpudirect.openshift/nccl-role"

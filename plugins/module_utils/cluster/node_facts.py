@@ -31,7 +31,7 @@ import json
 import time
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import (
     ClusterError,
     api_message,

@@ -8,7 +8,7 @@
 code run on it unchanged: reads of a prefetched kind are answered from memory, reads of any other
 kind go to the API, and writes are never sent (they are recorded by the callers as changes, as in
 check mode). That is how plan_status decides, from one list per kind, whether a converge would
-change or wait on anything. The kinds read by name only (MachineConfigs, render/names.py READ_BY_NAME_KINDS) are
+change or wait on anything. The kinds read by name only (MachineConfigs, module_utils/names.py READ_BY_NAME_KINDS) are
 never listed: prefetch_names reads the planned names, one GET each.
 """
 

@@ -21,7 +21,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 # Helpers every check starts with (Lua 5.1: no goto, no integer division).
 _PRELUDE = """local hs = {status = "Progressing", message = ""}

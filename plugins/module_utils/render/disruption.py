@@ -34,7 +34,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 MACHINE_CONFIG = "MachineConfig"
 SRIOV_POLICY = "SriovNetworkNodePolicy"

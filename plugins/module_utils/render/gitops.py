@@ -21,7 +21,7 @@ import copy
 from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import argocd_health
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import groups
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"

@@ -21,7 +21,7 @@ import re
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model as input_model
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma
 
 FIELD = "node_groups"

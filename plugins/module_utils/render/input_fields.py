@@ -11,7 +11,7 @@ them the AWX surveys) and the tables of docs/input-model.md from it, rows in tab
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import releases
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.rdma import MATRIX
 

@@ -14,7 +14,7 @@ __metaclass__ = type
 import base64
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import nics
 
 UDEV_RULES_PATH = "/etc/udev/rules.d/70-gpudirect-rdma-persistent-net.rules"

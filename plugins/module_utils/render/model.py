@@ -20,7 +20,7 @@ try:
 except ImportError:  # pragma: no cover - ansible-core requires PyYAML; the model then reads JSON only
     HAS_YAML = False
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import nics
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.rdma import MATRIX
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.input_fields import FIELDS

@@ -7,7 +7,7 @@ NicClusterPolicy driver section and the GPU ClusterPolicy."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import releases
 

@@ -12,7 +12,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.render import 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import machineconfigs
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import input_fields
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model as input_model
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import operators
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.waits import render_waits

@@ -15,7 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 # sriov-network-operator pkg/webhook/validate.go: the webhook's limit for Mellanox PFs. Below it, the Mellanox plugin
 # rewrites the firmware's NUM_OF_VFS to numVfs and reboots (pkg/vendors/mellanox/mellanox.go HandleTotalVfs), so the

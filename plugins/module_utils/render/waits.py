@@ -20,7 +20,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 DESIRED_STATE = "sriovnetwork.openshift.io/desired-state"
 CURRENT_STATE = "sriovnetwork.openshift.io/current-state"

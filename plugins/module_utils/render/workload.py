@@ -7,19 +7,12 @@ and the NCCL variables that make NCCL use them. Pure: rendered from the model, n
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names, rdma
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.nccl_tests import nccl_environment
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma
 
 FILE = "workload-rail-job-pod.yaml"
 IMAGE_PLACEHOLDER = "registry.example/your-nccl-workload:tag"
-
-
-def nccl_environment(hcas, fabric, gid_index=None):
-    """NCCL variables that make NCCL use the rails: NCCL_IB_HCA lists them after '=' (exact names, not prefixes, so
-    mlx5_1 does not also pick mlx5_10); RoCE needs the RoCE v2 GID index (3 on RHCOS with an IPv4 address)."""
-    env = {"NCCL_IB_HCA": "=" + ",".join(hcas)} if hcas else {}
-    if fabric == "roce":
-        env["NCCL_IB_GID_INDEX"] = str(3 if gid_index is None else gid_index)
-    return env
 
 
 def rails_from_plan(summary, nic_ports=None, affinity=None, namespace=None):

@@ -21,7 +21,7 @@ from ansible.module_utils.compat.version import LooseVersion
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import unique as _unique
 from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.groups import node_group_problems
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import NIC_CLUSTER_POLICY_NAME
+from ansible_collections.gpudirect.openshift.plugins.module_utils.names import NIC_CLUSTER_POLICY_NAME
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.reported import reported_nic_problems
 
 MARKETPLACE = catalogue.MARKETPLACE

@@ -8,13 +8,14 @@ import pathlib
 import pytest
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue, vocabulary
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model, names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 # Modules whose regular expressions judge input (variables, facts from pods, catalogue entries). The output parsers
 # (perftest, nccl-tests, nvidia-smi, sysfs) work line by line on text they split themselves and are not listed.
 VALIDATING_MODULES = [
-    "plugins/module_utils/render/names.py",
+    "plugins/module_utils/names.py",
     "plugins/module_utils/render/model.py",
     "plugins/module_utils/render/machineconfigs.py",
     "plugins/module_utils/vocabulary.py",

@@ -25,7 +25,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift import compare, names_to_read, prefetch_kinds
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import SnapshotClient
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.names import API_MCO, READ_BY_NAME_KINDS
+from ansible_collections.gpudirect.openshift.plugins.module_utils.names import API_MCO, READ_BY_NAME_KINDS
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import owned_machineconfig_names, render_all
 
 from .test_plan_status import FakeCluster

@@ -16,7 +16,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import operator_installer
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import olm_install
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, absent, wait_for
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.modules import olm_operator
 
 

@@ -19,7 +19,8 @@ import pytest
 import yaml
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import gitops, names, olm, plan
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import gitops, olm, plan
 
 KUBECTL = "/usr/bin/kubectl"
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import node_facts
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import names, releases
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import releases
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 
 from conftest import P, base_variables
