@@ -16,10 +16,10 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible_collections.gpudirect.openshift.plugins.module_utils.plain_data import plain
 from ansible_collections.gpudirect.openshift.plugins.module_utils.perftest import (
     PerftestParseError,
-    diagnose,
     evaluate_bw,
     parse_bw_output,
 )
+from ansible_collections.gpudirect.openshift.plugins.module_utils.perftest_diagnosis import diagnose
 
 
 def ib_write_bw_parse(output, require_results=True):

@@ -17,7 +17,7 @@ import re
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration, perftest
+from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration, perftest, perftest_diagnosis
 from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import pod_phase
 
 COMPONENT_LABEL = "app.kubernetes.io/component"
@@ -663,7 +663,7 @@ def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, t
     if problem == "server" or (server_pod and pod_phase(server_pod) == "Failed" and not (parsed and parsed.get("rows"))):
         log_for_diagnosis = server_log or ""
         pod_for_diagnosis = server_pod
-    diagnosis = perftest.diagnose(log=log_for_diagnosis, pod=pod_for_diagnosis, timed_out=timed_out,
+    diagnosis = perftest_diagnosis.diagnose(log=log_for_diagnosis, pod=pod_for_diagnosis, timed_out=timed_out,
                                   evaluation=evaluation if evaluation and evaluation.get("code") != "no_gpu_memory_path" else None)
     if evaluation and evaluation.get("code") == "no_gpu_memory_path" and diagnosis["ok"]:
         diagnosis = {"code": "no_gpu_memory_path", "ok": False,

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest
+from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest, perftest_diagnosis
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import node_facts
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import devices, nvidia_smi, readiness, sysfs, topology
 from ansible_collections.gpudirect.openshift.tests.unit.fixtures.synthetic_sysfs import read_fixture
@@ -22,7 +22,7 @@ def _perftest_log():
 # (name, function of one argument, a good text input)
 TEXT_APIS = [
     ("parse_bw_output", perftest.parse_bw_output, _perftest_log()),
-    ("diagnose", lambda log: perftest.diagnose(log=log), _perftest_log()),
+    ("diagnose", lambda log: perftest_diagnosis.diagnose(log=log), _perftest_log()),
     ("evaluate_bw", lambda log: perftest.evaluate_bw(log, 100), _perftest_log()),
     ("evaluate_bw link rate", lambda rate: perftest.evaluate_bw(_perftest_log(), rate)["link_rate_gbps"], "100000 Mb/s"),
     ("nvidia_smi.parse", nvidia_smi.parse, read_fixture("h200-node", "nvidia-smi-q-x.xml")),
@@ -70,6 +70,6 @@ def test_none_is_refused_with_a_value_error(name, function, message):
 
 
 def test_diagnose_reads_a_bytes_log_instead_of_ignoring_it():
-    assert perftest.diagnose(log=_perftest_log().encode("utf-8"))["code"] == "ok"
+    assert perftest_diagnosis.diagnose(log=_perftest_log().encode("utf-8"))["code"] == "ok"
     with pytest.raises(ValueError, match="log must be text, got int"):
-        perftest.diagnose(log=42)
+        perftest_diagnosis.diagnose(log=42)

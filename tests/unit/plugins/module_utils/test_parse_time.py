@@ -23,7 +23,7 @@ KILL_S = 90
 
 PRELUDE = """
 import time
-from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest
+from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest, perftest_diagnosis
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import collector, nvidia_smi, sysfs, topology
 
 MIB = %d
@@ -59,7 +59,7 @@ CASES = {
     "perftest_diagnose": """
 log = "\\n".join(["RDMA_Write BW Test", line("a "), " Device : mlx5_0", "-" * 40])
 start = time.process_time()
-perftest.diagnose(log=log)
+perftest_diagnosis.diagnose(log=log)
 """,
     "perftest_many_distinct_error_lines": """
 log = "\\n".join("ERROR %d" % index for index in range(MIB // 12))

@@ -9,15 +9,14 @@ import re
 import pytest
 
 from ansible_collections.gpudirect.openshift.tests.unit.fixtures import synthetic_sysfs
-from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest
+from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest, perftest_diagnosis
 from ansible_collections.gpudirect.openshift.plugins.module_utils.perftest import (
-    DIAGNOSIS_CODES,
     MIB_PER_SEC_TO_GBPS,
     PerftestParseError,
-    diagnose,
     evaluate_bw,
     parse_bw_output,
 )
+from ansible_collections.gpudirect.openshift.plugins.module_utils.perftest_diagnosis import DIAGNOSIS_CODES, diagnose
 
 CLIENT = 'cloud-native-stack_ubuntu24_v19_client_sweep_roce.txt'
 SERVER = 'cloud-native-stack_ubuntu24_v19_server_roce.txt'
@@ -560,7 +559,7 @@ def test_diagnose_perftest_log(log, code):
 def test_diagnose_real_captures_are_ok():
     for name in (CLIENT, SERVER, CUDA_CLIENT):
         result = diagnose(log=read_capture(name), phase='Succeeded')
-        assert result == {'code': 'ok', 'ok': True, 'message': perftest._MESSAGES['ok'], 'evidence': []}
+        assert result == {'code': 'ok', 'ok': True, 'message': perftest_diagnosis._MESSAGES['ok'], 'evidence': []}
 
 
 def test_diagnose_timeout():
@@ -593,7 +592,7 @@ def test_diagnose_unknown():
 
 
 def test_every_code_has_a_message():
-    assert set(DIAGNOSIS_CODES) == set(perftest._MESSAGES)
+    assert set(DIAGNOSIS_CODES) == set(perftest_diagnosis._MESSAGES)
     assert {code for code, _pattern in perftest.ERROR_PATTERNS} <= set(DIAGNOSIS_CODES)
 
 
