@@ -352,9 +352,11 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
 from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth import (
     SettingsError,
-    failure_message,
     perftest_args,
     settings_from,
+)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth_verdicts import (
+    failure_message,
     summarize,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import BandwidthTest

@@ -32,6 +32,18 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth impo
     RUN_LABEL,
     SRIOV_NODE_STATE,
     SettingsError,
+    nodes_for_rail,
+    nodes_to_test,
+    pair_rounds,
+    pod_manifest,
+    pod_name,
+    public_rail,
+    rail_settings,
+    rail_text,
+    ring_pairs,
+    secondary_ips,
+)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth_verdicts import (
     calibrated_expectation,
     device_for,
     device_mismatch,
@@ -39,19 +51,9 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth impo
     facts_ports,
     judge,
     link_rate_for,
-    nodes_for_rail,
-    nodes_to_test,
-    pair_rounds,
     pair_side_hardware,
-    pod_manifest,
-    pod_name,
     port_not_active,
-    public_rail,
     rail_device_problems,
-    rail_settings,
-    rail_text,
-    ring_pairs,
-    secondary_ips,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun

@@ -10,6 +10,7 @@ from xml.etree import ElementTree
 import pytest
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth as bt
+from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_verdicts
 from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import BandwidthTest
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
@@ -108,16 +109,16 @@ def test_pending_problems_are_recognised():
 
 def test_device_and_link_rate_from_facts():
     s = settings(nic_ports=PORTS)
-    assert bt.device_for(s, "n0") == "mlx5_1"  # the Ethernet port named in the selection, not the IB one
-    assert bt.link_rate_for(s, "n0", "mlx5_1")[0] == 200.0
-    assert bt.link_rate_for(s, "n1", "mlx5_1")[0] == 100.0
-    rate, reason = bt.link_rate_for(s, "n9")
+    assert bandwidth_verdicts.device_for(s, "n0") == "mlx5_1"  # the Ethernet port named in the selection, not the IB one
+    assert bandwidth_verdicts.link_rate_for(s, "n0", "mlx5_1")[0] == 200.0
+    assert bandwidth_verdicts.link_rate_for(s, "n1", "mlx5_1")[0] == 100.0
+    rate, reason = bandwidth_verdicts.link_rate_for(s, "n9")
     assert rate is None and "verify_link_rate_gbps" in reason
-    assert bt.link_rate_for(settings(nic_ports=PORTS, link_rate_gbps=25), "n9") == (25.0, "link_rate_gbps option")
-    assert bt.device_for(settings(SRIOV_ROCE, nic_ports=PORTS), "n0") is None  # a VF: found in the pod
-    assert bt.device_for(settings(nic_ports=PORTS, rdma_device="mlx5_9"), "n0") == "mlx5_9"
+    assert bandwidth_verdicts.link_rate_for(settings(nic_ports=PORTS, link_rate_gbps=25), "n9") == (25.0, "link_rate_gbps option")
+    assert bandwidth_verdicts.device_for(settings(SRIOV_ROCE, nic_ports=PORTS), "n0") is None  # a VF: found in the pod
+    assert bandwidth_verdicts.device_for(settings(nic_ports=PORTS, rdma_device="mlx5_9"), "n0") == "mlx5_9"
     state = {"status": {"interfaces": [{"name": "ens8f0np0", "linkType": "ETH", "linkSpeed": "400000 Mb/s"}]}}
-    assert bt.link_rate_for(settings(), "n5", None, state)[0] == 400.0
+    assert bandwidth_verdicts.link_rate_for(settings(), "n5", None, state)[0] == 400.0
 
 
 def test_judge_passes_a_gpu_run_and_refuses_a_host_memory_run(fixtures_dir):
@@ -125,23 +126,23 @@ def test_judge_passes_a_gpu_run_and_refuses_a_host_memory_run(fixtures_dir):
     with open(path) as handle:
         cuda_log = handle.read()
     s = settings(gpu_rdma_mode="peermem")
-    parsed, evaluation, diagnosis = bt.judge(s, cuda_log, "", {"status": {"phase": "Succeeded"}}, None, 25)
+    parsed, evaluation, diagnosis = bandwidth_verdicts.judge(s, cuda_log, "", {"status": {"phase": "Succeeded"}}, None, 25)
     assert evaluation["passed"] and diagnosis["code"] == "ok" and parsed["use_cuda"]
     # The same numbers from the dmabuf configuration: the capture used cuMemAlloc (peer memory), not DMA-BUF.
-    _parsed, evaluation, diagnosis = bt.judge(settings(), cuda_log, "", None, None, 25)
+    _parsed, evaluation, diagnosis = bandwidth_verdicts.judge(settings(), cuda_log, "", None, None, 25)
     assert not evaluation["passed"] and diagnosis["code"] == "no_gpu_memory_path"
     with open(os.path.join(fixtures_dir, "command-outputs", "ib_write_bw", "cloud-native-stack_ubuntu24_v19_client_sweep_roce.txt")) as handle:
         host_log = handle.read()
-    _parsed, evaluation, diagnosis = bt.judge(s, host_log, "", None, None, 50)
+    _parsed, evaluation, diagnosis = bandwidth_verdicts.judge(s, host_log, "", None, None, 50)
     assert diagnosis["code"] == "no_gpu_memory_path" and "host memory" in diagnosis["message"]
-    _parsed, evaluation, diagnosis = bt.judge(settings(gpu_rdma_mode="none"), host_log, "", None, None, 100)
+    _parsed, evaluation, diagnosis = bandwidth_verdicts.judge(settings(gpu_rdma_mode="none"), host_log, "", None, None, 100)
     assert diagnosis["code"] == "bandwidth_below_threshold"
 
 
 def test_judge_diagnoses_the_server_when_it_failed_first():
     server = {"status": {"phase": "Failed"}}
     log = "initializing CUDA\nThere are no available device(s) that support CUDA\n"
-    _parsed, evaluation, diagnosis = bt.judge(settings(), "", log, None, server, 400, problem="server")
+    _parsed, evaluation, diagnosis = bandwidth_verdicts.judge(settings(), "", log, None, server, 400, problem="server")
     assert evaluation is None and diagnosis["code"] == "no_gpu_memory_path"
 
 
@@ -158,16 +159,17 @@ def _pairs():
 
 
 def test_summary_and_failure_message():
-    summary = bt.summarize(_pairs(), 0.8)
+    summary = bandwidth_verdicts.summarize(_pairs(), 0.8)
     assert summary == {"pairs": 2, "passed": 1, "failed": 1, "all_passed": False, "min_bandwidth_gbps": 375.2,
                        "avg_bandwidth_gbps": 375.2, "max_bandwidth_gbps": 375.2, "threshold": 0.8, "diagnoses": ["wrong_gid"]}
-    assert bt.failure_message(_pairs()) == "GPUDirect RDMA bandwidth test failed for 1 of 2 pair(s): b.example -> c.example: wrong_gid: bad | gid"
-    assert bt.summarize([], 0.8)["all_passed"] is False
+    assert bandwidth_verdicts.failure_message(_pairs()) == (
+        "GPUDirect RDMA bandwidth test failed for 1 of 2 pair(s): b.example -> c.example: wrong_gid: bad | gid")
+    assert bandwidth_verdicts.summarize([], 0.8)["all_passed"] is False
 
 
 def test_reports_markdown_and_self_contained_html_with_charts():
     pairs = _pairs()
-    result = {"pairs": pairs, "summary": bt.summarize(pairs, 0.8), "cluster": "lab", "configuration": "1", "arguments": "-a"}
+    result = {"pairs": pairs, "summary": bandwidth_verdicts.summarize(pairs, 0.8), "cluster": "lab", "configuration": "1", "arguments": "-a"}
     text = bandwidth_report.markdown(result)
     # path, PCIe links and expected range unknown here (no facts): shown as such
     assert "| a.example | b.example | mlx5_1 / mlx5_1 | - | - / - | 400 | - | 320.00 | 375.20 | 93.8% | passed | ok |" in text
@@ -181,7 +183,7 @@ def test_reports_markdown_and_self_contained_html_with_charts():
         assert root.tag.endswith("svg")
     bars = bandwidth_report.bar_chart_svg(pairs)
     assert 'stroke="#d62728"' in bars and "no result: wrong_gid" in bars  # threshold marks, failed pair labelled
-    no_sweep = bandwidth_report.html({"pairs": pairs[1:], "summary": bt.summarize(pairs[1:], 0.8)})
+    no_sweep = bandwidth_report.html({"pairs": pairs[1:], "summary": bandwidth_verdicts.summarize(pairs[1:], 0.8)})
     assert no_sweep.count("<svg") == 1
 
 
@@ -250,7 +252,7 @@ def test_every_rail_gets_its_own_network_resource_and_selection():
     assert s["network"] == "rdmashared-net-1" and s["resources"] == {"rdma/rail_a": 1} and s["selection"]["interfaces"] == ["ens1f0np0"]
     for rail, device, rate in zip(rails, ("mlx5_0", "mlx5_1"), (400.0, 200.0)):
         r = bt.rail_settings(s, rail)
-        assert bt.device_for(r, "n0") == device and bt.link_rate_for(r, "n1", device)[0] == rate
+        assert bandwidth_verdicts.device_for(r, "n0") == device and bandwidth_verdicts.link_rate_for(r, "n1", device)[0] == rate
         pod = bt.pod_manifest(r, "abc123", rail["index"], "server", "n0", None, device)
         container = pod["spec"]["containers"][0]
         # Only this rail's resource: a pod holding every rail's NIC would not show a weak rail.
@@ -304,15 +306,15 @@ def _rail_pairs():
 
 def test_summary_failure_message_and_reports_name_the_weak_rail():
     pairs = _rail_pairs()
-    summary = bt.summarize(pairs, 0.8)
+    summary = bandwidth_verdicts.summarize(pairs, 0.8)
     assert [(r["index"], r["network"], r["pairs"], r["passed"], r["all_passed"], r["diagnoses"]) for r in summary["rails"]] == [
         (0, "net-0", 1, 1, True, []), (1, "net-1", 1, 0, False, ["wrong_gid"])]
-    assert bt.failure_message(pairs) == (
+    assert bandwidth_verdicts.failure_message(pairs) == (
         "GPUDirect RDMA bandwidth test failed for 1 of 2 pair(s), on 1 of 2 rail(s): rail 1 (network net-1, resource rdma/rail_1, "
         "NIC ens2f0np0): a.example -> b.example: wrong_gid: bad | gid")
     # One rail: the message is the one it always was.
     single = [dict(p, rail=dict(p["rail"], count=1)) for p in pairs]
-    assert bt.failure_message(single) == "GPUDirect RDMA bandwidth test failed for 1 of 2 pair(s): a.example -> b.example: wrong_gid: bad | gid"
+    assert bandwidth_verdicts.failure_message(single) == "GPUDirect RDMA bandwidth test failed for 1 of 2 pair(s): a.example -> b.example: wrong_gid: bad | gid"
     result = {"pairs": pairs, "summary": summary, "cluster": "lab", "configuration": "1", "arguments": "-a"}
     text = bandwidth_report.markdown(result)
     assert "| 1 | net-1 | rdma/rail_1 | ens2f0np0 | 1 | 0 | - | FAILED |" in text
@@ -320,7 +322,7 @@ def test_summary_failure_message_and_reports_name_the_weak_rail():
     page = bandwidth_report.html(result)
     assert "<h2>Rails</h2>" in page and "<td>1: net-1 (ens2f0np0)</td>" in page and "a -&gt; b rail 1" in page
     ElementTree.fromstring(bandwidth_report.bar_chart_svg(pairs))
-    one = {"pairs": single[:1], "summary": bt.summarize(single[:1], 0.8)}
+    one = {"pairs": single[:1], "summary": bandwidth_verdicts.summarize(single[:1], 0.8)}
     assert "Rail" not in bandwidth_report.markdown(one) and "Rails" not in bandwidth_report.html(one)
 
 
@@ -402,27 +404,27 @@ def test_several_rails_without_their_devices_are_refused_before_any_pod():
     assert "rail 1 (network rdmashared-net-2" in text and "hardware_facts" in text
     # Facts of another rail's NIC only are no stand-in either: n1 has no port of rail 1 (ens2f0np0).
     partial = [p for p in RAIL_PORTS if not (p["node"] == "n1" and p["netdev"] == "ens2f0np0")]
-    problems = bt.rail_device_problems([(bt.rail_settings(settings(TWO_RAILS, nic_ports=partial), r), node)
+    problems = bandwidth_verdicts.rail_device_problems([(bt.rail_settings(settings(TWO_RAILS, nic_ports=partial), r), node)
                                         for r in settings(TWO_RAILS)["rails"] for node in ("n0", "n1")])
     assert [p.split(":")[0] for p in problems[:-1]] == ["rail 1 (network rdmashared-net-2, resource rdma/rail_b, NIC ens2f0np0)"]
     assert "node n1" in problems[0]
     # One rail keeps the pod's own choice; SR-IOV pods take the VF behind their interface.
-    assert bt.rail_device_problems([(bt.rail_settings(settings(), settings()["rails"][0]), "n0")]) == []
+    assert bandwidth_verdicts.rail_device_problems([(bt.rail_settings(settings(), settings()["rails"][0]), "n0")]) == []
 
 
 def test_a_result_from_another_device_than_the_rails_is_not_the_rails():
-    assert bt.device_mismatch({"server": "mlx5_3", "client": "mlx5_3"}, {"server": "mlx5_3", "client": "mlx5_3"}) is None
-    wrong = bt.device_mismatch({"server": "mlx5_3", "client": "mlx5_3"}, {"server": "mlx5_0", "client": "mlx5_0"})
+    assert bandwidth_verdicts.device_mismatch({"server": "mlx5_3", "client": "mlx5_3"}, {"server": "mlx5_3", "client": "mlx5_3"}) is None
+    wrong = bandwidth_verdicts.device_mismatch({"server": "mlx5_3", "client": "mlx5_3"}, {"server": "mlx5_0", "client": "mlx5_0"})
     assert wrong["code"] == "wrong_rdma_device" and not wrong["ok"]
     assert wrong["message"] == "the rail's device is mlx5_3 but perftest measured server mlx5_0, client mlx5_0: this result is not the rail's"
     # A side whose device the log does not name (it failed before its header) is no mismatch.
-    assert bt.device_mismatch({"server": "mlx5_3", "client": "mlx5_3"}, {"server": "mlx5_3", "client": None}) is None
+    assert bandwidth_verdicts.device_mismatch({"server": "mlx5_3", "client": "mlx5_3"}, {"server": "mlx5_3", "client": None}) is None
 
 
 def test_a_port_the_facts_show_down_is_named():
     ports = [dict(p, state="DOWN" if (p["node"], p["rdma_device"]) == ("n1", "mlx5_1") else "ACTIVE") for p in RAIL_PORTS]
     s = settings(TWO_RAILS, nic_ports=ports)
     second = bt.rail_settings(s, s["rails"][1])
-    assert bt.port_not_active(second, "n1", "mlx5_1") == "n1 ens2f0np0 (mlx5_1) is DOWN in the facts"
-    assert bt.port_not_active(second, "n0", "mlx5_1") is None
-    assert bt.port_not_active(bt.rail_settings(s, s["rails"][0]), "n1", "mlx5_0") is None
+    assert bandwidth_verdicts.port_not_active(second, "n1", "mlx5_1") == "n1 ens2f0np0 (mlx5_1) is DOWN in the facts"
+    assert bandwidth_verdicts.port_not_active(second, "n0", "mlx5_1") is None
+    assert bandwidth_verdicts.port_not_active(bt.rail_settings(s, s["rails"][0]), "n1", "mlx5_0") is None

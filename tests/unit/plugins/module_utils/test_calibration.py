@@ -2,7 +2,7 @@
 
 import pytest
 from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration as cal
-from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth as bt
+from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_verdicts
 
 
 def test_pcie_payload_bound_follows_the_stated_formula():
@@ -56,7 +56,7 @@ def test_a40_on_a_400_gbps_port_is_bounded_by_its_pcie_gen4_link():
     assert expectation["bound_gbps"] == 230.46 and expectation["limited_by"].startswith("GPU PCIe Gen4 x16")
     # 375 Gb/s, what the simulator reported for an A40 before, is impossible on this hardware
     assert 375.12 > expectation["high_gbps"] == 218.93
-    text = bt.expectation_text(212.0, expectation)
+    text = bandwidth_verdicts.expectation_text(212.0, expectation)
     assert text.startswith("212.00 Gb/s measured, expected 207.41-218.93 Gb/s for this hardware (bound 230.46 Gb/s: GPU PCIe Gen4 x16")
     assert "lower than the link because the GPU PCIe Gen4 x16" in text and "redhat-chapter" in text
 
@@ -72,13 +72,13 @@ def test_mtu_and_paths_through_the_cpu_are_named():
 def test_the_weaker_side_of_a_pair_sets_the_expectation():
     pix = {"nic_pcie": (32.0, 16), "gpu_pcie": (32.0, 16), "path": "PIX", "gpu": "0000:18:00.0"}
     sys_side = dict(pix, path="SYS")
-    expectation = bt.calibrated_expectation(400, "InfiniBand", 4096, [pix, sys_side])
+    expectation = bandwidth_verdicts.calibrated_expectation(400, "InfiniBand", 4096, [pix, sys_side])
     assert expectation["sources"][-1] == "perftest-241" and expectation["high_gbps"] < 200
     # GPU link unknown from facts: the model's (an A40 is Gen4)
     unknown = {"nic_pcie": (None, None), "gpu_pcie": (None, None), "path": None, "gpu": None}
-    assert bt.calibrated_expectation(400, "InfiniBand", 4096, [unknown], gpu_model="NVIDIA A40")["bound_gbps"] == 230.46
+    assert bandwidth_verdicts.calibrated_expectation(400, "InfiniBand", 4096, [unknown], gpu_model="NVIDIA A40")["bound_gbps"] == 230.46
     # host memory: no GPU in the path
-    assert bt.calibrated_expectation(400, "InfiniBand", 4096, [unknown], gpu_model="NVIDIA A40", gpu_memory=False)["bound_gbps"] == 400.0
+    assert bandwidth_verdicts.calibrated_expectation(400, "InfiniBand", 4096, [unknown], gpu_model="NVIDIA A40", gpu_memory=False)["bound_gbps"] == 400.0
 
 
 def test_pair_side_hardware_reads_path_and_links_from_the_port_facts():
@@ -88,6 +88,6 @@ def test_pair_side_hardware_reads_path_and_links_from_the_port_facts():
                                              {"gpu": "0000:e1:00.0", "relation": "SYS", "pcie_gts": 16.0, "pcie_width": 16}]}],
                 "link_layer": "InfiniBand", "selection": {"interfaces": ["ibs2f0"], "pci_addresses": [], "device_ids": []},
                 "method": "shared_device"}
-    side = bt.pair_side_hardware(settings, "n0", "mlx5_0", "e1:00")
+    side = bandwidth_verdicts.pair_side_hardware(settings, "n0", "mlx5_0", "e1:00")
     assert side == {"nic_pcie": (32.0, 16), "gpu": "0000:e1:00.0", "gpu_pcie": (16.0, 16), "path": "SYS"}
-    assert bt.pair_side_hardware(settings, "n0", "mlx5_0", None)["path"] is None
+    assert bandwidth_verdicts.pair_side_hardware(settings, "n0", "mlx5_0", None)["path"] is None
