@@ -16,8 +16,8 @@ NFD's PCI labels, kernel and boot ID, the collector's source), so a later run st
 only for nodes whose fingerprint changed, or for all with ``refresh``. A cached document goes through the same
 parsing and checks as a fresh one: it is data read from the cluster, not trusted.
 
-Manifest builders, node selection, fingerprints and log parsing are pure functions (unit tested); ``FactsRun``
-does the API calls.
+Manifest builders, fingerprints and log parsing are pure functions (unit tested), like the node selection
+(cluster/facts_nodes.py) and the script (hardware/standalone.py); ``FactsRun`` does the API calls.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -30,7 +30,6 @@ import hashlib
 import json
 import time
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import (
     ClusterError,
@@ -40,14 +39,16 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
 from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import new_run_id, pod_phase, pod_state_text
-# Imported (not only read) so that Ansible ships them with the module: their sources become the pod's script.
-from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import (
-    collector,
-    devices,
-    nvidia_smi,
-    readiness,
-    sysfs,
-    topology,
+from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import nvidia_smi
+from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware.standalone import standalone_script
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.facts_nodes import (
+    CONTROL_PLANE_REFUSAL,
+    GPU_RESOURCE,
+    allocatable_gpus,
+    fill_from_node_labels,
+    node_labels,
+    select_nodes,
+    without_control_plane,
 )
 
 COMPONENT_LABEL = "app.kubernetes.io/component"
@@ -63,15 +64,7 @@ HOST_PROC = "/host/proc"
 # once the GPU driver is loaded, and a hostPath of type File that is missing keeps the pod from starting.
 PROC_MOUNTS = (("host-proc-modules", "modules", "File"), ("host-proc-osrelease", "sys/kernel/osrelease", "File"),
                ("host-proc-driver", "driver", "Directory"))
-GPU_RESOURCE = "nvidia.com/gpu"
 CONTAINER = "collector"
-NIC_VENDOR_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
-WORKER_LABEL = "node-role.kubernetes.io/worker"
-# The role labels of OpenShift's control-plane nodes (the installer's master and control-plane roles; the
-# machine-config-operator's master pool selects node-role.kubernetes.io/master). Facts pods mount host paths, so they
-# go there only when asked (allow_control_plane): a control-plane node runs etcd and the API server.
-CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane")
-
 DEFAULT_IMAGE = "registry.access.redhat.com/ubi9/python-312:9.6-1762197685@sha256:7b8f2ee184b40eb160e2c90c240a16fd9ec93279cc1553c0b8b872e2274a139b"
 DEFAULT_TOLERATIONS = [{"operator": "Exists"}]
 DEFAULT_MAX_PODS_IN_FLIGHT = 50
@@ -81,31 +74,6 @@ CACHE_NODE_LABEL = "gpudirect.openshift/facts-node"
 FINGERPRINT_ANNOTATION = "gpudirect.openshift/hardware-fingerprint"
 CACHE_KEY = "facts.json.gz"
 NFD_PCI_PREFIX = "feature.node.kubernetes.io/pci-"
-
-SCRIPT_MODULES = (("devices", devices), ("sysfs", sysfs), ("nvidia_smi", nvidia_smi), ("topology", topology),
-                  ("readiness", readiness), ("collector", collector))
-
-
-# -- the script -------------------------------------------------------------------------------
-
-
-def _module_source(module):
-    """Source text of a hardware module, also when it is loaded from AnsiballZ's zip (no plain file)."""
-    loader = getattr(module, "__loader__", None)
-    source = loader.get_source(module.__name__) if loader is not None and hasattr(loader, "get_source") else None
-    if source is None:
-        with open(module.__file__, "r") as handle:
-            source = handle.read()
-    return source
-
-
-def standalone_script():
-    """One self-contained collector script (the layout of collector.py --write-standalone).
-
-    Built from the loaded modules' sources rather than from files next to collector.py, because
-    inside a module run those files sit in a zip archive."""
-    sources = dict((name, _module_source(module)) for name, module in SCRIPT_MODULES)
-    return collector.standalone_from_sources(sources, "gpudirect.openshift (node hardware facts)")
 
 
 # -- names and manifests ----------------------------------------------------------------------
@@ -190,15 +158,6 @@ def pod_manifest(name, namespace, node, run_id, configmap, image, service_accoun
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
-def allocatable_gpus(node):
-    """GPUs the node's device plugin offers (status.allocatable nvidia.com/gpu); 0 without the plugin."""
-    value = (((node.get("status") or {}).get("allocatable")) or {}).get(GPU_RESOURCE)
-    try:
-        return int(str(value))
-    except ValueError:
-        return 0
-
-
 def _left_by_a_run(obj):
     """Whether ``obj`` is one that a facts run creates for itself (per-run namespace, service account or SCC grant):
     labelled by the collection as the facts component. What an administrator applies from deploy/rbac/workloads.yml
@@ -219,84 +178,7 @@ def scc_role_binding(namespace, service_account, scc):
     }
 
 
-# -- node selection ---------------------------------------------------------------------------
-
-
-def _labels_of(node):
-    return (node.get("metadata") or {}).get("labels") or {}
-
-
-def _matches_selector(labels, selector):
-    return all(labels.get(key) == str(value) for key, value in (selector or {}).items())
-
-
-def is_control_plane(node):
-    labels = _labels_of(node)
-    return any(label in labels for label in CONTROL_PLANE_LABELS)
-
-
-def without_control_plane(nodes, selected, how, allowed):
-    """(kept, refused, left out): the selected names without the control-plane nodes, unless ``allowed``. Nodes named
-    by the user are refused (a failure naming the option); those a selector or the automatic choice matched (a
-    compact cluster's nodes are control-plane and worker at once) are left out and listed."""
-    if allowed:
-        return list(selected), [], []
-    control_plane = set((n.get("metadata") or {}).get("name") for n in nodes if is_control_plane(n))
-    out = [n for n in selected if n in control_plane]
-    kept = [n for n in selected if n not in control_plane]
-    return (kept, out, []) if how == "names" else (kept, [], out)
-
-
-CONTROL_PLANE_REFUSAL = ("a control-plane node: facts pods (host paths) run there only with "
-                         "hardware_facts_allow_control_plane: true (module option allow_control_plane)")
-
-
-def select_nodes(nodes, names=None, node_selector=None):
-    """(selected names, unknown names, how they were chosen).
-
-    names: exactly these nodes; node_selector: label map all must match; neither: nodes with NFD's
-    NVIDIA/Mellanox PCI vendor labels, else (NFD not run yet) every worker."""
-    by_name = dict(((n.get("metadata") or {}).get("name"), n) for n in nodes)
-    if names:
-        wanted = []
-        for name in names:
-            if name not in wanted:
-                wanted.append(name)
-        return [n for n in wanted if n in by_name], [n for n in wanted if n not in by_name], "names"
-    if node_selector:
-        chosen = sorted(name for name, node in by_name.items() if _matches_selector(_labels_of(node), node_selector))
-        return chosen, [], "node_selector"
-    vendor = sorted(name for name, node in by_name.items()
-                    if _labels_of(node).get(NIC_VENDOR_LABEL) == "true"
-                    or any(_labels_of(node).get(label) == "true" for label in vocabulary.NFD_GPU_NODE_LABELS))
-    if vendor:
-        return vendor, [], "nfd_vendor_labels"
-    return sorted(name for name, node in by_name.items() if WORKER_LABEL in _labels_of(node)), [], "workers"
-
-
 # -- logs and documents ----------------------------------------------------------------------
-
-
-GFD_MEMORY_LABEL = "nvidia.com/gpu.memory"
-
-
-def fill_from_node_labels(facts, labels):
-    """GPU memory the collector could not read (no nvidia-smi) from GPU feature discovery's node label, in MiB.
-
-    The label describes one GPU model per node, so it is used only when every GPU of the node has the same known
-    PCI device ID; memory read by nvidia-smi is never replaced."""
-    gpus = (facts or {}).get("gpus") or []
-    try:
-        memory = int(str((labels or {}).get(GFD_MEMORY_LABEL)))
-    except ValueError:
-        return
-    device_ids = set(gpu.get("pci_device_id") for gpu in gpus)
-    if memory <= 0 or len(device_ids) != 1 or None in device_ids:
-        return
-    for gpu in gpus:
-        if gpu.get("memory_total_mib") is None:
-            gpu["memory_total_mib"] = memory
-            gpu["memory_source"] = "node label %s" % GFD_MEMORY_LABEL
 
 
 def parse_collector_log(text):
@@ -487,7 +369,7 @@ class FactsRun:
         result["failed_nodes"] = [{"node": name, "pod": None, "error": "no such node"} for name in unknown]
         # Named (or matched) control-plane nodes are a failure the user sees, not a silent omission.
         result["failed_nodes"] += [{"node": name, "pod": None, "error": CONTROL_PLANE_REFUSAL} for name in refused]
-        labels = dict((name, _labels_of(node)) for name, node in by_name.items())
+        labels = dict((name, node_labels(node)) for name, node in by_name.items())
         for name in from_cache:
             self._document(result, name, cache[name][1], labels.get(name))
         if check_mode or not pods or self.params.get("cache_only"):

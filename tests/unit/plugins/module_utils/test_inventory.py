@@ -77,11 +77,12 @@ def test_reports(tmp_path):
 def test_report_names_a_sysfs_only_gpu_and_gives_its_memory_from_the_node_label(tmp_path):
     # The simulated A40 node (no nvidia-smi): the report showed the model as "0x2235" and the memory as "-".
     from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import node_facts as nf
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import facts_nodes
     tree = synth.SysfsBuilder(tmp_path)
     for bus in ("18", "1a"):
         tree.add_pci(["pci0000:%s" % bus, "0000:%s:00.0" % bus], synth.NVIDIA, "0x2235", synth.CLASS_3D, driver="nvidia")
     facts = collector.collect(tree.root, synth.ProcBuilder(tmp_path, modules=("nvidia",)).root)
-    nf.fill_from_node_labels(facts, {"nvidia.com/gpu.memory": "46068", "nvidia.com/gpu.product": "NVIDIA-A40"})
+    facts_nodes.fill_from_node_labels(facts, {"nvidia.com/gpu.memory": "46068", "nvidia.com/gpu.product": "NVIDIA-A40"})
     rows = [line for line in inventory.render_markdown({"gpu-0": facts}, title="lab").splitlines() if "0000:18:00.0" in line]
     assert rows == ["| 0 | 0000:18:00.0 | NVIDIA A40 | - | nvidia | 46068 |"]
     assert facts["gpus"][0]["memory_source"] == "node label nvidia.com/gpu.memory"

@@ -16,6 +16,8 @@ import sys
 import pytest
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import node_facts as nf
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import facts_nodes
+from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import standalone
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import collector
 from ansible_collections.gpudirect.openshift.tests.unit.fixtures import synthetic_sysfs as synth
 
@@ -25,7 +27,7 @@ def test_standalone_script_runs_alone_and_matches_the_collector(tmp_path):
     proc = synth.ProcBuilder(tmp_path / "node", modules=["mlx5_core", "ib_uverbs"], osrelease="5.14.0-570.el9.x86_64")
     script = tmp_path / "alone" / nf.SCRIPT_KEY
     script.parent.mkdir()
-    script.write_text(nf.standalone_script())
+    script.write_text(standalone.standalone_script())
     out = subprocess.run([sys.executable, "-I", "-B", str(script), "--sys-root", builder.root, "--proc-root", proc.root,
                           "--nvidia-smi", "skip", "--json"], capture_output=True, text=True, check=True, cwd=str(script.parent),
                          env={"PATH": os.environ.get("PATH", "")})
@@ -112,17 +114,17 @@ def _node(name, **labels):
 NODES = [
     _node("master-0", **{"node-role.kubernetes.io/master": ""}),
     _node("worker-0", **{"node-role.kubernetes.io/worker": "", "feature.node.kubernetes.io/pci-10de.present": "true"}),
-    _node("worker-1", **{"node-role.kubernetes.io/worker": "", nf.NIC_VENDOR_LABEL: "true", "rack": "b"}),
+    _node("worker-1", **{"node-role.kubernetes.io/worker": "", facts_nodes.NIC_VENDOR_LABEL: "true", "rack": "b"}),
     _node("worker-2", **{"node-role.kubernetes.io/worker": "", "rack": "b"}),
 ]
 
 
 def test_node_selection():
-    assert nf.select_nodes(NODES) == (["worker-0", "worker-1"], [], "nfd_vendor_labels")
+    assert facts_nodes.select_nodes(NODES) == (["worker-0", "worker-1"], [], "nfd_vendor_labels")
     plain = [_node(n["metadata"]["name"], **dict((k, v) for k, v in n["metadata"]["labels"].items() if "pci-" not in k)) for n in NODES]
-    assert nf.select_nodes(plain) == (["worker-0", "worker-1", "worker-2"], [], "workers")
-    assert nf.select_nodes(NODES, node_selector={"rack": "b"}) == (["worker-1", "worker-2"], [], "node_selector")
-    assert nf.select_nodes(NODES, names=["worker-2", "ghost", "worker-2"]) == (["worker-2"], ["ghost"], "names")
+    assert facts_nodes.select_nodes(plain) == (["worker-0", "worker-1", "worker-2"], [], "workers")
+    assert facts_nodes.select_nodes(NODES, node_selector={"rack": "b"}) == (["worker-1", "worker-2"], [], "node_selector")
+    assert facts_nodes.select_nodes(NODES, names=["worker-2", "ghost", "worker-2"]) == (["worker-2"], ["ghost"], "names")
 
 
 COMPACT = [
@@ -149,17 +151,17 @@ class _NodesOnly:
 def test_control_plane_nodes_get_no_facts_pod_unless_asked():
     """Issue 34: facts pods mount host paths, and the SCC cannot keep them off nodes: the module refuses control-plane
     nodes named by the user, and leaves out those a selector or the automatic choice matched (compact clusters)."""
-    assert nf.without_control_plane(COMPACT, ["master-0", "worker-0"], "nfd_vendor_labels", False) == (["worker-0"], [], ["master-0"])
-    assert nf.without_control_plane(COMPACT, ["cp-1"], "names", False) == ([], ["cp-1"], [])
-    assert nf.without_control_plane(COMPACT, ["master-0", "cp-1"], "names", True) == (["master-0", "cp-1"], [], [])
+    assert facts_nodes.without_control_plane(COMPACT, ["master-0", "worker-0"], "nfd_vendor_labels", False) == (["worker-0"], [], ["master-0"])
+    assert facts_nodes.without_control_plane(COMPACT, ["cp-1"], "names", False) == ([], ["cp-1"], [])
+    assert facts_nodes.without_control_plane(COMPACT, ["master-0", "cp-1"], "names", True) == (["master-0", "cp-1"], [], [])
     params = {"namespace": "gpudirect-facts", "name_prefix": "gpudirect-facts", "image": "img"}
     automatic = nf.FactsRun(_NodesOnly(COMPACT), dict(params), run_id="abcde").run(check_mode=True)
     assert [p["node"] for p in automatic["pods"]] == ["worker-0"] and automatic["control_plane_left_out"] == ["master-0"]
     assert automatic["failed_nodes"] == []
     named = nf.FactsRun(_NodesOnly(COMPACT), dict(params, nodes=["cp-1", "worker-0"]), run_id="abcde").run(check_mode=True)
     assert [p["node"] for p in named["pods"]] == ["worker-0"]
-    assert named["failed_nodes"] == [{"node": "cp-1", "pod": None, "error": nf.CONTROL_PLANE_REFUSAL}]
-    assert "hardware_facts_allow_control_plane: true" in nf.CONTROL_PLANE_REFUSAL
+    assert named["failed_nodes"] == [{"node": "cp-1", "pod": None, "error": facts_nodes.CONTROL_PLANE_REFUSAL}]
+    assert "hardware_facts_allow_control_plane: true" in facts_nodes.CONTROL_PLANE_REFUSAL
     asked = nf.FactsRun(_NodesOnly(COMPACT), dict(params, nodes=["cp-1"], allow_control_plane=True), run_id="abcde").run(check_mode=True)
     assert [p["node"] for p in asked["pods"]] == ["cp-1"] and asked["failed_nodes"] == []
     _selected, _unknown, _how, pods = nf.FactsRun(None, dict(params), run_id="abcde").plan(COMPACT)
@@ -186,16 +188,16 @@ def _gpus(*specs):
 
 def test_gpu_memory_from_the_gfd_label_only_when_unknown_and_one_model():
     facts = _gpus(("0x2235", None), ("0x2235", None))
-    nf.fill_from_node_labels(facts, {nf.GFD_MEMORY_LABEL: "46068"})
+    facts_nodes.fill_from_node_labels(facts, {facts_nodes.GFD_MEMORY_LABEL: "46068"})
     assert [(g["memory_total_mib"], g["memory_source"]) for g in facts["gpus"]] == [(46068, "node label nvidia.com/gpu.memory")] * 2
     kept = _gpus(("0x2335", 143771))
-    nf.fill_from_node_labels(kept, {nf.GFD_MEMORY_LABEL: "1"})
+    facts_nodes.fill_from_node_labels(kept, {facts_nodes.GFD_MEMORY_LABEL: "1"})
     assert kept["gpus"][0]["memory_total_mib"] == 143771  # nvidia-smi's reading stays
-    for facts, labels in ((_gpus(("0x2235", None), ("0x2330", None)), {nf.GFD_MEMORY_LABEL: "46068"}),  # two models
-                          (_gpus((None, None)), {nf.GFD_MEMORY_LABEL: "46068"}),
-                          (_gpus(("0x2235", None)), {nf.GFD_MEMORY_LABEL: "lots"}),
+    for facts, labels in ((_gpus(("0x2235", None), ("0x2330", None)), {facts_nodes.GFD_MEMORY_LABEL: "46068"}),  # two models
+                          (_gpus((None, None)), {facts_nodes.GFD_MEMORY_LABEL: "46068"}),
+                          (_gpus(("0x2235", None)), {facts_nodes.GFD_MEMORY_LABEL: "lots"}),
                           (_gpus(("0x2235", None)), {}), (_gpus(("0x2235", None)), None)):
-        nf.fill_from_node_labels(facts, labels)
+        facts_nodes.fill_from_node_labels(facts, labels)
         assert all(g["memory_total_mib"] is None for g in facts["gpus"])
 
 

@@ -22,6 +22,7 @@ import yaml
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import info, node_facts
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import facts_nodes
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import olm_install
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import ConditionFailed
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import compile_condition
@@ -206,7 +207,7 @@ def test_node_counting_on_real_nodes(fixture):
         # Every NFD form of an NVIDIA GPU label counts, as the GPU Operator reads them.
         assert bool(gpu_label) == nfd_gpu
         if nfd_gpu:
-            assert node_facts.select_nodes([node])[2] == "nfd_vendor_labels"
+            assert facts_nodes.select_nodes([node])[2] == "nfd_vendor_labels"
         mig = [r for r in (node.get("status") or {}).get("allocatable") or {} if r.startswith("nvidia.com/mig-")]
         if mig:
             assert set(summary["gpus"]["mig_allocatable"]) == set(mig)
