@@ -221,7 +221,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connec
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind, validate_manifests
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.schema import SchemaChecker
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import READ_BY_NAME_KINDS

@@ -121,7 +121,7 @@ def test_ids_typed_by_a_user_and_ids_read_from_hardware_have_one_meaning_each():
 
 def test_cluster_errors_are_kubernetes_core_errors():
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
 
     assert issubclass(ClusterError, CoreException)
 

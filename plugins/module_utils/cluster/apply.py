@@ -26,7 +26,7 @@ import json
 
 from ansible_collections.kubernetes.core.plugins.module_utils.apply import LAST_APPLIED_CONFIG_ANNOTATION
 from ansible.module_utils.common.dict_transformations import dict_merge
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import labels_match, parse_label_selector
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE, READ_BY_NAME_KINDS
 

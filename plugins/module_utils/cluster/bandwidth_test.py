@@ -55,7 +55,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth_verd
     port_not_active,
     rail_device_problems,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import (
     is_done,

@@ -8,7 +8,7 @@ kubernetes.core's ``get_api_client`` gives a cached ``K8SClient`` (auth, dry-run
 discovery cache). This module adds what the cluster-layer modules need on top of it: plain-dict
 reads (get-or-none, list with selectors and the list resourceVersion), writes that honour dry-run,
 read-modify-write with re-read on 409, a raw watch stream, resource lookup that asks for just the missing group
-version on a miss, and one retry policy for transient API errors shared by every call.
+version on a miss, and one retry policy for transient API errors shared by every call (cluster/api_errors.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,7 +17,6 @@ __metaclass__ = type
 
 import copy
 import json
-import random
 import time
 
 try:
@@ -27,23 +26,18 @@ try:
 except ImportError:  # reported by the module through AnsibleK8SModule's requirement check
     ResourceNotFoundError = ResourceNotUniqueError = Resource = ResourceGroup = None
 
-try:
-    from urllib3.exceptions import HTTPError as Urllib3HTTPError
-except ImportError:
-    Urllib3HTTPError = None
-
-try:
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-except ImportError:  # kubernetes.core is a dependency of the collection; keep the module importable for its error
-    CoreException = Exception
-
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import (
+    DEFAULT_RETRY,
+    ClusterError,
+    api_reason,
+    api_status,
+    not_processed,
+)
 
 
 DRY_RUN_ALL = "All"
 
-# Status codes worth retrying: throttling and server-side trouble. 501 means "never works".
-RETRYABLE_STATUS = frozenset([429, 500, 502, 503, 504])
 # (connect, read) seconds for every request but watches (those end server-side): a request that stalls is cut and,
 # being transient, retried. kube-apiserver itself ends non-long-running requests after 60 s (--request-timeout).
 REQUEST_TIMEOUT = (10, 30)
@@ -53,164 +47,6 @@ NOT_SERVED_TTL = 5.0
 GROUP_LIST = "/apis"
 # Fields of an APIResourceList entry that Resource() takes from the group version instead.
 _RESOURCE_ARGS_OWN = ("prefix", "group", "api_version", "client", "preferred", "subresources")
-
-
-class ClusterError(CoreException):
-    """An API failure that the module reports as is (msg plus optional result fields); a kubernetes.core CoreException,
-    so AnsibleK8SModule.fail_from_exception and every handler of kubernetes.core errors take it."""
-
-    def __init__(self, msg, status=None, reason=None, result=None):
-        super(ClusterError, self).__init__(msg)
-        self.status = status
-        self.reason = reason
-        self.result = result or {}
-
-
-def api_status(exc):
-    """HTTP status of an API exception, or None when the error is not an HTTP answer."""
-    status = getattr(exc, "status", None)
-    return status if isinstance(status, int) else None
-
-
-def api_reason(exc):
-    """The Status ``reason`` (NotFound, Conflict, AlreadyExists, ...) of an API exception."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    if isinstance(body, str) and body.startswith("{"):
-        try:
-            return json.loads(body).get("reason")
-        except ValueError:
-            return None
-    return None
-
-
-def never_connected(exc):
-    """True when no connection was made (refused, connect timeout, name not resolved): the server saw nothing, unlike
-    a connection that broke before the answer."""
-    failed = getattr(exc, "reason", None) or exc  # urllib3's MaxRetryError carries the last attempt's error
-    return any(k.__name__ in ("NewConnectionError", "ConnectTimeoutError", "ConnectionRefusedError") for k in type(failed).__mro__)
-
-
-def _not_processed(exc):
-    """The server surely did not act on the request: throttled (429) or never reached."""
-    return api_status(exc) == 429 or never_connected(exc)
-
-
-def _cause_text(exc):
-    """The innermost readable cause of a connection error: an OS error text ("Connection refused"), else the last
-    exception's message."""
-    cause, seen = exc, set()
-    while id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, OSError) and cause.strerror:
-            return cause.strerror
-        following = getattr(cause, "reason", None) or cause.__cause__ or cause.__context__
-        last = cause.args[-1] if cause.args else None
-        if following is None and isinstance(last, BaseException):
-            following = last
-        if not isinstance(following, BaseException):
-            return last if isinstance(last, str) and last else cause.__class__.__name__
-        cause = following
-    return exc.__class__.__name__
-
-
-def _no_answer(exc):
-    """"the API server at HOST:PORT is unreachable: WHY (N attempts)" for an error without an HTTP answer (refused,
-    reset, timed out), else None: urllib3's own text is a long URL dump in which the cause is hard to find."""
-    if api_status(exc) is not None or not is_transient(exc):
-        return None
-    pool = getattr(exc, "pool", None)
-    where = " at %s:%s" % (pool.host, pool.port) if getattr(pool, "host", None) else ""
-    why = _cause_text(exc)
-    state = "is unreachable" if never_connected(exc) else "did not answer"
-    attempts = getattr(exc, "gpudirect_attempts", None)
-    return "the API server%s %s: %s%s" % (where, state, why, " (%d attempts)" % attempts if attempts else "")
-
-
-def api_message(exc):
-    """Human readable text of an API exception: the Status message when the server sent one."""
-    unreachable = _no_answer(exc)
-    if unreachable:
-        return unreachable
-    body = getattr(exc, "body", None)
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    if isinstance(body, str) and body.startswith("{"):
-        try:
-            data = json.loads(body)
-            if data.get("message"):
-                return "%s (HTTP %s %s)" % (data["message"], getattr(exc, "status", "?"), data.get("reason", ""))
-        except ValueError:
-            pass
-    return str(exc)
-
-
-def retry_after_seconds(exc):
-    """Seconds from a Retry-After header (integer form only), else None."""
-    headers = getattr(exc, "headers", None) or {}
-    try:
-        value = headers.get("Retry-After")
-    except AttributeError:
-        return None
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except (TypeError, ValueError):
-        return None
-
-
-def is_transient(exc):
-    """True for errors a retry can cure: 429, 5xx (not 501), dropped or refused connections."""
-    status = api_status(exc)
-    if status is not None:
-        return status in RETRYABLE_STATUS
-    if Urllib3HTTPError is not None and isinstance(exc, Urllib3HTTPError):
-        return True
-    return isinstance(exc, (ConnectionError, TimeoutError))
-
-
-class RetryPolicy:
-    """Exponential backoff with full jitter for transient API errors.
-
-    ``sleep`` and ``rand`` are injectable so tests run without waiting.
-    """
-
-    def __init__(self, attempts=6, base_delay=0.2, max_delay=8.0, max_retry_after=30.0, sleep=time.sleep, rand=random.random):
-        self.attempts = attempts
-        self.base_delay = base_delay
-        self.max_delay = max_delay
-        self.max_retry_after = max_retry_after
-        self.sleep = sleep
-        self.rand = rand
-
-    def delay(self, attempt, exc):
-        """Pause before retry number ``attempt`` (1-based): Retry-After when given, else jittered backoff."""
-        hinted = retry_after_seconds(exc)
-        if hinted is not None:
-            return min(hinted, self.max_retry_after)
-        ceiling = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
-        return ceiling * (0.5 + 0.5 * self.rand())
-
-    def call(self, func, *args, **kwargs):
-        attempt = 0
-        while True:
-            try:
-                return func(*args, **kwargs)
-            except Exception as exc:  # pylint: disable=broad-except
-                attempt += 1
-                if attempt >= self.attempts or not is_transient(exc):
-                    if attempt > 1:
-                        try:
-                            exc.gpudirect_attempts = attempt  # for api_message
-                        except AttributeError:
-                            pass
-                    raise
-                self.sleep(self.delay(attempt, exc))
-
-
-DEFAULT_RETRY = RetryPolicy()
 
 
 # Objects per list request: client-go's pager default (k8s.io/client-go tools/pager/pager.go defaultPageSize).
@@ -500,7 +336,7 @@ class ClusterClient:
         sent = []
 
         def post():
-            if sent and not meta.get("name") and not _not_processed(sent[-1]):
+            if sent and not meta.get("name") and not not_processed(sent[-1]):
                 raise sent[-1]
             try:
                 return self.dynamic.request("post", path, body=body, serialize=False, **params)
@@ -511,7 +347,7 @@ class ClusterClient:
         try:
             return _decode(self.retry.call(post))
         except Exception as exc:  # pylint: disable=broad-except
-            retried_after_unknown_outcome = any(not _not_processed(e) for e in sent[:-1])
+            retried_after_unknown_outcome = any(not not_processed(e) for e in sent[:-1])
             if meta.get("name") and retried_after_unknown_outcome and api_status(exc) == 409 and api_reason(exc) == "AlreadyExists":
                 found = self.get(resource, meta["name"], namespace)
                 if found is not None:

@@ -140,7 +140,8 @@ def connect(module, **client_options):
     """The module's ClusterClient, after check_connection."""
     # Imported here: the kubernetes.core client needs the kubernetes library, which the module reports missing.
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
-    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import DEFAULT_RETRY, ClusterClient
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import DEFAULT_RETRY
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
 
     check_connection(module)
     # Building the client reads /version and discovery: a 5xx or a dropped connection there is as transient as on

@@ -19,7 +19,8 @@ import os
 import re
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states, vocabulary
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import api_message, api_status, paged_list
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import api_message, api_status
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import paged_list
 from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import labels_match, parse_label_selector
 
 REDACTED = "<redacted>"

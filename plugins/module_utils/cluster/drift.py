@@ -17,7 +17,7 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import CountCondition, document, render_text, truthy
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import CLUSTER_VERSION, NODE, SRIOV_NODE_STATE
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.operator_installer import (

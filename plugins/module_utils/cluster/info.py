@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import api_status
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import api_status
 
 CLUSTER_VERSION = ("config.openshift.io/v1", "ClusterVersion")
 NODE = ("v1", "Node")

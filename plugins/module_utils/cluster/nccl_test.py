@@ -21,7 +21,7 @@ __metaclass__ = type
 import time
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth, nccl_tests, pod_states
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE

@@ -31,7 +31,7 @@ import json
 import time
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import (
     ClusterError,
     api_message,
     api_status,

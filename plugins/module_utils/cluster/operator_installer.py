@@ -15,13 +15,13 @@ import copy
 import time
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.vocabulary import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import (
     ClusterError,
     api_message,
     api_reason,
     api_status,
-    object_ref,
 )
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import object_ref
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import (
     WaitTimeout,
     absent,

@@ -18,7 +18,11 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message, api_status
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import (
+    ClusterError,
+    api_message,
+    api_status,
+)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import pending_problem, pod_failure
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, absent, wait_for
 

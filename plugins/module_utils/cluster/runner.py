@@ -15,7 +15,7 @@ import signal
 import traceback
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import api_message
 
 
 def run_cluster_work(module, doing, work, handlers=()):

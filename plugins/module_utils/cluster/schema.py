@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import api_status
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import api_status
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 _ROOT_FIELDS = ("apiVersion", "kind", "metadata", "status")

@@ -20,14 +20,13 @@ __metaclass__ = type
 import math
 import time
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import (
     ClusterError,
     api_message,
     api_status,
-    close_stream,
     is_transient,
-    iter_stream_lines,
 )
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import close_stream, iter_stream_lines
 
 
 class WaitTimeout(ClusterError):

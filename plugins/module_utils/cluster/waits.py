@@ -15,7 +15,11 @@ __metaclass__ = type
 import time
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError, api_message, api_status
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import (
+    ClusterError,
+    api_message,
+    api_status,
+)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import (
     Condition,
     CountCondition,

@@ -13,7 +13,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwid
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_verdicts
 from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import BandwidthTest
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 
 SHARED_ROCE = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",

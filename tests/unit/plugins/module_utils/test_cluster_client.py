@@ -19,7 +19,8 @@ from kubernetes.dynamic.exceptions import NotFoundError
 from kubernetes.dynamic.resource import ResourceInstance
 
 from ansible_collections.kubernetes.core.plugins.module_utils.client.discovery import LazyDiscoverer
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient, RetryPolicy
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import RetryPolicy
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
 
 
 def api_resource(kind, plural, namespaced=True):

@@ -22,7 +22,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpudirect.openshift.plugins.filter.kinds import machineconfig_names, select_labelled
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import diagnostics
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterError
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift import compare, names_to_read, prefetch_kinds
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import SnapshotClient
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import API_MCO, READ_BY_NAME_KINDS

@@ -13,7 +13,7 @@ import copy
 import pytest
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, applied_body
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import DEFAULT_RETRY
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import DEFAULT_RETRY
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift import compare, prefetch_kinds
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.snapshot import (
     SnapshotClient,

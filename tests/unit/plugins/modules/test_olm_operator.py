@@ -13,6 +13,7 @@ import json
 import pytest
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import client as cc
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import api_errors
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import operator_installer
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import olm_install
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, absent, wait_for
@@ -311,12 +312,12 @@ class FakeApiError(Exception):
     (ConnectionResetError(), True), (ValueError("x"), False),
 ])
 def test_is_transient(exc, transient):
-    assert cc.is_transient(exc) is transient
+    assert api_errors.is_transient(exc) is transient
 
 
 def test_retry_policy_honours_retry_after_and_backs_off_with_jitter():
     sleeps = []
-    policy = cc.RetryPolicy(attempts=4, base_delay=0.5, max_delay=4, sleep=sleeps.append, rand=lambda: 1.0)
+    policy = api_errors.RetryPolicy(attempts=4, base_delay=0.5, max_delay=4, sleep=sleeps.append, rand=lambda: 1.0)
     answers = [FakeApiError(429, {"Retry-After": "2"}), FakeApiError(503), ConnectionResetError(), "ok"]
 
     def call():
@@ -331,7 +332,7 @@ def test_retry_policy_honours_retry_after_and_backs_off_with_jitter():
 
 def test_retry_policy_does_not_retry_client_errors_and_gives_up():
     sleeps = []
-    policy = cc.RetryPolicy(attempts=3, sleep=sleeps.append, rand=lambda: 0.0)
+    policy = api_errors.RetryPolicy(attempts=3, sleep=sleeps.append, rand=lambda: 0.0)
     calls = []
 
     def not_found():
@@ -354,8 +355,8 @@ def test_retry_policy_does_not_retry_client_errors_and_gives_up():
 def test_api_error_text_and_reason():
     body = json.dumps({"kind": "Status", "reason": "Conflict", "message": "the object has been modified"})
     exc = FakeApiError(409, body=body)
-    assert cc.api_reason(exc) == "Conflict"
-    assert "the object has been modified" in cc.api_message(exc) and "409" in cc.api_message(exc)
+    assert api_errors.api_reason(exc) == "Conflict"
+    assert "the object has been modified" in api_errors.api_message(exc) and "409" in api_errors.api_message(exc)
 
 
 def test_an_api_server_that_refuses_connections_is_named_unreachable_after_the_retries():
@@ -369,12 +370,12 @@ def test_an_api_server_that_refuses_connections_is_named_unreachable_after_the_r
     port = probe.getsockname()[1]
     probe.close()  # bound once, never listening: connections to it are refused
     sleeps = []
-    policy = cc.RetryPolicy(attempts=3, sleep=sleeps.append, rand=lambda: 0.0)
+    policy = api_errors.RetryPolicy(attempts=3, sleep=sleeps.append, rand=lambda: 0.0)
     with pytest.raises(urllib3.exceptions.HTTPError) as caught:
         policy.call(urllib3.PoolManager(retries=1).request, "POST", "http://127.0.0.1:%d/apis" % port)
     assert len(sleeps) == 2
-    assert cc.api_message(caught.value) == "the API server at 127.0.0.1:%d is unreachable: Connection refused (3 attempts)" % port
-    assert cc.api_message(ConnectionResetError(104, "Connection reset by peer")) == \
+    assert api_errors.api_message(caught.value) == "the API server at 127.0.0.1:%d is unreachable: Connection refused (3 attempts)" % port
+    assert api_errors.api_message(ConnectionResetError(104, "Connection reset by peer")) == \
         "the API server did not answer: Connection reset by peer"
 
 
@@ -411,7 +412,7 @@ class FakeCluster:
         self.streams = list(streams)
         self.watch_versions = []
         self.list_calls = 0
-        self.retry = cc.RetryPolicy(sleep=lambda s: None)
+        self.retry = api_errors.RetryPolicy(sleep=lambda s: None)
 
     def list(self, resource, namespace=None, label_selector=None, field_selector=None):
         self.list_calls += 1
@@ -523,7 +524,7 @@ def test_waiter_wakes_for_grace_period_without_new_events():
 def test_waiter_error_event_other_than_gone_fails():
     stream = FakeStream([{"type": "ERROR", "object": {"code": 500, "message": "etcd unavailable"}}])
     cluster = FakeCluster([([], "1")], [stream])
-    with pytest.raises(cc.ClusterError) as err:
+    with pytest.raises(api_errors.ClusterError) as err:
         wait_for(cluster, FakeResource(), lambda o: False, name="x", namespace="ns", timeout=30)
     assert "etcd unavailable" in str(err.value)
 
@@ -599,7 +600,7 @@ def test_update_rereads_and_reapplies_on_conflict():
     second = {"metadata": {"name": "a", "resourceVersion": "2", "labels": {"other": "x"}}}
     stored = {"metadata": {"name": "a", "resourceVersion": "3", "labels": {"other": "x", "want": "y"}}}
     dynamic = FakeDynamic([first, FakeApiError(409), second, stored])
-    cluster = cc.ClusterClient(FakeK8sClient(dynamic), retry=cc.RetryPolicy(sleep=lambda s: None))
+    cluster = cc.ClusterClient(FakeK8sClient(dynamic), retry=api_errors.RetryPolicy(sleep=lambda s: None))
 
     def mutate(obj):
         obj["metadata"]["labels"]["want"] = "y"
@@ -617,14 +618,14 @@ def test_a_create_is_retried_after_a_refused_connection_and_a_conflict_then_is_r
     import urllib3
 
     refused = urllib3.exceptions.MaxRetryError(None, "/api/v1/namespaces", urllib3.exceptions.NewConnectionError(None, "refused"))
-    assert cc.never_connected(refused) and not cc.never_connected(ConnectionResetError())
+    assert api_errors.never_connected(refused) and not api_errors.never_connected(ConnectionResetError())
     dynamic = FakeDynamic([refused, {"metadata": {"name": "gen-x"}}])
-    cluster = cc.ClusterClient(FakeK8sClient(dynamic), retry=cc.RetryPolicy(sleep=lambda s: None))
+    cluster = cc.ClusterClient(FakeK8sClient(dynamic), retry=api_errors.RetryPolicy(sleep=lambda s: None))
     assert cluster.create(NsResource(), {"metadata": {"generateName": "gen-"}}) == {"metadata": {"name": "gen-x"}}
     assert [r[0] for r in dynamic.requests] == ["post", "post"]
     exists = FakeApiError(409, body=json.dumps({"kind": "Status", "reason": "AlreadyExists", "message": "exists"}))
     dynamic = FakeDynamic([refused, exists])
-    cluster = cc.ClusterClient(FakeK8sClient(dynamic), retry=cc.RetryPolicy(sleep=lambda s: None))
+    cluster = cc.ClusterClient(FakeK8sClient(dynamic), retry=api_errors.RetryPolicy(sleep=lambda s: None))
     with pytest.raises(FakeApiError):
         cluster.create(NsResource(), {"metadata": {"name": "a"}})
     assert [r[0] for r in dynamic.requests] == ["post", "post"]  # no read: the conflict is real

@@ -18,6 +18,7 @@ import jmespath.parser
 import pytest
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import client as cc
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import api_errors
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WaitFailed, run_wait
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import waits as render_waits
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
@@ -67,7 +68,7 @@ class Cluster:
         self.items = items
         self.events = events
         self.on_watch = on_watch
-        self.retry = cc.RetryPolicy(sleep=lambda s: None)
+        self.retry = api_errors.RetryPolicy(sleep=lambda s: None)
 
     def resource(self, api_version, kind):
         return Resource()
