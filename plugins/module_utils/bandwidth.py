@@ -16,7 +16,6 @@ import json
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration, perftest
 
 COMPONENT_LABEL = "app.kubernetes.io/component"
 COMPONENT = "gpudirect-verify"

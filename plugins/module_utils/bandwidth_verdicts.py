@@ -226,7 +226,7 @@ def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, t
         log_for_diagnosis = server_log or ""
         pod_for_diagnosis = server_pod
     diagnosis = perftest_diagnosis.diagnose(log=log_for_diagnosis, pod=pod_for_diagnosis, timed_out=timed_out,
-                                  evaluation=evaluation if evaluation and evaluation.get("code") != "no_gpu_memory_path" else None)
+                                            evaluation=evaluation if evaluation and evaluation.get("code") != "no_gpu_memory_path" else None)
     if evaluation and evaluation.get("code") == "no_gpu_memory_path" and diagnosis["ok"]:
         diagnosis = {"code": "no_gpu_memory_path", "ok": False,
                      "message": "perftest did not use the GPU memory path: %s" % evaluation["reason"], "evidence": []}

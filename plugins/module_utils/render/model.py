@@ -227,8 +227,6 @@ def _check_scoped(values, provided, errors):
                 errors.add(field, "only used by %s, not by %s over %s" % (where, method, fabric))
 
 
-
-
 def _check_mtu(values, errors):
     mtu = values.get("mtu")
     if mtu is None or (values["method"], values["fabric"]) not in MATRIX:
@@ -463,7 +461,7 @@ def _second_fabric(values, errors, warnings, require_facts):
                 "ipam_range_start": None, "ipam_range_end": None, "ipam_gateway": None, "mtu": None,
                 "macvlan_master": None, "ipoib_master": None, "macvlan_mode": FIELDS["macvlan_mode"].default})
     for key, kind in (("nic_interfaces", "list"), ("nic_device_ids", "list"), ("ipam_range", "str"),
-                       ("resource_name", "str"), ("network_name", "str"), ("master", "str")):
+                      ("resource_name", "str"), ("network_name", "str"), ("master", "str")):
         if given.get(key) is None:
             continue
         value = _coerce("second_fabric.%s" % key, kind, given[key], errors)

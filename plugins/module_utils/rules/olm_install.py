@@ -7,7 +7,7 @@
 Install modes and the OperatorGroup that fits them, the PackageManifest and channel to install from, the InstallPlan
 that installs a CSV, the CSV's progress and the Subscription's health during a wait, and the problems known before
 any write (a pin that cannot hold, approval modes that clash). The installer (cluster/operator_installer.py) reads
-the objects and applies these judgements; plan_status and preflight use them on the lists they read.
+the objects and applies these judgements; plan_status runs them on the lists it read, before any write.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -48,7 +48,6 @@ class OLMProblem(Exception):
     def __init__(self, msg, reason=None):
         super().__init__(msg)
         self.reason = reason
-
 
 
 def utc_now():
@@ -340,7 +339,7 @@ class CsvProgress:
             how = "still Failed after %.0f s" % self.grace if self.failed_entries < self.FAILED_ENTRIES else \
                 "Failed %d times in %.0f s; OLM retries the install and fails again" % (self.failed_entries, now - self.failing_since)
             raise OLMProblem("ClusterServiceVersion %s failed (%s): %s" % (self.csv_name, how, csv_failure_text(failed)),
-                           reason=(failed.get("status") or {}).get("reason"))
+                             reason=(failed.get("status") or {}).get("reason"))
         return False
 
     def recheck_at(self):

@@ -405,7 +405,7 @@ def test_several_rails_without_their_devices_are_refused_before_any_pod():
     # Facts of another rail's NIC only are no stand-in either: n1 has no port of rail 1 (ens2f0np0).
     partial = [p for p in RAIL_PORTS if not (p["node"] == "n1" and p["netdev"] == "ens2f0np0")]
     problems = bandwidth_verdicts.rail_device_problems([(bt.rail_settings(settings(TWO_RAILS, nic_ports=partial), r), node)
-                                        for r in settings(TWO_RAILS)["rails"] for node in ("n0", "n1")])
+                                                        for r in settings(TWO_RAILS)["rails"] for node in ("n0", "n1")])
     assert [p.split(":")[0] for p in problems[:-1]] == ["rail 1 (network rdmashared-net-2, resource rdma/rail_b, NIC ens2f0np0)"]
     assert "node n1" in problems[0]
     # One rail keeps the pod's own choice; SR-IOV pods take the VF behind their interface.

@@ -6,7 +6,7 @@
 Each fixture is an object copied from an upstream issue thread or document together with the state the thread reports
 (ready, progressing, failed with its cause, ignored; for nodes whether they count). The predicates are the ones the
 roles and modules run: the wait entries of render/waits.py evaluated by cluster/waits.py's Condition (with its grace
-period, on a fake clock), the OLM rules of rules/olm_install.py, and the node counting of cluster/info.py, node_facts.py and
+period, on a fake clock), the OLM rules of rules/olm_install.py, and the node counting of cluster/info.py, facts_nodes.py and
 the counted waits. A failure must end the wait within its grace period and quote the cause the thread reports."""
 
 from __future__ import absolute_import, division, print_function
@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import info, node_facts
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import info
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import facts_nodes
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import olm_install
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import ConditionFailed

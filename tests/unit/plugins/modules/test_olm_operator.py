@@ -115,7 +115,7 @@ def test_without_a_source_the_subscription_decides_else_the_variable_is_named():
     manifest, problem = olm_install.choose_package_manifest(TWICE, {"package": "nfd"}, sub)
     assert problem is None and manifest["status"]["catalogSource"] == "cs-mirror"
     manifest, problem = olm_install.choose_package_manifest(TWICE, {"package": "nfd", "source": ""}, None,
-                                                    {"source": "nfd_source", "source_namespace": "nfd_source_namespace"})
+                                                            {"source": "nfd_source", "source_namespace": "nfd_source_namespace"})
     assert manifest is None
     assert problem.startswith("Package nfd is listed by 2 catalogs (openshift-marketplace/cs-mirror, "
                               "openshift-marketplace/redhat-operators) and nfd_source is empty")
@@ -694,7 +694,7 @@ def test_subscription_health_names_a_namespace_without_exactly_one_operator_grou
     now = [0.0]
     counted = []
     health = olm_install.SubscriptionHealth(lambda: {"status": status}, grace=6, clock=lambda: now[0],
-                                    count_operator_groups=lambda: counted.append(now[0]) or groups)
+                                            count_operator_groups=lambda: counted.append(now[0]) or groups)
     health.check()
     assert counted == []  # a Subscription read unresolved once may just be new
     now[0] = 2.0

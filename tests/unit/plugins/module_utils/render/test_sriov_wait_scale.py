@@ -17,7 +17,6 @@ import json
 import jmespath.parser
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import client as cc
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import api_errors
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WaitFailed, run_wait
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import waits as render_waits
