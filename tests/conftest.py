@@ -11,3 +11,17 @@ def fixtures_dir():
     from ansible_collections.gpudirect.openshift.tests.unit.fixtures.synthetic_sysfs import CAPTURES_DIR
 
     return data_dir("GPUDIRECT_FIXTURES_DIR", CAPTURES_DIR)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite the golden render files under tests/unit/golden instead of comparing them "
+                          "(GPUDIRECT_UPDATE_GOLDEN=1 does the same); review the diff before committing")
+
+
+@pytest.fixture(scope="session")
+def update_golden(request):
+    """True when the golden files are to be rewritten rather than compared (docs/contributing.md)."""
+    import os
+
+    return bool(request.config.getoption("--update-golden")) or os.environ.get("GPUDIRECT_UPDATE_GOLDEN", "") not in ("", "0")
