@@ -11,7 +11,7 @@ listed in EXAMPLE_FILES only. Import: ``from ansible_collections.gpudirect.opens
 import os
 import re
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 EXAMPLES = os.path.join(ROOT, "playbooks", "vars", "examples")
 _NUMBERED = re.compile(r"^(?P<number>[0-9]+)-(?P<method>[a-z-]+)-(?P<fabric>roce|infiniband)[.]yml\Z")
 

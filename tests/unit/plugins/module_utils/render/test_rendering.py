@@ -18,7 +18,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.render import 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, stale_objects, teardown_order
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.rdma import MATRIX
 
-from conftest import CONFIGURATIONS, NIC_FACTS, P, base_variables
+from ansible_collections.gpudirect.openshift.tests.configurations import METHOD_FABRICS
+from conftest import NIC_FACTS, P, base_variables
 
 MANAGED = {"app.kubernetes.io/managed-by": "gpudirect.openshift"}
 
@@ -44,7 +45,7 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("method,fabric", CONFIGURATIONS)
+@pytest.mark.parametrize("method,fabric", METHOD_FABRICS)
 def test_configuration_composition(method, fabric):
     result = render(base_variables(method, fabric))
     policy_keys, network_kind, policies, resource = EXPECTED[(method, fabric)]
@@ -449,7 +450,7 @@ def test_same_configuration_has_nothing_stale():
     assert stale_objects(manifests, changed) == []
 
 
-@pytest.mark.parametrize("method,fabric", CONFIGURATIONS)
+@pytest.mark.parametrize("method,fabric", METHOD_FABRICS)
 def test_every_manifest_carries_the_managed_by_label(method, fabric):
     """Teardown and method switches select on this label, so nothing may lack it."""
     for entry in render(base_variables(method, fabric))["manifests"]:
