@@ -25,3 +25,19 @@ def update_golden(request):
     import os
 
     return bool(request.config.getoption("--update-golden")) or os.environ.get("GPUDIRECT_UPDATE_GOLDEN", "") not in ("", "0")
+
+
+def pytest_collection_modifyitems(config, items):
+    """GPUDIRECT_TEST_ORDER=reverse runs the collected tests last to first, random:<seed> in a seeded random order, so
+    that a test that needs another one to run first fails here (no plugin needed: docs/contributing.md). Module- and
+    session-scoped fixtures are then set up and torn down more often; the results must not change."""
+    import os
+    import random
+
+    order = os.environ.get("GPUDIRECT_TEST_ORDER", "")
+    if order == "reverse":
+        items.reverse()
+    elif order.startswith("random:"):
+        random.Random(order.split(":", 1)[1]).shuffle(items)
+    elif order:
+        raise pytest.UsageError("GPUDIRECT_TEST_ORDER=%r: use reverse or random:<seed>" % order)
