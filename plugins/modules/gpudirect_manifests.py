@@ -139,8 +139,8 @@ RETURN = r"""
 manifests:
   description:
     - Every object in apply order. C(order) is unique and ascending; C(file) is C(<order>-<kind>-<name>.yaml) with the
-      order in four digits, gapped (the phase's sync wave x 100 plus the object's position: 1000 the first MachineConfig,
-      8000 the first network), so that another object or operator renames no other file.
+      order in four digits, gapped (the phase's sync wave x 100 plus the object's position; 1000 is the first
+      MachineConfig, 8000 the first network), so that another object or operator renames no other file.
   returned: always
   type: list
   elements: dict
