@@ -197,7 +197,8 @@ olm_manifests:
   description:
     - Namespace, OperatorGroup (targeting its own namespace) and Subscription of NFD, the SR-IOV Network Operator, the
       NVIDIA Network Operator and the NVIDIA GPU Operator, in install order, one block of ten numbers per operator
-      (C(0010)-C(0012) the first, C(0020)-C(0022) the second ...); C(file) names sort before every entry of RV(manifests). The custom resources of RV(manifests) can be created only once each operator's CSV has succeeded.
+      (C(0010)-C(0012) the first, C(0020)-C(0022) the second ...); C(file) names sort before every entry of
+      RV(manifests). The custom resources of RV(manifests) can be created only once each operator's CSV has succeeded.
   returned: when O(olm_manifests) is true and the input is valid
   type: list
   elements: dict
