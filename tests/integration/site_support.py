@@ -8,8 +8,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-# The configurations, read from the example files' names (one definition for every test; re-exported for the tests here).
-from ansible_collections.gpudirect.openshift.tests.configurations import CONFIGURATIONS, EXAMPLES, example_path  # noqa: F401
+from ansible_collections.gpudirect.openshift.tests.configurations import example_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TEST_PLAYBOOKS = os.path.join(ROOT, "tests", "integration", "playbooks")

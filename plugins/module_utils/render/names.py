@@ -97,6 +97,7 @@ def olm_order(operator_index, position):
 def verification_order(position=0):
     return VERIFICATION_WAVE * PHASE_SLOTS + position
 
+
 MANAGED_BY_LABEL = vocabulary.MANAGED_BY_LABEL
 MANAGED_BY_VALUE = vocabulary.MANAGED_BY_VALUE
 
