@@ -139,8 +139,7 @@ def _numbered_approver_objects(olm_entries, image):
         if approval != "Manual" or not csv:
             continue
         meta = {"name": APPROVER_NAME, "namespace": namespace, "labels": dict(labels)}
-        objects = []
-        objects.extend([
+        objects = [
             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": dict(meta)},
             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": dict(meta),
              "rules": [{"apiGroups": ["operators.coreos.com"], "resources": ["installplans"], "verbs": ["get", "list", "patch"]}]},
@@ -152,7 +151,7 @@ def _numbered_approver_objects(olm_entries, image):
                  "serviceAccountName": APPROVER_NAME, "restartPolicy": "Never",
                  "containers": [{"name": "approve", "image": image, "command": ["/bin/sh", "-c", APPROVER_SCRIPT],
                                  "env": [{"name": "NAMESPACE", "value": namespace}, {"name": "CSV", "value": csv}]}]}}}},
-        ])
+        ]
         numbered.extend((block + names.OLM_APPROVER_POSITION + index, manifest) for index, manifest in enumerate(objects))
     return numbered
 
