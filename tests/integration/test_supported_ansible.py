@@ -12,7 +12,8 @@ import subprocess
 import pytest
 import yaml
 
-from site_support import CONFIGURATIONS, ROOT, example, run_playbook
+from ansible_collections.gpudirect.openshift.tests.configurations import CONFIGURATIONS
+from site_support import ROOT, example, run_playbook
 
 with open(os.path.join(ROOT, "meta", "runtime.yml"), encoding="utf-8") as _fh:
     REQUIRES_ANSIBLE = yaml.safe_load(_fh)["requires_ansible"]
