@@ -65,6 +65,38 @@ PHASES = (
     ("network", 80),
 )
 PHASE_BASE = dict(PHASES)
+# The sync wave of the OLM objects, which come before every phase (the operators must exist first), and of the
+# verification Job after the last phase (render/gitops.py annotates both).
+OLM_WAVE = 0
+VERIFICATION_WAVE = max(base for _phase, base in PHASES) + 10
+
+# File numbers, gapped as NVIDIA/gpu-operator numbers its manifests (assets/state-*/0100_..., 0200_...), so that a new
+# object or operator takes a free number and no other file is renamed: four digits, the object's sync wave x 100 plus
+# its position. The objects of a phase are <base>00, <base>01 ... (1000 the first MachineConfig, 8000 the first
+# network); the OLM objects (wave 0) take a block of OLM_BLOCK numbers per operator in install order (0010 Namespace,
+# 0011 OperatorGroup, 0012 Subscription of the first, 0020 ... of the second; GitOps adds an InstallPlan approver at
+# 0015-0018 of its block), room for 99 operators; the verification Job is 9000.
+PHASE_SLOTS = 100
+OLM_BLOCK = 10
+# Within an operator's block: its Namespace, OperatorGroup, Subscription, then the GitOps InstallPlan approver.
+OLM_POSITIONS = {"Namespace": 0, "OperatorGroup": 1, "Subscription": 2}
+OLM_APPROVER_POSITION = 5
+
+
+def phase_order(phase, position):
+    """The number of the ``position``-th object (from 0) of a render phase: PHASE_BASE x PHASE_SLOTS + position."""
+    return PHASE_BASE[phase] * PHASE_SLOTS + position
+
+
+def olm_order(operator_index, position):
+    """The number of an OLM object of the ``operator_index``-th operator (from 0, install order) at ``position`` of its
+    block (OLM_POSITIONS, OLM_APPROVER_POSITION ...)."""
+    return (operator_index + 1) * OLM_BLOCK + position
+
+
+def verification_order(position=0):
+    return VERIFICATION_WAVE * PHASE_SLOTS + position
+
 
 MANAGED_BY_LABEL = vocabulary.MANAGED_BY_LABEL
 MANAGED_BY_VALUE = vocabulary.MANAGED_BY_VALUE
@@ -192,10 +224,14 @@ def object_key(manifest):
     return (group, manifest.get("kind"), meta.get("namespace") or "", meta.get("name"))
 
 
+def numbered_file_name(order, manifest):
+    """<order, four digits>-<kind>-<name>.yaml: sorting the names sorts the objects in apply order."""
+    return "%04d-%s-%s.yaml" % (order, manifest["kind"].lower(), manifest["metadata"]["name"])
+
+
 def file_name(entry):
-    """<order>-<kind>-<name>.yaml for one rendered entry."""
-    manifest = entry["manifest"]
-    return "%03d-%s-%s.yaml" % (entry["order"], manifest["kind"].lower(), manifest["metadata"]["name"])
+    """numbered_file_name of one rendered entry ({"order", "manifest"})."""
+    return numbered_file_name(entry["order"], entry["manifest"])
 
 
 def kebab(value):

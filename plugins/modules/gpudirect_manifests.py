@@ -137,20 +137,23 @@ EXAMPLES = r"""
 
 RETURN = r"""
 manifests:
-  description: Every object in apply order. C(order) is unique and ascending; C(file) is C(<order>-<kind>-<name>.yaml).
+  description:
+    - Every object in apply order. C(order) is unique and ascending; C(file) is C(<order>-<kind>-<name>.yaml) with the
+      order in four digits, gapped (the phase's sync wave x 100 plus the object's position; 1000 is the first
+      MachineConfig, 8000 the first network), so that another object or operator renames no other file.
   returned: always
   type: list
   elements: dict
   sample:
     - phase: nic_cluster_policy
-      order: 400
-      file: 400-nicclusterpolicy-nic-cluster-policy.yaml
+      order: 4000
+      file: 4000-nicclusterpolicy-nic-cluster-policy.yaml
       manifest: {apiVersion: mellanox.com/v1alpha1, kind: NicClusterPolicy, metadata: {name: nic-cluster-policy}, spec: {}}
 phases:
   description: File names grouped by phase (machineconfig, nfd, sriov_operator, nic_cluster_policy, gpu_cluster_policy, sriov_pool, sriov_policy, network).
   returned: always
   type: dict
-  sample: {nfd: [200-nodefeaturediscovery-nfd-instance.yaml]}
+  sample: {nfd: [2000-nodefeaturediscovery-nfd-instance.yaml]}
 teardown_order:
   description: Identities (apiVersion, kind, metadata name/namespace) of the rendered objects in safe delete order.
   returned: always
@@ -193,19 +196,20 @@ images:
 olm_manifests:
   description:
     - Namespace, OperatorGroup (targeting its own namespace) and Subscription of NFD, the SR-IOV Network Operator, the
-      NVIDIA Network Operator and the NVIDIA GPU Operator, in install order; C(file) names sort before every entry
-      of RV(manifests). The custom resources of RV(manifests) can be created only once each operator's CSV has succeeded.
+      NVIDIA Network Operator and the NVIDIA GPU Operator, in install order, one block of ten numbers per operator
+      (C(0010)-C(0012) the first, C(0020)-C(0022) the second ...); C(file) names sort before every entry of
+      RV(manifests). The custom resources of RV(manifests) can be created only once each operator's CSV has succeeded.
   returned: when O(olm_manifests) is true and the input is valid
   type: list
   elements: dict
   sample:
-    - order: 1
-      file: 001-namespace-openshift-nfd.yaml
+    - order: 10
+      file: 0010-namespace-openshift-nfd.yaml
       manifest: {apiVersion: v1, kind: Namespace, metadata: {name: openshift-nfd}}
 gitops_files:
   description:
     - With O(output_format=gitops), every file of the kustomize tree as C(path) (relative, e.g.
-      C(bases/operators/001-namespace-openshift-nfd.yaml)) and C(manifest), in a stable order. Each object carries its
+      C(bases/operators/0010-namespace-openshift-nfd.yaml)) and C(manifest), in a stable order. Each object carries its
       C(argocd.argoproj.io/sync-wave) (the render phase's base, from 0 for the OLM objects through 10 to 80 to 90 for the verification Job) and,
       for an operator's custom resource, C(argocd.argoproj.io/sync-options) C(SkipDryRunOnMissingResource=true).
   returned: when O(output_format=gitops) and the input is valid

@@ -15,7 +15,7 @@ CLUSTER_ENV = ("KUBECONFIG", "K8S_AUTH_KUBECONFIG", "K8S_AUTH_CONTEXT", "K8S_AUT
 LOCAL_HOST = {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}"}
 # A valid GPUDirect RDMA configuration (gpudirect_rdma_* variables, docs/input-model.md) for each simulated
 # profile, naming NIC ports that profile has.
-CONFIGURATIONS = {
+PROFILE_VARIABLES = {
     "roce-lab": {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
                  "gpudirect_rdma_nic_interfaces": ["ens1f0np0"], "gpudirect_rdma_ipam_range": "192.168.2.0/24"},
     "infiniband-lab": {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "infiniband",

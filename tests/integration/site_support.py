@@ -8,17 +8,10 @@ import sys
 import time
 from dataclasses import dataclass
 
+from ansible_collections.gpudirect.openshift.tests.configurations import example_path
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXAMPLES = os.path.join(ROOT, "playbooks", "vars", "examples")
 TEST_PLAYBOOKS = os.path.join(ROOT, "tests", "integration", "playbooks")
-CONFIGURATIONS = {
-    "shared_device/roce": "1-shared-device-roce.yml",
-    "shared_device/infiniband": "2-shared-device-infiniband.yml",
-    "host_device/roce": "3-host-device-roce.yml",
-    "host_device/infiniband": "4-host-device-infiniband.yml",
-    "sriov_legacy/roce": "5-sriov-legacy-roce.yml",
-    "sriov_legacy/infiniband": "6-sriov-legacy-infiniband.yml",
-}
 RAILS = ["rail%d" % index for index in range(8)]
 RECAP = re.compile(r"^\S+\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 
@@ -40,7 +33,8 @@ class PlayRun:
 
 
 def example(name):
-    return os.path.join(EXAMPLES, CONFIGURATIONS.get(name, name))
+    """The example variables file of a configuration ("sriov_legacy/roce") or of an example file name."""
+    return example_path(name)
 
 
 def run_playbook(sim, *args, playbook="playbooks/site.yml", env=None):

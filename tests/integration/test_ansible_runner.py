@@ -6,7 +6,7 @@ import secrets
 
 import pytest
 
-from runner_support import (CONFIGURATIONS, ROOT, failure_messages, files_containing, isolate_from_clusters,
+from runner_support import (PROFILE_VARIABLES, ROOT, failure_messages, files_containing, isolate_from_clusters,
                             module_results, private_data_dir, run_site)
 
 
@@ -58,7 +58,7 @@ def test_site_uses_only_the_awx_credential_environment(sim_factory, tmp_path, mo
     sim = sim_factory(profile="roce-lab", token=openshift_token(), tls=True)
     isolate_from_clusters(monkeypatch, tmp_path)
     pdd = private_data_dir(tmp_path, {"localhost": {}}, envvars=bearer_token_credential(sim),
-                           extravars=CONFIGURATIONS["roce-lab"])
+                           extravars=PROFILE_VARIABLES["roce-lab"])
     assert not list(pdd.rglob("*kubeconfig*"))
 
     runner = run_site(pdd)
@@ -93,7 +93,7 @@ def test_survey_answers_as_awx_passes_them(sim_factory, tmp_path, monkeypatch):
     """The configuration answered in the survey and every other question at its default, typed as AWX sends them
     (booleans as "true"/"false", lists as text): site.yml accepts it and configures the cluster."""
     survey = site_survey()
-    extra = awx_launch_extra_vars(survey, CONFIGURATIONS["infiniband-lab"])
+    extra = awx_launch_extra_vars(survey, PROFILE_VARIABLES["infiniband-lab"])
     assert {"true", "false"} & set(extra.values()) and isinstance(extra["gpudirect_rdma_nic_interfaces"], str)
     sim = sim_factory(profile="infiniband-lab", token=openshift_token(), tls=True)
     isolate_from_clusters(monkeypatch, tmp_path)
@@ -110,7 +110,7 @@ def test_survey_answers_as_awx_passes_them(sim_factory, tmp_path, monkeypatch):
 def test_blank_optional_survey_answers_are_accepted(blank, sim_factory, tmp_path, monkeypatch):
     """AWX 24 sends an optional question left blank as null (ansible/awx#16205), other versions as an empty
     string (ansible/awx#16289); the checks before any write (preflight, tagged always) must read both as unset."""
-    extra = awx_launch_extra_vars(site_survey(), CONFIGURATIONS["roce-lab"], blank=blank)
+    extra = awx_launch_extra_vars(site_survey(), PROFILE_VARIABLES["roce-lab"], blank=blank)
     sim = sim_factory(profile="roce-lab", tls=True)
     isolate_from_clusters(monkeypatch, tmp_path)
     pdd = private_data_dir(tmp_path, {"localhost": {}}, envvars=bearer_token_credential(sim), extravars=extra)
@@ -123,7 +123,7 @@ def test_blank_optional_survey_answers_are_accepted(blank, sim_factory, tmp_path
 
 def test_no_cluster_configured_stops_with_the_message(tmp_path, monkeypatch):
     isolate_from_clusters(monkeypatch, tmp_path)
-    pdd = private_data_dir(tmp_path, {"localhost": {}}, extravars=CONFIGURATIONS["roce-lab"])
+    pdd = private_data_dir(tmp_path, {"localhost": {}}, extravars=PROFILE_VARIABLES["roce-lab"])
 
     runner = run_site(pdd)
 

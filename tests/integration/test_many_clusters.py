@@ -5,15 +5,15 @@ import json
 
 import pytest
 
-from runner_support import (CONFIGURATIONS, failure_messages, host_stats, isolate_from_clusters, module_results, private_data_dir,
+from runner_support import (PROFILE_VARIABLES, failure_messages, host_stats, isolate_from_clusters, module_results, private_data_dir,
                             run_site)
 
 # What each cluster is asked for, by simulated profile: the inventory host variables besides the connection
 # (method, fabric, NICs, ...). Change them here and extend assert_cluster_as_asked to match.
 CLUSTERS = {
-    "roce-lab": dict(CONFIGURATIONS["roce-lab"]),
-    "infiniband-lab": dict(CONFIGURATIONS["infiniband-lab"]),
-    "mixed-lab": dict(CONFIGURATIONS["mixed-lab"], gpudirect_rdma_ipam_range="192.168.4.0/24"),
+    "roce-lab": dict(PROFILE_VARIABLES["roce-lab"]),
+    "infiniband-lab": dict(PROFILE_VARIABLES["infiniband-lab"]),
+    "mixed-lab": dict(PROFILE_VARIABLES["mixed-lab"], gpudirect_rdma_ipam_range="192.168.4.0/24"),
 }
 
 

@@ -13,19 +13,14 @@ import pytest
 import yaml
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
+from ansible_collections.gpudirect.openshift.tests.configurations import NUMBERED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MOLECULE = os.path.join(ROOT, "extensions", "molecule")
 PROFILES = os.path.join(ROOT, "simulator", "profiles")
-CONFIGURATIONS = {
-    "shared_device_roce": (1, "shared_device", "roce"),
-    "shared_device_infiniband": (2, "shared_device", "infiniband"),
-    "host_device_roce": (3, "host_device", "roce"),
-    "host_device_infiniband": (4, "host_device", "infiniband"),
-    "sriov_legacy_roce": (5, "sriov_legacy", "roce"),
-    "sriov_legacy_infiniband": (6, "sriov_legacy", "infiniband"),
-}
-SCENARIOS = sorted(CONFIGURATIONS) + ["operators"]
+# scenario <method>_<fabric> -> (number, method, fabric) of each configuration (tests/configurations.py)
+SCENARIO_CONFIGURATIONS = dict(("%s_%s" % (method, fabric), (number, method, fabric)) for number, method, fabric, _file in NUMBERED)
+SCENARIOS = sorted(SCENARIO_CONFIGURATIONS) + ["operators"]
 
 
 def load(path):
@@ -84,9 +79,9 @@ def test_scenario_only_chooses_profile_and_variables(scenario):
     assert profile and os.path.isfile(os.path.join(PROFILES, profile + ".yaml"))
 
 
-@pytest.mark.parametrize("scenario", sorted(CONFIGURATIONS))
+@pytest.mark.parametrize("scenario", sorted(SCENARIO_CONFIGURATIONS))
 def test_configuration_scenario_renders_its_configuration(scenario):
-    number, method, fabric = CONFIGURATIONS[scenario]
+    number, method, fabric = SCENARIO_CONFIGURATIONS[scenario]
     path = extra_vars_file(scenario)
     assert os.path.basename(path).startswith("%d-" % number)
     variables = load(path)
@@ -99,7 +94,7 @@ def test_configuration_scenario_renders_its_configuration(scenario):
 
 
 def test_configuration_interfaces_exist_in_the_scenario_profile():
-    for scenario in CONFIGURATIONS:
+    for scenario in SCENARIO_CONFIGURATIONS:
         profile = load(os.path.join(PROFILES, extra_var(scenario, "molecule_simulator_profile") + ".yaml"))
         netdevs = json.dumps(profile)
         variables = load(extra_vars_file(scenario))

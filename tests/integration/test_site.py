@@ -8,10 +8,11 @@ import pytest
 import yaml
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
+from ansible_collections.gpudirect.openshift.tests.configurations import CONFIGURATIONS
 
 from simulator.controllers.seed import node_pool
 from simulator.controllers.testing import Kube, wait
-from site_support import CONFIGURATIONS, ROOT, allocatable, example, objects, run_playbook
+from site_support import ROOT, allocatable, example, objects, run_playbook
 
 MANAGED = "app.kubernetes.io/managed-by"
 # What a facts run writes and deletes again: its pods and ConfigMap (the namespace, service account and SCC come

@@ -22,6 +22,7 @@ import time
 import pytest
 import yaml
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
+from ansible_collections.gpudirect.openshift.tests.configurations import EXAMPLE_FILES, EXAMPLES
 from simulator import SimulatedCluster
 from simulator.cluster import default_admin_manifests
 from simulator.controllers.facts_pods import profile_facts
@@ -33,8 +34,6 @@ pytestmark = pytest.mark.xdist_group("verify")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLAYBOOK = os.path.join(ROOT, "playbooks", "verify.yml")
-EXAMPLES = os.path.join(ROOT, "playbooks", "vars", "examples")
-CONFIGURATIONS = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".yml"))
 COMPONENT_SELECTOR = "app.kubernetes.io/component=gpudirect-verify"
 GPU_NODES = ("nvd-srv-32.nvidia.eng.rdu2.dc.redhat.com", "nvd-srv-33.nvidia.eng.rdu2.dc.redhat.com")
 NETWORK_KINDS = {"MacvlanNetwork": ("mellanox.com", "macvlannetworks"), "IPoIBNetwork": ("mellanox.com", "ipoibnetworks"),
@@ -210,7 +209,7 @@ VERIFY_TRANSIENT = [
 def passing_fleet(crd_dir, tmp_path_factory):
     fleet = Fleet(crd_dir, tmp_path_factory.mktemp("verify-pass"))
     try:
-        for example in CONFIGURATIONS:
+        for example in EXAMPLE_FILES:
             extra = {}
             if example.startswith("4-"):
                 extra = {"verify_nic_ports": [], "verify_link_rate_gbps": 400}  # the link rate given instead of facts
@@ -251,7 +250,7 @@ def test_passing_run_succeeds_for_every_cluster(passing_fleet):
     assert re.search(r"config-1\s*:\s*ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0", passing_fleet.output), passing_fleet.output
 
 
-@pytest.mark.parametrize("example", CONFIGURATIONS)
+@pytest.mark.parametrize("example", EXAMPLE_FILES)
 def test_verify_passes_for_each_configuration(passing_fleet, example):
     host = host_name(example)
     summary = passing_fleet.summaries[host]

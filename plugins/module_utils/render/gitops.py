@@ -43,9 +43,9 @@ GROUP_PHASES = ("machineconfig", "sriov_pool", "sriov_policy", "network")
 OPERATOR_API_GROUPS = tuple(api.rpartition("/")[0] for api in (names.API_NFD, names.API_SRIOV, names.API_MELLANOX, names.API_NVIDIA))
 
 # The operators' own objects come before every phase; the verification Job after the last one. Both are derived from
-# names.PHASES, the one definition of the apply order.
-OLM_WAVE = 0
-VERIFICATION_WAVE = max(base for _phase, base in names.PHASES) + 10
+# names.PHASES, the one definition of the apply order, as the file numbers are (wave x 100 + position).
+OLM_WAVE = names.OLM_WAVE
+VERIFICATION_WAVE = names.VERIFICATION_WAVE
 
 # The OpenShift "cli" image stream, which every cluster serves from its internal registry (the catalog's jobs use it:
 # redhat-cop/gitops-catalog advanced-cluster-security-operator/instance/base/create-cluster-init-bundle-job.yaml). It has
@@ -103,19 +103,20 @@ def annotated(manifest, phase):
 
 
 def _pins(olm_entries):
-    """(package, namespace, approval, startingCSV) of each rendered Subscription."""
+    """(package, namespace, approval, startingCSV, first number of the operator's block) of each rendered Subscription."""
     for entry in olm_entries or []:
         manifest = entry["manifest"]
         if manifest["kind"] == "Subscription":
             spec = manifest["spec"]
-            yield spec["name"], manifest["metadata"]["namespace"], spec.get("installPlanApproval"), spec.get("startingCSV")
+            block = entry.get("order", 0) - entry.get("order", 0) % names.OLM_BLOCK
+            yield spec["name"], manifest["metadata"]["namespace"], spec.get("installPlanApproval"), spec.get("startingCSV"), block
 
 
 def approval_errors(olm_entries, operators=None):
     """Each Manual Subscription needs its pin: without startingCSV nothing says which InstallPlan to approve."""
     roles = dict((entry.get("package"), entry.get("role")) for entry in operators or catalogue.OPERATORS)
     errors = []
-    for package, _namespace, approval, csv in _pins(olm_entries):
+    for package, _namespace, approval, csv, _block in _pins(olm_entries):
         if approval == "Manual" and not csv:
             role = roles.get(package) or package
             errors.append("%s_starting_csv: Manual approval in the GitOps tree needs the CSV to approve; set it (e.g. %s.v<version>) or set "
@@ -127,13 +128,18 @@ def approver_objects(olm_entries, image):
     """ServiceAccount, Role (get/list/patch on installplans of its own namespace only), RoleBinding and Job per Manual
     Subscription pinned by startingCSV, in its namespace (the catalog's installplan-approver approves every plan of the
     namespace: redhat-cop/gitops-catalog installplan-approver/base; this one approves only the pin)."""
-    objects = []
+    return [manifest for _order, manifest in _numbered_approver_objects(olm_entries, image)]
+
+
+def _numbered_approver_objects(olm_entries, image):
+    """[(file number, manifest)] of approver_objects: in the operator's block from names.OLM_APPROVER_POSITION on."""
+    numbered = []
     labels = {names.MANAGED_BY_LABEL: names.MANAGED_BY_VALUE}
-    for _package, namespace, approval, csv in _pins(olm_entries):
+    for _package, namespace, approval, csv, block in _pins(olm_entries):
         if approval != "Manual" or not csv:
             continue
         meta = {"name": APPROVER_NAME, "namespace": namespace, "labels": dict(labels)}
-        objects.extend([
+        objects = [
             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": dict(meta)},
             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": dict(meta),
              "rules": [{"apiGroups": ["operators.coreos.com"], "resources": ["installplans"], "verbs": ["get", "list", "patch"]}]},
@@ -145,8 +151,9 @@ def approver_objects(olm_entries, image):
                  "serviceAccountName": APPROVER_NAME, "restartPolicy": "Never",
                  "containers": [{"name": "approve", "image": image, "command": ["/bin/sh", "-c", APPROVER_SCRIPT],
                                  "env": [{"name": "NAMESPACE", "value": namespace}, {"name": "CSV", "value": csv}]}]}}}},
-        ])
-    return objects
+        ]
+        numbered.extend((block + names.OLM_APPROVER_POSITION + index, manifest) for index, manifest in enumerate(objects))
+    return numbered
 
 
 def verification_job(workload):
@@ -184,10 +191,6 @@ def node_group_owners(variables):
     return dict((key, sorted(found)[0]) for key, found in owners.items() if len(found) == 1)
 
 
-def _file_name(order, manifest):
-    return "%03d-%s-%s.yaml" % (order, manifest["kind"].lower(), manifest["metadata"]["name"])
-
-
 def gitops_tree(olm_entries, manifests, workload=None, cluster="cluster", owners=None,
                 approver_image=DEFAULT_APPROVER_IMAGE):
     """[{"path", "manifest"}] of the whole tree, in a stable order: every rendered object annotated, in the base of its
@@ -205,8 +208,8 @@ def gitops_tree(olm_entries, manifests, workload=None, cluster="cluster", owners
     layer_of = dict((phase, layer) for layer, phases in LAYERS for phase in phases)
     for entry in olm_entries or []:
         add("bases/operators", entry["file"], annotated(entry["manifest"], "olm"))
-    for index, manifest in enumerate(approver_objects(olm_entries, approver_image)):
-        add("bases/operators", _file_name(900 + index, manifest), annotated(manifest, "olm"))
+    for order, manifest in _numbered_approver_objects(olm_entries, approver_image):
+        add("bases/operators", names.numbered_file_name(order, manifest), annotated(manifest, "olm"))
     group_dirs = []
     for entry in manifests:
         manifest = annotated(entry["manifest"], entry["phase"])
@@ -220,7 +223,7 @@ def gitops_tree(olm_entries, manifests, workload=None, cluster="cluster", owners
         add(directory, entry["file"], manifest)
     job = verification_job(workload)
     if job:
-        add("bases/verification", _file_name(VERIFICATION_WAVE * 10, job), annotated(job, "verification"))
+        add("bases/verification", names.numbered_file_name(names.verification_order(), job), annotated(job, "verification"))
     bases = ["bases/%s" % layer for layer, _phases in LAYERS if "bases/%s" % layer in directories]
     tree = []
     for directory in bases + group_dirs:

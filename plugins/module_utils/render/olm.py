@@ -21,7 +21,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 def olm_manifests(variables, operators=None):
     """(entries, errors): [{"order", "file", "manifest"}] of Namespace, OperatorGroup and Subscription per operator, in
-    install order (file names 001-... sort before every other rendered object). ``operators`` are the operator
+    install order, numbered in one block per operator (names.olm_order: 0010-0012 the first, 0020-0022 the second ...,
+    so that another operator renames no file; the names sort before every other rendered object). ``operators`` are the operator
     catalogue's entries with their settings (the gpudirect.openshift.operators lookup); None takes the catalogue's
     defaults, with the NFD and SR-IOV namespaces the gpudirect_rdma_* ``variables`` may name."""
     if operators is None:
@@ -32,7 +33,7 @@ def olm_manifests(variables, operators=None):
             return [], [str(exc)]
     errors = []
     entries = []
-    for entry in operators:
+    for index, entry in enumerate(operators):
         role = entry.get("role") or entry.get("package")
 
         def value(setting, default, entry=entry):
@@ -70,7 +71,6 @@ def olm_manifests(variables, operators=None):
                 {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
                  "metadata": {"name": entry["package"], "namespace": namespace, "labels": dict(labels)},
                  "spec": subscription}):
-            order = len(entries) + 1
-            entries.append({"order": order, "manifest": manifest,
-                            "file": "%03d-%s-%s.yaml" % (order, manifest["kind"].lower(), manifest["metadata"]["name"])})
+            order = names.olm_order(index, names.OLM_POSITIONS[manifest["kind"]])
+            entries.append({"order": order, "manifest": manifest, "file": names.numbered_file_name(order, manifest)})
     return (entries if not errors else []), errors

@@ -155,7 +155,7 @@ def images_of(manifests):
 
 
 def _number(objects):
-    """Order = phase base x 10 + position in the phase: apply ascending, delete descending."""
+    """Order = names.phase_order (phase base x 100 + position in the phase): apply ascending, delete descending."""
     seen = {}
     entries = []
     for phase, manifest in objects:
@@ -163,7 +163,7 @@ def _number(objects):
         manifest.setdefault("metadata", {}).setdefault("labels", {})[names.MANAGED_BY_LABEL] = names.MANAGED_BY_VALUE
         position = seen.get(phase, 0)
         seen[phase] = position + 1
-        entry = {"phase": phase, "order": names.PHASE_BASE[phase] * 10 + position, "manifest": manifest}
+        entry = {"phase": phase, "order": names.phase_order(phase, position), "manifest": manifest}
         entry["file"] = names.file_name(entry)
         entries.append(entry)
     return sorted(entries, key=lambda e: e["order"])
@@ -189,7 +189,7 @@ def _as_entry(item):
         return item
     kind = item.get("kind")
     phase = _phase_of_kind(kind)
-    return {"phase": phase, "order": names.PHASE_BASE[phase] * 10, "manifest": item}
+    return {"phase": phase, "order": names.phase_order(phase, 0), "manifest": item}
 
 
 def _phase_of_kind(kind):

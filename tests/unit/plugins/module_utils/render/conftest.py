@@ -10,6 +10,7 @@ import copy
 
 import pytest
 
+from ansible_collections.gpudirect.openshift.tests.configurations import METHOD_FABRICS
 from simulator.crds import load_crd_documents
 
 P = "gpudirect_rdma_"
@@ -31,7 +32,6 @@ NIC_FACTS = [
 INTERFACE = {"roce": "ens8f0np0", "infiniband": "ibs2f0"}
 # Host device selects PFs by PCI address (the SR-IOV device plugin knows PF names only for VFs).
 PCI_ADDRESS = {"roce": "0000:a0:00.0", "infiniband": "0000:0d:00.0"}
-CONFIGURATIONS = [(m, f) for m in ("shared_device", "host_device", "sriov_legacy") for f in ("roce", "infiniband")]
 
 
 def base_variables(method, fabric, **extra):
@@ -54,7 +54,7 @@ def base_variables(method, fabric, **extra):
 def variants():
     """Every configuration plainly, and with the optional parts turned on."""
     cases = []
-    for method, fabric in CONFIGURATIONS:
+    for method, fabric in METHOD_FABRICS:
         cases.append(("%s-%s" % (method, fabric), base_variables(method, fabric)))
         full = base_variables(method, fabric, apply_machineconfigs=True,
                               machineconfigs=["irdma_blacklist", "persistent_names", "crio_memlock"],

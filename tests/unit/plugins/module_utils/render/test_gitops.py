@@ -11,7 +11,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-import glob
 import os
 import subprocess
 
@@ -21,10 +20,10 @@ import yaml
 from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import gitops, olm, plan
+from ansible_collections.gpudirect.openshift.tests.configurations import CONFIGURATIONS, example_path
 
 KUBECTL = "/usr/bin/kubectl"
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
-EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "playbooks", "vars", "examples", "[1-6]-*.yml")))
+EXAMPLES = [example_path(name) for name in CONFIGURATIONS.values()]
 PIN = "gpu-operator-certified.v25.3.4"
 LABEL = "example.com/rdma-group"
 NODE_GROUPS = {
@@ -33,7 +32,7 @@ NODE_GROUPS = {
         {"name": "ib", "node_selector": {LABEL: "ib"}, "nic_interfaces": ["ibs2f0"], "ipam_range": "192.168.0.0/24"},
         {"name": "roce", "node_selector": {LABEL: "roce"}, "fabric": "roce", "nic_interfaces": ["ens8f0np0"], "ipam_range": "192.168.1.0/24"}],
 }
-CONFIGURATIONS = [pytest.param(path, id=os.path.basename(path)[:-4]) for path in EXAMPLES] + [pytest.param(NODE_GROUPS, id="node-groups")]
+RENDER_CASES = [pytest.param(path, id=os.path.basename(path)[:-4]) for path in EXAMPLES] + [pytest.param(NODE_GROUPS, id="node-groups")]
 
 
 def operators(approval="Manual", pin=PIN):
@@ -84,7 +83,7 @@ def key(manifest):
     return names.object_key(manifest)
 
 
-@pytest.mark.parametrize("variables", CONFIGURATIONS)
+@pytest.mark.parametrize("variables", RENDER_CASES)
 def test_kustomize_builds_exactly_the_rendered_objects_with_waves_in_apply_order(variables, tmp_path):
     rendered, entries, files = render(variables)
     write(files, tmp_path)

@@ -13,11 +13,14 @@ import json
 
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render import machineconfigs
+from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
+from ansible_collections.gpudirect.openshift.plugins.module_utils import names
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render import gitops, machineconfigs, olm
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, stale_objects, teardown_order
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.rdma import MATRIX
 
-from conftest import CONFIGURATIONS, NIC_FACTS, P, base_variables
+from ansible_collections.gpudirect.openshift.tests.configurations import METHOD_FABRICS
+from conftest import NIC_FACTS, P, base_variables
 
 MANAGED = {"app.kubernetes.io/managed-by": "gpudirect.openshift"}
 
@@ -43,7 +46,7 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("method,fabric", CONFIGURATIONS)
+@pytest.mark.parametrize("method,fabric", METHOD_FABRICS)
 def test_configuration_composition(method, fabric):
     result = render(base_variables(method, fabric))
     policy_keys, network_kind, policies, resource = EXPECTED[(method, fabric)]
@@ -374,12 +377,51 @@ def test_apply_order_and_file_names():
     assert phases == ["machineconfig", "nfd", "sriov_operator", "nic_cluster_policy", "gpu_cluster_policy", "sriov_pool", "sriov_policy", "network"]
     orders = [e["order"] for e in result["manifests"]]
     assert orders == sorted(orders) and len(set(orders)) == len(orders)
-    assert result["manifests"][-1]["file"] == "800-sriovnetwork-sriov-network.yaml"
+    files = [e["file"] for e in result["manifests"]]
+    assert files == sorted(files)  # file-name order is apply order
+    assert files[-1].endswith("-sriovnetwork-sriov-network.yaml")
     assert [t["manifest"]["kind"] for t in result["teardown_order"]] == [
         "SriovNetwork", "SriovNetworkNodePolicy", "SriovNetworkPoolConfig", "ClusterPolicy", "NicClusterPolicy",
         "SriovOperatorConfig", "NodeFeatureDiscovery", "MachineConfig"]
     assert teardown_order(result["manifests"]) == result["teardown_order"]
     assert set(result["phases"]) == set(phases)
+
+
+FIFTH_OPERATOR = {"role": "fake_operator", "package": "fake-operator", "namespace": "fake-operator", "catalog_source": "community-operators"}
+
+
+def test_a_fifth_operator_renames_no_file():
+    variables = base_variables("sriov_legacy", "roce", apply_machineconfigs=True, sriov_pool_config=True)
+    four, errors = olm.olm_manifests(variables, catalogue.resolve({}))
+    assert errors == []
+    five, errors = olm.olm_manifests(variables, catalogue.resolve({}, extra=[FIFTH_OPERATOR]))
+    assert errors == []
+    assert five[:len(four)] == four
+    added = [e["file"] for e in five[len(four):]]
+    assert [f.split("-", 1)[1] for f in added] == [
+        "namespace-fake-operator.yaml", "operatorgroup-fake-operator.yaml", "subscription-fake-operator.yaml"]
+    rendered = [e["file"] for e in render(variables)["manifests"]]
+    files = [e["file"] for e in five] + rendered
+    assert files == sorted(files) and len(set(files)) == len(files)  # after the fourth operator, before every phase
+
+
+def test_file_numbers_are_sync_wave_times_100_plus_position():
+    # the files and the GitOps sync waves tell one apply order (docs/gitops.md)
+    variables = base_variables("sriov_legacy", "roce", apply_machineconfigs=True, sriov_pool_config=True,
+                               machineconfigs=["irdma_blacklist", "persistent_names", "crio_memlock"], nic_facts=copy.deepcopy(NIC_FACTS),
+                               udev_rules_from_facts=True, network_namespaces=["default", "rdma-tests"])
+    entries = render(variables)["manifests"]
+    for entry in entries:
+        assert entry["file"] == "%04d-%s-%s.yaml" % (entry["order"], entry["manifest"]["kind"].lower(), entry["manifest"]["metadata"]["name"])
+        assert entry["order"] // names.PHASE_SLOTS == gitops.sync_wave(entry["phase"]), entry["file"]
+    positions = {}
+    for entry in entries:
+        positions.setdefault(entry["phase"], []).append(entry["order"] % names.PHASE_SLOTS)
+    assert all(found == list(range(len(found))) for found in positions.values()), positions
+    assert len(positions["machineconfig"]) > 1 and len(positions["network"]) == 2
+    for entry in olm.olm_manifests(variables)[0]:
+        assert entry["order"] // names.PHASE_SLOTS == gitops.OLM_WAVE and entry["order"] % names.OLM_BLOCK < names.OLM_APPROVER_POSITION
+    assert names.verification_order() // names.PHASE_SLOTS == gitops.VERIFICATION_WAVE
 
 
 def test_switch_from_sriov_legacy_to_shared_device():
@@ -409,7 +451,7 @@ def test_same_configuration_has_nothing_stale():
     assert stale_objects(manifests, changed) == []
 
 
-@pytest.mark.parametrize("method,fabric", CONFIGURATIONS)
+@pytest.mark.parametrize("method,fabric", METHOD_FABRICS)
 def test_every_manifest_carries_the_managed_by_label(method, fabric):
     """Teardown and method switches select on this label, so nothing may lack it."""
     for entry in render(base_variables(method, fabric))["manifests"]:
