@@ -388,13 +388,14 @@ class Documents:
         self.readiness = {}
         self.matrix_text = None  # the temporary file, and {node: (offset, length)} of each node's links in it
         self.matrix_at = {}
+        self.values = {}  # see _shared
         if report_dir:
             os.makedirs(os.path.join(report_dir, "nodes"), exist_ok=True)
 
     def __call__(self, node, facts):
-        self.ports[node] = nic_ports(node, facts)
+        self.ports[node] = self._shared(nic_ports(node, facts))
         links = gpu_nic_affinity(node, facts)
-        self.links[node] = nearest_links(links, self.ports[node])
+        self.links[node] = self._shared(nearest_links(links, self.ports[node]))
         self.readiness[node] = readiness_summary(node, facts)
         if self.report_dir:
             self._keep_matrix(node, links)
@@ -402,6 +403,22 @@ class Documents:
                 json.dump(facts, handle, indent=1, sort_keys=True)
         if self.keep:
             self.nodes[node] = facts
+
+    def _shared(self, entries):
+        """``entries`` with each text and each list of GPU paths that an earlier node had replaced by the earlier node's
+        object: the nodes of a cluster are mostly alike (the same NIC models, addresses and paths), so the ports of 1000
+        nodes hold a few distinct values. What is kept is only read from here on (written out, or copied by exit_json)."""
+        values = self.values
+        for entry in entries:
+            for key, value in entry.items():
+                if isinstance(value, str):
+                    entry[key] = values.setdefault(value, value)
+                elif key == "gpu_paths" and isinstance(value, list):
+                    try:
+                        entry[key] = values.setdefault(tuple(tuple(sorted(path.items())) for path in value), value)
+                    except TypeError:  # a value that is no key (collector output is checked, not trusted): kept as is
+                        pass
+        return entries
 
     def _keep_matrix(self, node, links):
         if self.matrix_text is None:

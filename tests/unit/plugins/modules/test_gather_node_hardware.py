@@ -101,6 +101,19 @@ def test_the_matrix_waits_on_disk_not_in_memory(tmp_path):
     found.close()
 
 
+def test_alike_nodes_share_their_texts_and_gpu_paths(tmp_path):
+    """The ports of alike nodes hold one object per distinct text and list of GPU paths (what they return is unchanged)."""
+    facts = synthetic_facts(tmp_path, gpus=2, nics=2)
+    found = gather_node_hardware.Documents(None, keep=False)
+    for node in ("gpu-0", "gpu-1"):
+        found(node, json.loads(json.dumps(facts)))
+    assert found.ports["gpu-1"] == inventory.nic_ports("gpu-1", facts)
+    first, second = found.ports["gpu-0"], found.ports["gpu-1"]
+    paths = [(a["gpu_paths"], b["gpu_paths"]) for a, b in zip(first, second) if a.get("gpu_paths")]
+    assert paths and all(a is b for a, b in paths)
+    assert all(a["pci_address"] is b["pci_address"] and a["model"] is b["model"] for a, b in zip(first, second))
+
+
 class PagedCluster:
     """The cache ConfigMaps, served in pages as the API does; records what had been read when each document went out."""
 
