@@ -2,10 +2,10 @@
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """rdma_waits, machineconfig_pool_wait, operator_waits, teardown_wait and plan_target: readiness waits built in Python
-(render/waits.py), not in Jinja.
+(render/waits.py), not in Jinja; rollout_timeout: the timeout of a pool rollout derived from its nodes (rules/timeouts.py).
 
 Documentation lives next to this file (rdma_waits.yml, machineconfig_pool_wait.yml, operator_waits.yml, teardown_wait.yml,
-plan_target.yml).
+plan_target.yml, rollout_timeout.yml).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,6 +15,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import waits
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import timeouts
 
 
 def _count(name, value, minimum):
@@ -47,6 +48,13 @@ def rdma_waits(plan, min_ready_nodes=1, failure_grace_period=60, timeout=1800, m
     sets = waits.rdma_wait_sets(plan, min_ready_nodes, all_selected_nodes)
     return {'machineconfig': [_timed(w, machineconfig_timeout, grace) for w in sets['machineconfig']],
             'configuration': [_timed(w, timeout, grace) for w in sets['configuration']]}
+
+
+def rollout_timeout(disruptions, given=0, per_node=timeouts.DEFAULT_NODE_ROLLOUT_SECONDS, variable='rdma_machineconfig_timeout'):
+    if not isinstance(disruptions, list):
+        raise AnsibleFilterError('rollout_timeout: expects the disruptions of plan_status, a list')
+    return timeouts.rollout_timeout(disruptions, given=_count(variable, given, 0), variable=variable,
+                                    per_node=_count('per_node', per_node, 1))
 
 
 def machineconfig_pool_wait(pool, machineconfigs, present=True, failure_grace_period=60, timeout=5400):
@@ -105,4 +113,4 @@ class FilterModule(object):
 
     def filters(self):
         return {'rdma_waits': rdma_waits, 'machineconfig_pool_wait': machineconfig_pool_wait, 'operator_waits': operator_waits,
-                'teardown_wait': teardown_wait, 'plan_target': plan_target}
+                'teardown_wait': teardown_wait, 'plan_target': plan_target, 'rollout_timeout': rollout_timeout}

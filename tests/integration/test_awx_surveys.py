@@ -13,6 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+# One worker runs this module: its module fixture (the rendered AWX objects) would be built again on each xdist worker.
+pytestmark = pytest.mark.xdist_group("awx_surveys")
+
+
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = ROOT / "hack" / "gen_awx_surveys.py"
 sys.path.insert(0, str(GENERATOR.parent))

@@ -10,6 +10,10 @@ import pytest
 
 from site_support import run_playbook
 
+# One worker runs this module: its module fixtures (simulated clusters) would be set up again on each xdist worker.
+pytestmark = pytest.mark.xdist_group("bad_input")
+
+
 BASE = {
     "gpudirect_rdma_method": "shared_device",
     "gpudirect_rdma_fabric": "roce",

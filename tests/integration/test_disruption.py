@@ -6,6 +6,10 @@ import pytest
 
 from site_support import example, objects, run_playbook
 
+# One worker runs this module: its module fixture (a converged cluster) would be set up again on each xdist worker.
+pytestmark = pytest.mark.xdist_group("disruption")
+
+
 SRIOV = example("sriov_legacy/roce")
 POLICY = "SriovNetworkNodePolicy openshift-sriov-network-operator/sriov-legacy-policy"
 

@@ -9,6 +9,10 @@ import pytest
 
 from site_support import example, run_playbook
 
+# One worker runs this module: its module fixture (a configured cluster) would be set up again on each xdist worker.
+pytestmark = pytest.mark.xdist_group("input_vs_cluster")
+
+
 CASES = [
     # (example, extra variables, expected problem)
     ("shared_device/roce", ["-e", '{"gpudirect_rdma_nic_interfaces": ["eth99"], "gpudirect_rdma_macvlan_master": "eth99"}'],

@@ -27,6 +27,10 @@ from simulator.cluster import default_admin_manifests
 from simulator.controllers.facts_pods import profile_facts
 from simulator.controllers.networks import render_nad
 
+# One worker runs this module: its two module fixtures (a passing and a failing fleet, each converged) would be set up again on each xdist worker.
+pytestmark = pytest.mark.xdist_group("verify")
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLAYBOOK = os.path.join(ROOT, "playbooks", "verify.yml")
 EXAMPLES = os.path.join(ROOT, "playbooks", "vars", "examples")

@@ -13,6 +13,10 @@ import pytest
 
 from site_support import FAST_VERIFY, converge_and_wait_for, run_playbook
 
+# One worker runs this module: its module fixture (a converged rail cluster) would be set up again on each xdist worker.
+pytestmark = pytest.mark.xdist_group("verify_rail_devices")
+
+
 NICS = ["ibp26s0", "ibp44s0", "ibp60s0", "ibp94s0", "ibp156s0", "ibp172s0", "ibp188s0", "ibp220s0"]
 RAILS = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_nic_interfaces": NICS,
          "gpudirect_rdma_ipam_range": "192.168.0.0/16", "gpudirect_rdma_resource_names": ["rail%d" % i for i in range(8)],

@@ -13,6 +13,10 @@ import pytest
 from site_support import FAST_VERIFY, converge_and_wait_for, objects, run_playbook
 from test_verify import PodRecorder, nic_ports  # one copy of the port facts and the pod recorder
 
+# One worker runs this module: its module fixture (a converged two-rail cluster) would be set up again on each xdist worker.
+pytestmark = pytest.mark.xdist_group("verify_rails")
+
+
 RAILS = {"gpudirect_rdma_method": "shared_device", "gpudirect_rdma_fabric": "roce",
          "gpudirect_rdma_nic_interfaces": ["ens1f0np0", "ens2f0np0"], "gpudirect_rdma_resource_names": ["rail_a", "rail_b"],
          "gpudirect_rdma_ipam_ranges": ["192.168.10.0/24", "192.168.11.0/24"]}
