@@ -318,10 +318,9 @@ def markdown_lines(nodes, title="GPU/NIC inventory", failed=None, note=None, sum
     if note:
         yield "> %s" % _md(note)
         yield ""
-    for line in _md_table(["Node", "Ready", "GPUs", "NIC PFs", "Link layers", "Peer memory", "Reasons"],
-                          [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]),
-                            s["peer_memory_path"], "; ".join(s["reason_codes"])] for s in _summaries(nodes, summaries)]):
-        yield line
+    yield from _md_table(["Node", "Ready", "GPUs", "NIC PFs", "Link layers", "Peer memory", "Reasons"],
+                         [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]),
+                           s["peer_memory_path"], "; ".join(s["reason_codes"])] for s in _summaries(nodes, summaries)])
     for item in failed or []:
         yield ""
         yield "**%s: no facts** - %s" % (_md(item.get("node")), _md(item.get("error")))
@@ -345,8 +344,7 @@ def markdown_lines(nodes, title="GPU/NIC inventory", failed=None, note=None, sum
         warnings = list((facts.get("readiness") or {}).get("warnings") or []) + list(facts.get("warnings") or [])
         if warnings:
             lines += ["", "Warnings:", ""] + ["- %s" % _md(text) for text in warnings]
-        for line in lines:
-            yield line
+        yield from lines
 
 
 def _summaries(nodes, summaries=None):
@@ -407,8 +405,7 @@ def html_lines(nodes, title="GPU/NIC inventory", failed=None, note=None, summari
         out.append("<p class=\"notready\"><b>%s: no facts</b> - %s</p>" % (_h(item.get("node")), _h(item.get("error"))))
     out.append("<p>" + " ".join('<span class="rel-%s">&nbsp;%s&nbsp;</span> %s.' % (rel, rel, RELATION_MEANING[rel]) for rel in RELATIONS)
                + "</p>")
-    for line in out:
-        yield line
+    yield from out
     for node in sorted(nodes):
         facts = nodes[node] or {}
         out = ["<h2>%s</h2>" % _h(node), "<h3>GPUs</h3>"]
@@ -428,6 +425,5 @@ def html_lines(nodes, title="GPU/NIC inventory", failed=None, note=None, summari
         warnings = list((facts.get("readiness") or {}).get("warnings") or []) + list(facts.get("warnings") or [])
         if warnings:
             out.append("<ul>" + "".join("<li>%s</li>" % _h(text) for text in warnings) + "</ul>")
-        for line in out:
-            yield line
+        yield from out
     yield "</body></html>"

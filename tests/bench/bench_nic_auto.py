@@ -45,7 +45,7 @@ def inputs(nodes, template):
 
 def best_cpu(repeat, work):
     times = []
-    for _ in range(repeat):
+    for _attempt in range(repeat):
         start = time.process_time()
         work()
         times.append(time.process_time() - start)

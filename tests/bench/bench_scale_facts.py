@@ -211,9 +211,9 @@ def main():
                     print("  targets: memory %s (<= %d MB for every process; most %.1f MB, %s), controller CPU %s (<= %d s), "
                           "re-run %s (0 pods, <= %d requests)" % (
                               "met" if worst <= MEMORY_TARGET_MB else "MISSED", MEMORY_TARGET_MB, worst, process,
-                        "met" if first["controller_cpu_s"] <= CPU_TARGET_S else "MISSED", CPU_TARGET_S,
-                        "met" if rerun["pods_created"] == 0 and rerun["requests"] <= RERUN_REQUESTS_TARGET else "MISSED",
-                        RERUN_REQUESTS_TARGET))
+                              "met" if first["controller_cpu_s"] <= CPU_TARGET_S else "MISSED", CPU_TARGET_S,
+                              "met" if rerun["pods_created"] == 0 and rerun["requests"] <= RERUN_REQUESTS_TARGET else "MISSED",
+                              RERUN_REQUESTS_TARGET))
             if args.only in (None, "verify"):
                 row["verify"] = verify = bench_verify(nodes, workdir, args.parallel_pairs)
                 print("verify %5d nodes: rc %d, %s pairs in %s rounds (parallel_pairs %d), passed %s, %6.1f s wall, %5.1f s controller "

@@ -132,8 +132,8 @@ def edge_cases(ports, affinity):
     cases = {
         "duplicate fact entries (equal ports count once)": (ports + [dict(rail)], links),
         "links naming the netdev": (ports, [dict(link, nic=link["netdev"]) for link in links]),
-        "links with upper-case and short PCI addresses": (ports, [dict(link, nic=link["nic"].upper()[5:] if index % 2 else link["nic"].upper())
-                                                                 for index, link in enumerate(links)]),
+        "links with upper-case and short PCI addresses": (
+            ports, [dict(link, nic=link["nic"].upper()[5:] if index % 2 else link["nic"].upper()) for index, link in enumerate(links)]),
         "a link to an unknown NIC and an unknown node": (ports, links + [dict(pix[0], nic="0000:ff:00.0"), dict(pix[0], node="elsewhere")]),
         "a link with a bad relation and one without NIC": (ports, links + [dict(pix[0], relation="NEAR"), dict(pix[0], nic=None)]),
         "a link without relation and one in lower case": (ports, links + [dict((k, v) for k, v in pix[0].items() if k != "relation"),
@@ -145,8 +145,8 @@ def edge_cases(ports, affinity):
         "a port of the other fabric": ([dict(p, link_layer="InfiniBand") if p is rail else p for p in ports], links),
         "no link names a port of the fabric": ([dict(p, link_layer="InfiniBand") for p in ports], links),
         "no affinity at all": (ports, []),
-        "rail NICs whose nearest GPU is PXB or PHB": (ports, [dict(link, relation={"PIX": "PXB" if index % 2 else "PHB"}.get(link["relation"], "SYS"))
-                                                             for index, link in enumerate(links)]),
+        "rail NICs whose nearest GPU is PXB or PHB": (
+            ports, [dict(link, relation={"PIX": "PXB" if index % 2 else "PHB"}.get(link["relation"], "SYS")) for index, link in enumerate(links)]),
         "a VF and another vendor": (ports + [dict(rail, pci_address="0000:1a:00.2", is_vf=True, netdev="vf0"),
                                              dict(storage, pci_address="0000:77:00.0", vendor_id="8086", netdev="eth9")],
                                     links + [dict(pix[1], nic="0000:77:00.0")]),
