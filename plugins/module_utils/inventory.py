@@ -306,22 +306,30 @@ def _md_table(header, rows):
 def render_markdown(nodes, title="GPU/NIC inventory", failed=None, note=None):
     """Markdown report of {node: facts}; failed: [{node, error}] of nodes without facts; note: when and why the facts
     were taken (site.yml's are taken before the drivers it installs)."""
-    lines = ["# %s" % _md(title), ""]
+    return "\n".join(markdown_lines(nodes, title, failed, note)) + "\n"
+
+
+def markdown_lines(nodes, title="GPU/NIC inventory", failed=None, note=None, summaries=None):
+    """The lines of render_markdown, one at a time: a report of 1000 nodes is written without being held as one text,
+    and ``nodes`` may read each document when it is asked for (issue 38). ``summaries``: {node: readiness_summary},
+    when the caller has them, so that no document is read for the summary table."""
+    yield "# %s" % _md(title)
+    yield ""
     if note:
-        lines += ["> %s" % _md(note), ""]
-    summary = [readiness_summary(node, nodes[node]) for node in sorted(nodes)]
-    lines += _md_table(["Node", "Ready", "GPUs", "NIC PFs", "Link layers", "Peer memory", "Reasons"],
-                       [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]),
-                         s["peer_memory_path"], "; ".join(s["reason_codes"])] for s in summary])
+        yield "> %s" % _md(note)
+        yield ""
+    yield from _md_table(["Node", "Ready", "GPUs", "NIC PFs", "Link layers", "Peer memory", "Reasons"],
+                         [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]),
+                           s["peer_memory_path"], "; ".join(s["reason_codes"])] for s in _summaries(nodes, summaries)])
     for item in failed or []:
-        lines.append("")
-        lines.append("**%s: no facts** - %s" % (_md(item.get("node")), _md(item.get("error"))))
-    lines.append("")
-    lines.append("Relations (nvidia-smi topo names, nearest first): " + ", ".join(
-        "%s = %s" % (rel, RELATION_MEANING[rel]) for rel in RELATIONS) + ".")
+        yield ""
+        yield "**%s: no facts** - %s" % (_md(item.get("node")), _md(item.get("error")))
+    yield ""
+    yield "Relations (nvidia-smi topo names, nearest first): " + ", ".join(
+        "%s = %s" % (rel, RELATION_MEANING[rel]) for rel in RELATIONS) + "."
     for node in sorted(nodes):
         facts = nodes[node] or {}
-        lines += ["", "## %s" % _md(node), ""]
+        lines = ["", "## %s" % _md(node), ""]
         lines += ["### GPUs", ""] + _md_table(GPU_HEADER, _gpu_rows(facts))
         lines += ["", "### NIC ports", ""] + _md_table(NIC_HEADER, _nic_rows(node, facts))
         columns, rows = _matrix(facts)
@@ -336,7 +344,21 @@ def render_markdown(nodes, title="GPU/NIC inventory", failed=None, note=None):
         warnings = list((facts.get("readiness") or {}).get("warnings") or []) + list(facts.get("warnings") or [])
         if warnings:
             lines += ["", "Warnings:", ""] + ["- %s" % _md(text) for text in warnings]
-    return "\n".join(lines) + "\n"
+        yield from lines
+
+
+def _summaries(nodes, summaries=None):
+    """readiness_summary of every node, sorted by node: the caller's when given, else from each document."""
+    if summaries is not None:
+        return [summaries[node] for node in sorted(nodes)]
+    return [readiness_summary(node, nodes[node]) for node in sorted(nodes)]
+
+
+def write_lines(handle, lines):
+    """Each line and its newline to ``handle``: the text "\\n".join(lines) + "\\n", never held whole."""
+    for line in lines:
+        handle.write(line)
+        handle.write("\n")
 
 
 def _h(value):
@@ -365,24 +387,28 @@ th{background:#eee}
 
 def render_html(nodes, title="GPU/NIC inventory", failed=None, note=None):
     """Self-contained HTML report (inline CSS, no scripts, no external assets)."""
+    return "\n".join(html_lines(nodes, title, failed, note)) + "\n"
+
+
+def html_lines(nodes, title="GPU/NIC inventory", failed=None, note=None, summaries=None):
+    """The lines of render_html, one node at a time (see markdown_lines)."""
     out = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
            "<title>%s</title>" % _html_escape(title), "<style>%s</style></head><body>" % _STYLE,
            "<h1>%s</h1>" % _html_escape(title)]
     if note:
         out.append("<p class=\"note\"><b>%s</b></p>" % _h(note))
-    summary = [readiness_summary(node, nodes[node]) for node in sorted(nodes)]
     out += _html_table(["Node", "Ready", "GPUs", "NIC PFs", "Link layers", "Peer memory", "Reasons"],
                        [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]), s["peer_memory_path"],
-                         "; ".join(s["reason_codes"])] for s in summary],
+                         "; ".join(s["reason_codes"])] for s in _summaries(nodes, summaries)],
                        cell_class=lambda pos, cell: ("ready" if cell else "notready") if pos == 1 else None)
     for item in failed or []:
         out.append("<p class=\"notready\"><b>%s: no facts</b> - %s</p>" % (_h(item.get("node")), _h(item.get("error"))))
     out.append("<p>" + " ".join('<span class="rel-%s">&nbsp;%s&nbsp;</span> %s.' % (rel, rel, RELATION_MEANING[rel]) for rel in RELATIONS)
                + "</p>")
+    yield from out
     for node in sorted(nodes):
         facts = nodes[node] or {}
-        out.append("<h2>%s</h2>" % _h(node))
-        out.append("<h3>GPUs</h3>")
+        out = ["<h2>%s</h2>" % _h(node), "<h3>GPUs</h3>"]
         out += _html_table(GPU_HEADER, _gpu_rows(facts))
         out.append("<h3>NIC ports</h3>")
         out += _html_table(NIC_HEADER, _nic_rows(node, facts))
@@ -399,5 +425,5 @@ def render_html(nodes, title="GPU/NIC inventory", failed=None, note=None):
         warnings = list((facts.get("readiness") or {}).get("warnings") or []) + list(facts.get("warnings") or [])
         if warnings:
             out.append("<ul>" + "".join("<li>%s</li>" % _h(text) for text in warnings) + "</ul>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+        yield from out
+    yield "</body></html>"

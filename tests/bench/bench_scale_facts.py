@@ -10,8 +10,9 @@ verify: playbooks/verify.yml over N GPU nodes (`synthetic:nodes=N,gpus=2,nics=2,
         wall time, requests, and whether every pair passed.
 The simulated scheduler reads the one node a verify pod selects and the verify pods counted on it (no list per pod),
 so 1000 nodes run end to end; the rounds do not depend on the size (two for an even ring, three for an odd one).
-Targets (issue 21, at 1000 nodes): facts peak controller memory <= 150 MB and <= 60 s controller CPU; a re-run starts no
-pods and makes <= 30 requests; verify in <= 3 rounds.
+Targets (issue 21, at 1000 nodes): facts peak memory <= 150 MB for every process it starts (ansible-playbook, its
+worker forks and the module process; issue 38) and <= 60 s controller CPU; a re-run starts no pods and makes <= 30
+requests; verify in <= 3 rounds.
 
 Usage: source hack/env.sh && python tests/bench/bench_scale_facts.py [--nodes 2,100,1000] [--only facts|verify]
 """
@@ -123,6 +124,22 @@ def run_playbook(sim, playbook, extra_vars, workdir):
     }
 
 
+PROCESSES = ("ansible-playbook", "worker", "module")
+
+
+def peaks_text(run):
+    """'ansible-playbook 110.2 MB, worker 95.0 MB, module 140.1 MB': the peak RSS of each process of a run."""
+    return ", ".join("%s %.1f MB" % (name, run["peak_rss_mb"][name]) for name in PROCESSES)
+
+
+def largest_process(*runs):
+    """(MB, 'module, re-run'): the largest peak RSS of any process of the runs (the module process included: it holds
+    the nodes' documents), and which process of which run it was."""
+    labels = ("first run", "re-run")
+    return max((run["peak_rss_mb"][name], "%s, %s" % (name, labels[position] if position < len(labels) else position))
+               for position, run in enumerate(runs) for name in PROCESSES)
+
+
 def bench_facts(nodes, workdir):
     with SimulatedCluster(profile="synthetic:nodes=%d,gpus=8,nics=8" % nodes, config=dict(FAST_SIM)) as sim:
         extra = {"hardware_facts_report_dir": os.path.join(workdir, "facts-%d" % nodes)}
@@ -182,21 +199,21 @@ def main():
             if args.only in (None, "facts"):
                 row["facts"] = bench_facts(nodes, workdir)
                 first, rerun = row["facts"]["first"], row["facts"]["rerun"]
-                memory = max(first["peak_rss_mb"]["ansible-playbook"], rerun["peak_rss_mb"]["ansible-playbook"])
-                worker = max(first["peak_rss_mb"]["worker"], rerun["peak_rss_mb"]["worker"])
-                print("facts  %5d nodes: first rc %d %6.1f s wall, %5.1f s controller CPU, %5d requests, %4d pods, peak RSS "
-                      "ansible-playbook %5.1f MB + worker %5.1f MB (module %5.1f MB) | re-run rc %d %5.1f s, %3d requests, %d pods, "
-                      "%d writes" % (nodes, first["rc"], first["wall_s"], first["controller_cpu_s"], first["requests"], first["pods_created"],
-                                     memory, worker, first["peak_rss_mb"]["module"], rerun["rc"], rerun["wall_s"], rerun["requests"],
-                                     rerun["pods_created"], rerun["writes"]))
+                print("facts  %5d nodes: first rc %d %6.1f s wall, %5.1f s controller CPU, %5d requests, %4d pods, peak RSS %s | "
+                      "re-run rc %d %5.1f s, %3d requests, %d pods, %d writes, peak RSS %s" % (
+                          nodes, first["rc"], first["wall_s"], first["controller_cpu_s"], first["requests"], first["pods_created"],
+                          peaks_text(first), rerun["rc"], rerun["wall_s"], rerun["requests"], rerun["pods_created"], rerun["writes"],
+                          peaks_text(rerun)))
                 if first["rc"] or rerun["rc"]:
                     print(first["output_tail"] if first["rc"] else rerun["output_tail"])
                 if nodes >= 1000:
-                    print("  targets: memory %s (<= %d MB each), controller CPU %s (<= %d s), re-run %s (0 pods, <= %d requests)" % (
-                        "met" if max(memory, worker) <= MEMORY_TARGET_MB else "MISSED", MEMORY_TARGET_MB,
-                        "met" if first["controller_cpu_s"] <= CPU_TARGET_S else "MISSED", CPU_TARGET_S,
-                        "met" if rerun["pods_created"] == 0 and rerun["requests"] <= RERUN_REQUESTS_TARGET else "MISSED",
-                        RERUN_REQUESTS_TARGET))
+                    worst, process = largest_process(first, rerun)
+                    print("  targets: memory %s (<= %d MB for every process; most %.1f MB, %s), controller CPU %s (<= %d s), "
+                          "re-run %s (0 pods, <= %d requests)" % (
+                              "met" if worst <= MEMORY_TARGET_MB else "MISSED", MEMORY_TARGET_MB, worst, process,
+                              "met" if first["controller_cpu_s"] <= CPU_TARGET_S else "MISSED", CPU_TARGET_S,
+                              "met" if rerun["pods_created"] == 0 and rerun["requests"] <= RERUN_REQUESTS_TARGET else "MISSED",
+                              RERUN_REQUESTS_TARGET))
             if args.only in (None, "verify"):
                 row["verify"] = verify = bench_verify(nodes, workdir, args.parallel_pairs)
                 print("verify %5d nodes: rc %d, %s pairs in %s rounds (parallel_pairs %d), passed %s, %6.1f s wall, %5.1f s controller "

@@ -4,7 +4,8 @@
 
 """Which nodes a facts run reads and what their Node objects add: the selection (names, a label selector, NFD's
 vendor labels or the workers; control-plane nodes only when allowed), the GPUs the device plugin offers and the GPU
-memory that GPU feature discovery labels. Pure functions on Node objects; cluster/node_facts.py runs the pods.
+memory that GPU feature discovery labels, and whether a cached document's fingerprint still describes the node. Pure
+functions on Node objects; cluster/node_facts.py runs the pods.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -103,3 +104,13 @@ def fill_from_node_labels(facts, labels):
         if gpu.get("memory_total_mib") is None:
             gpu["memory_total_mib"] = memory
             gpu["memory_source"] = "node label %s" % GFD_MEMORY_LABEL
+
+
+def fingerprint_matches(cached, current):
+    """True when a cache entry made at `cached` still describes a node at `current`. An entry made before NFD labelled
+    the node ('none') stays good once NFD describes the same boot: NFD only started to report the hardware."""
+    if not cached or not current or "/" not in cached:
+        return False
+    cached_boot, cached_pci = cached.split("/", 1)
+    boot, pci = current.split("/", 1)
+    return cached_boot == boot and cached_pci in (pci, "none")

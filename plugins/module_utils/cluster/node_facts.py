@@ -45,6 +45,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.facts_
     GPU_RESOURCE,
     allocatable_gpus,
     fill_from_node_labels,
+    fingerprint_matches,
     node_labels,
     select_nodes,
     without_control_plane,
@@ -227,16 +228,6 @@ def _digest(value):
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8")).hexdigest()[:24]
 
 
-def fingerprint_matches(cached, current):
-    """True when a cache entry made at `cached` still describes a node at `current`. An entry made before NFD labelled
-    the node ('none') stays good once NFD describes the same boot: NFD only started to report the hardware."""
-    if not cached or not current or "/" not in cached:
-        return False
-    cached_boot, cached_pci = cached.split("/", 1)
-    boot, pci = current.split("/", 1)
-    return cached_boot == boot and cached_pci in (pci, "none")
-
-
 def cache_name(prefix, node):
     return pod_name(prefix, "cache", node)
 
@@ -320,25 +311,35 @@ class FactsRun:
         nodes, _rv = self.cluster.list(resources["Node"], label_selector=selector)
         return nodes
 
-    def _cache(self, resources):
-        """{node: (fingerprint, facts, ConfigMap name)} of usable cache entries; broken ones are ignored (re-gathered)."""
+    def _cache(self, resources, usable=None, take=None):
+        """{node: (fingerprint, ConfigMap name)} of the readable cache entries, read page by page; broken ones are
+        ignored (re-gathered). An entry that ``usable(node, fingerprint, facts)`` accepts goes to ``take(node, facts)``
+        while its page is read, and its facts are not kept: at 1000 nodes the documents are never all in memory at
+        once (issue 38: holding them made the re-run's module process peak at 277 MB)."""
         if not self.params.get("cache", True):
             return {}
+        cache = {}
+
+        def page(items, first):
+            if first:
+                cache.clear()  # the list started over (an expired continue token); what was taken stays taken
+            for item in items:
+                try:
+                    node, fingerprint, facts = cached_document(item)
+                except ValueError:
+                    continue
+                if node:
+                    cache[node] = (fingerprint, item["metadata"]["name"])
+                    if usable is not None and usable(node, fingerprint, facts):
+                        take(node, facts)
+            items[:] = []  # the page's ConfigMaps (the compressed documents) go with it
         try:
-            items, _rv = self.cluster.list(resources["ConfigMap"], namespace=self.namespace,
-                                           label_selector="%s=%s" % (COMPONENT_LABEL, CACHE_COMPONENT))
+            self.cluster.list_pages(resources["ConfigMap"], page, namespace=self.namespace,
+                                    label_selector="%s=%s" % (COMPONENT_LABEL, CACHE_COMPONENT))
         except Exception as exc:  # pylint: disable=broad-except
             if api_status(exc) in (403, 404):
                 return {}  # no namespace yet, or no right to read it: gather
             raise
-        cache = {}
-        for item in items:
-            try:
-                node, fingerprint, facts = cached_document(item)
-            except ValueError:
-                continue
-            if node:
-                cache[node] = (fingerprint, facts, item["metadata"]["name"])
         return cache
 
     def run(self, check_mode=False):
@@ -350,27 +351,34 @@ class FactsRun:
         script = standalone_script()
         digest = script_digest(script)
         fingerprints = dict((name, hardware_fingerprint(by_name.get(name) or {}, digest, self.params.get("nvidia_smi"))) for name in selected)
-        cache = self._cache(resources)
         refresh = self.params.get("refresh")
         # A cached "not ready" may be out of date without any fingerprint change (the operators load drivers without a
         # reboot): with refresh_not_ready such nodes are read again; a ready document stays good until the fingerprint moves.
         stale_verdict = self.params.get("refresh_not_ready")
-        from_cache = [] if refresh else [name for name in selected if name in cache and fingerprint_matches(cache[name][0], fingerprints[name])
-                                         and not (stale_verdict and not ((cache[name][1] or {}).get("readiness") or {}).get("ready"))]
-        to_gather = [name for name in selected if name not in from_cache]
-        pods = [self._pod(node) for node in to_gather]
+        labels = dict((name, node_labels(node)) for name, node in by_name.items())
         result = {
             "run_id": self.run_id, "namespace": self.namespace, "selection": how, "nodes": {}, "failed_nodes": [],
-            "pods": [{"name": p["metadata"]["name"], "node": p["spec"]["nodeName"]} for p in pods],
-            "configmap": self.configmap, "image": self.params["image"], "control_plane_left_out": left_out,
-            "counts": {"selected": len(selected), "from_cache": len(from_cache), "gathered": 0, "failed": 0},
+            "pods": [], "configmap": self.configmap, "image": self.params["image"], "control_plane_left_out": left_out,
+            "counts": {"selected": len(selected), "from_cache": 0, "gathered": 0, "failed": 0},
         }
+        taken = set()
+
+        def usable(name, fingerprint, facts):
+            return (not refresh and name in fingerprints and name not in taken and fingerprint_matches(fingerprint, fingerprints[name])
+                    and not (stale_verdict and not ((facts or {}).get("readiness") or {}).get("ready")))
+
+        def take(name, facts):
+            taken.add(name)
+            self._document(result, name, facts, labels.get(name))
+        cache = self._cache(resources, usable, take)
+        from_cache = [name for name in selected if name in taken]
+        to_gather = [name for name in selected if name not in taken]
+        pods = [self._pod(node) for node in to_gather]
+        result["pods"] = [{"name": p["metadata"]["name"], "node": p["spec"]["nodeName"]} for p in pods]
+        result["counts"]["from_cache"] = len(from_cache)
         result["failed_nodes"] = [{"node": name, "pod": None, "error": "no such node"} for name in unknown]
         # Named (or matched) control-plane nodes are a failure the user sees, not a silent omission.
         result["failed_nodes"] += [{"node": name, "pod": None, "error": CONTROL_PLANE_REFUSAL} for name in refused]
-        labels = dict((name, node_labels(node)) for name, node in by_name.items())
-        for name in from_cache:
-            self._document(result, name, cache[name][1], labels.get(name))
         if check_mode or not pods or self.params.get("cache_only"):
             result["counts"]["failed"] = len(result["failed_nodes"])
             return result
@@ -548,7 +556,7 @@ class FactsRun:
         """Write the node's cache entry. A stale entry is replaced by delete and create: like the pods and the script,
         the collection's ConfigMaps in the facts namespace are created and deleted, never changed (least privilege)."""
         resource = self.cluster.require("v1", "ConfigMap")
-        name = cached[2] if cached else cache_name(self.params["name_prefix"], node)
+        name = cached[1] if cached else cache_name(self.params["name_prefix"], node)
         body = cache_configmap(name, self.namespace, node, fingerprint, line)
         for attempt in (1, 2):
             if cached or attempt == 2:

@@ -147,39 +147,52 @@ def _check_against_facts(values, ports, interfaces, pci_addresses, errors):
 
 def _auto_ports(values, ports, errors, warnings=None):
     fabric = values["fabric"]
-    candidates = [p for p in ports if not p["is_vf"] and p["vendor_id"] == names.MELLANOX_VENDOR_ID and p["fabric"] == fabric]
-    if not candidates:
+    is_candidate = [not p["is_vf"] and p["vendor_id"] == names.MELLANOX_VENDOR_ID and p["fabric"] == fabric for p in ports]
+    if not any(is_candidate):
         layers = sorted(set(p["fabric"] for p in ports if not p["is_vf"]))
         errors.add("nic_facts", "no NVIDIA/Mellanox %s port found (ports seen: %s)"
                    % ("InfiniBand" if fabric == "infiniband" else "Ethernet", ", ".join(layers) or "none"))
         return []
     affinity = values["gpu_nic_affinity"]
     if not affinity:
-        return sorted(candidates, key=lambda p: (p["node"], p["pci_address"]))
-    # Ports indexed by (node, PCI address) and (node, netdev), so that each link finds its ports without scanning
-    # every port of the cluster (issue 38: that scan made the render quadratic in the number of nodes).
-    candidate_index = _port_index(candidates)
-    port_index = _port_index(ports)
+        return sorted((p for p, wanted in zip(ports, is_candidate) if wanted), key=lambda p: (p["node"], p["pci_address"]))
+    # Ports indexed by node, then PCI address and netdev, so that each link finds its ports without scanning every
+    # port of the cluster (issue 38: that scan made the render quadratic in the number of nodes). One pass over the
+    # links also keeps each NIC's nearest relation for _warn_far_rails.
+    port_index = _port_index(ports, is_candidate)
     pci_of = _PciCache()
+    ranks = {}  # the relation as given -> its rank: a handful of distinct values over every link
+    nearest_rank = {}  # (node, NIC PCI address) -> the nearest relation of a GPU to it, over every link
     best = {}  # (node, gpu) -> (rank, [ports])
     for index, link in enumerate(affinity):
-        relation = str(link.get("relation", "")).upper()
-        if relation not in AFFINITY_RANK:
+        given = link.get("relation", "")
+        try:
+            rank = ranks[given]
+        except (KeyError, TypeError):
+            rank = AFFINITY_RANK.get(str(given).upper(), _UNRELATED)
+            if _hashable(given):
+                ranks[given] = rank
+        node, nic = link.get("node"), link.get("nic")
+        nic_pci = pci_of(str(nic))
+        if not isinstance(node, str) and not _hashable(node):
+            node = _Unhashable(node)  # names no port (a list from bad input), as comparing did; an error below
+        near_key = (node, nic_pci)
+        if rank < nearest_rank.get(near_key, _NO_LINK):
+            nearest_rank[near_key] = rank
+        if rank == _UNRELATED:
             errors.add("gpu_nic_affinity[%d].relation" % index, "%r is not one of %s" % (link.get("relation"), ", ".join(AFFINITY_RANK)))
             continue
-        node, nic = link.get("node"), link.get("nic")
-        nic_pci = pci_of(str(nic)) if nic is not None else None
-        matches = _indexed_matches(candidates, candidate_index, node, nic_pci, nic)
+        positions, matches = _indexed_ports(port_index, ports, is_candidate, node, nic_pci, nic)
         if not matches:
-            if not _indexed_matches(ports, port_index, node, nic_pci, nic):
+            if not positions:
                 errors.add("gpu_nic_affinity[%d].nic" % index, "%r on node %r is not in gpudirect_rdma_nic_facts" % (nic, node))
             continue  # a port of the other fabric: never preferred
         key = (node, str(link.get("gpu")))
-        rank = AFFINITY_RANK[relation]
-        if key not in best or rank < best[key][0]:
+        found = best.get(key)
+        if found is None or rank < found[0]:
             best[key] = (rank, list(matches))
-        elif rank == best[key][0]:
-            best[key][1].extend(matches)
+        elif rank == found[0]:
+            found[1].extend(matches)
     chosen = []
     seen = set()  # the ports already chosen, by content (equal ports count once, as list membership did)
     for key in sorted(best, key=lambda k: (k[0], _gpu_sort_key(k[1]))):
@@ -188,10 +201,15 @@ def _auto_ports(values, ports, errors, warnings=None):
             if identity not in seen:
                 seen.add(identity)
                 chosen.append(port)
-    _warn_far_rails(affinity, chosen, warnings, pci_of)
+    _warn_far_rails(nearest_rank, chosen, warnings)
     if not chosen and not errors.messages:
         errors.add("gpu_nic_affinity", "names no %s port of gpudirect_rdma_nic_facts" % fabric)
     return chosen
+
+
+# The rank of a relation that is none of AFFINITY_RANK's (farther than any), and of a NIC that no link names.
+_UNRELATED = 9
+_NO_LINK = 10
 
 
 class _PciCache(dict):
@@ -207,18 +225,12 @@ class _PciCache(dict):
             return value
 
 
-def _warn_far_rails(affinity, chosen, warnings, pci_of=None):
+def _warn_far_rails(nearest_rank, chosen, warnings):
     """A chosen NIC with no GPU behind its own PCIe switch (PIX) or switch tree (PXB): GPUDirect RDMA through it
-    crosses the host bridge, which is slower or refused, so the rail it makes is not a GPU's rail."""
+    crosses the host bridge, which is slower or refused, so the rail it makes is not a GPU's rail. ``nearest_rank``:
+    {(node, NIC PCI address): the nearest relation of a GPU to it} from _auto_ports' pass over the links."""
     if warnings is None:
         return
-    pci_of = pci_of if pci_of is not None else _PciCache()
-    nearest_rank = {}  # (node, NIC PCI address) -> the nearest relation of a GPU to it, one pass over the links
-    for link in affinity:
-        key = (link.get("node"), pci_of(str(link.get("nic"))))
-        rank = AFFINITY_RANK.get(str(link.get("relation", "")).upper(), 9)
-        if key not in nearest_rank or rank < nearest_rank[key]:
-            nearest_rank[key] = rank
     for port in chosen:
         nearest = nearest_rank.get((port["node"], port["pci_address"]))
         if nearest is None or nearest > AFFINITY_RANK["PXB"]:
@@ -229,24 +241,52 @@ def _warn_far_rails(affinity, chosen, warnings, pci_of=None):
                                 port["node"], relation[0] if relation else "unrelated"))
 
 
-def _port_index(ports):
-    """{(node, PCI address) or (node, netdev): positions in ``ports``, in order}."""
+def _port_index(ports, is_candidate):
+    """{node: ({PCI address: entry}, {netdev: entry})}; entry: (positions in ``ports``, the candidate ports among them),
+    both in the order of ``ports``."""
     index = {}
     for position, port in enumerate(ports):
-        index.setdefault(("pci", port["node"], port["pci_address"]), []).append(position)
-        index.setdefault(("netdev", port["node"], port["netdev"]), []).append(position)
+        by_pci, by_netdev = index.setdefault(port["node"], ({}, {}))
+        for keyed, key in ((by_pci, port["pci_address"]), (by_netdev, port["netdev"])):
+            entry = keyed.get(key)
+            if entry is None:
+                entry = keyed[key] = ([], [])
+            entry[0].append(position)
+            if is_candidate[position]:
+                entry[1].append(port)
     return index
 
 
-def _indexed_matches(ports, index, node, nic_pci, nic):
-    """The ports of ``node`` whose PCI address is ``nic_pci`` or whose netdev is ``nic``, in the order of ``ports``."""
-    by_pci = index.get(("pci", node, nic_pci), ())
-    by_netdev = index.get(("netdev", node, nic), ())
-    if not by_netdev or not by_pci:  # one list alone is already in the order of ``ports``, without repeats
-        positions = by_pci or by_netdev
-    else:
-        positions = sorted(set(by_pci) | set(by_netdev))
-    return [ports[position] for position in positions]
+def _indexed_ports(index, ports, is_candidate, node, nic_pci, nic):
+    """(positions, candidate ports) of the ports of ``node`` whose PCI address is ``nic_pci`` or whose netdev is ``nic``,
+    in the order of ``ports``; the lists are the index's own (read only)."""
+    found = index.get(node)
+    if found is None:
+        return (), ()
+    by_pci = found[0].get(nic_pci) if nic_pci is not None else None
+    by_netdev = found[1].get(nic) if isinstance(nic, str) or _hashable(nic) else None
+    if by_netdev is None or by_pci is None:  # one entry alone is already in the order of ``ports``, without repeats
+        return by_pci or by_netdev or ((), ())
+    positions = sorted(set(by_pci[0]) | set(by_netdev[0]))
+    return positions, [ports[position] for position in positions if is_candidate[position]]
+
+
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+class _Unhashable(object):
+    """A link's node that cannot be a key: equal to no node of the index, and shown as the value itself."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return repr(self.value)
 
 
 def _port_identity(port):

@@ -147,6 +147,11 @@ class _NodesOnly:
     def list(self, kind, namespace=None, label_selector=None):
         return (list(self.nodes) if kind == "Node" else []), "1"
 
+    def list_pages(self, kind, on_page, namespace=None, label_selector=None):
+        """The cache ConfigMaps are read page by page: one empty page."""
+        on_page([], True)
+        return "1"
+
 
 def test_control_plane_nodes_get_no_facts_pod_unless_asked():
     """Issue 34: facts pods mount host paths, and the SCC cannot keep them off nodes: the module refuses control-plane
