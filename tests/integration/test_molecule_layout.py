@@ -1,7 +1,8 @@
 """The molecule scenarios under extensions/molecule: layout and wiring, checked without running them.
 
-`molecule test --all` itself (hack/test.sh stage molecule) runs them against the simulator; these tests catch a
-scenario that points at the wrong variables file or profile, or a shared playbook that went missing, in seconds.
+hack/test.sh stage molecule runs four of them in full against the simulator and checks the syntax of the rest (all of
+them in full with GPUDIRECT_MOLECULE_ALL=1); these tests catch a scenario that points at the wrong variables file or
+profile, or a shared playbook that went missing, in seconds.
 """
 
 import glob
