@@ -35,6 +35,7 @@ NOT_RUN = {
 }
 MANAGED = "app.kubernetes.io/managed-by=gpudirect.openshift"
 
+
 def documented_commands():
     """The journey commands of README.md and docs/index.md, in order, comments and blank lines dropped."""
     commands = []

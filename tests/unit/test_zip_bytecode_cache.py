@@ -41,7 +41,7 @@ def _run(tmp_path, zip_name, cache_dir):
 
 
 def _cached_files(cache_dir):
-    return sorted(os.path.join(d, f) for d, _, files in os.walk(cache_dir) for f in files)
+    return sorted(os.path.join(d, f) for d, _dirs, files in os.walk(cache_dir) for f in files)
 
 
 def test_the_first_import_fills_the_cache_and_the_next_one_reads_it(tmp_path):
@@ -57,6 +57,6 @@ def test_the_first_import_fills_the_cache_and_the_next_one_reads_it(tmp_path):
 
 
 def test_an_empty_cache_directory_setting_turns_it_off(tmp_path):
-    lines, _ = _run(tmp_path, "plain.zip", "")
+    lines, _archive = _run(tmp_path, "plain.zip", "")
     assert lines[0] == "42"
     assert not (tmp_path / "cache").exists()
