@@ -29,6 +29,9 @@ DEFAULT_CONFIG = {
     # sriovnetworknodepolicy_controller.go); scaled so that it still outlasts a client's apply-then-read.
     "sriov_policy_sync_delay_seconds": 0.1,
     "sriov_reboot_seconds": 0.2,  # extra time a node is drained/NotReady when a policy adds Mellanox VFs
+    # The node state of a node the config daemons no longer select is kept 30 minutes (sriov-network-operator
+    # handleStaleNodeState, pkg/consts DefaultNodeStateCleanupDelayMinutes), scaled by 1/100 like the kubelet back-off.
+    "sriov_stale_node_state_seconds": 18.0,
     "mco_node_update_seconds": 0.1,  # one node's drain + reboot during a MachineConfigPool rollout
     # The render controller waits before rendering a changed MachineConfig set (5 s upstream), and until then the
     # pool reports the old rendered config as Updated. Scaled so that it still outlasts a client's apply-then-read.

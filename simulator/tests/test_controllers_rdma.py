@@ -525,6 +525,8 @@ def test_a_vf_change_goes_through_the_drain_handshake_and_pauses_the_pool(lab):
         # The first version with the new spec still shows the old sync; the daemon's first write is InProgress.
         assert after[0] == ("Succeeded", "Idle", "Idle") and after[1][0] == "InProgress"
         assert ("InProgress", "Reboot_Required", "Draining") in after
+        # drain_controller_helper.go: the drain controller answers DrainComplete once drained; the daemon applies after.
+        assert after.index(("InProgress", "Reboot_Required", "DrainComplete")) > after.index(("InProgress", "Reboot_Required", "Draining"))
         assert after[-1] == ("Succeeded", "Idle", "Idle")
         # Succeeded is written only after the daemon set desired-state back to Idle.
         first_succeeded = next(i for i, entry in enumerate(after) if i > 0 and entry[0] == "Succeeded")

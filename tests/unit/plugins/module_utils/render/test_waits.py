@@ -88,6 +88,19 @@ def test_progress_names_each_node_state_and_what_it_waits_for():
     assert text == "c: Succeeded, drain Idle/Idle (VFs not applied yet)"
 
 
+def test_a_node_state_the_operator_keeps_for_a_de_selected_node_does_not_satisfy_the_wait():
+    """handleStaleNodeState: while the DOCA driver reloads after a reboot, mofed.wait=true takes the node out of the
+    configDaemonNodeSelector; its state stays, Succeeded from before, annotated keep-state-until (30 minutes)."""
+    wait = sriov_wait()
+    kept = node_state("b", spec_vfs=8, status_vfs=8, annotations=dict(
+        IDLE, **{"sriovnetwork.openshift.io/keep-state-until": "2026-12-07T20:05:00Z"}))
+    assert not holds(wait, node_state("a", spec_vfs=8, status_vfs=8), kept)
+    assert progress(wait, [kept]) == ("b: Succeeded, drain Idle/Idle (no config daemon on the node; the operator keeps this state "
+                                      "until 2026-12-07T20:05:00Z)")
+    # Selected again, the operator removes the annotation (ResetKeepUntilTime) and the state counts.
+    assert holds(wait, node_state("a", spec_vfs=8, status_vfs=8), node_state("b", spec_vfs=8, status_vfs=8))
+
+
 def test_no_sriov_policies_no_sriov_wait():
     assert "sriov_node_states" not in render_all(base_variables("shared_device", "roce"))["waits"]
 
