@@ -258,6 +258,26 @@ def policy_dynamic_error(policy, nodes, node_states, policies):
     return None
 
 
+# The webhook is served by the operator-webhook DaemonSet's pods behind operator-webhook-service, port 443
+# (bindata/manifests/operator-webhook/server.yaml, 001-service.yaml). failurePolicy Fail: while no pod is ready,
+# kube-apiserver cannot call it and answers 500 InternalError with the webhook client's error (k8s.io/apiserver
+# pkg/admission/plugin/webhook/mutating/dispatcher.go and validating/dispatcher.go: NewInternalError of
+# ErrCallingWebhook "failed calling webhook %q: failed to call webhook: %w"; the service resolver's
+# "no endpoints available for service"). Policies go through the mutating webhook first; SriovOperatorConfigs and
+# SriovNetworkPoolConfigs only through the validating one (003-webhook.yaml rules). Deletes are not modelled.
+WEBHOOK_DAEMONSET = "operator-webhook"
+WEBHOOK_SERVICE = "operator-webhook-service"
+
+
+def webhook_unreachable(plural, operator_namespace, ready):
+    """The API server's error text while the registered webhook has no ready pod, else None."""
+    if ready:
+        return None
+    path = "mutating-custom-resource" if plural == "sriovnetworknodepolicies" else "validating-custom-resource"
+    return ('failed calling webhook "%s": failed to call webhook: Post "https://%s.%s.svc:443/%s?timeout=10s": '
+            'no endpoints available for service "%s"' % (WEBHOOK_NAME, WEBHOOK_SERVICE, operator_namespace, path, WEBHOOK_SERVICE))
+
+
 def webhook_denial(kind, obj, operator_namespace, lookup):
     """The refusal text of the operator's webhook for a create or update, or None when admitted. lookup(group,
     plural, namespace) lists objects as the webhook's client would."""

@@ -365,6 +365,15 @@ def test_sriov_wait_is_not_satisfied_by_the_node_states_stale_status(sim_factory
     first = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"))
     assert first.rc == 0, first.output[-4000:]
     assert sriov_applied_everywhere(sim, 8), "site.yml returned before every node applied the VFs"
+    # Issue 32: the node states' timeout comes from the nodes the sync drains (a first install: the node states reported,
+    # since preflight saw none), one at a time without a SriovNetworkPoolConfig (the operator's default pool config),
+    # said before the wait (rules/timeouts.py).
+    drained = len(objects(sim, SRIOV_V1, "SriovNetworkNodeState", SRIOV_NS))
+    said = re.search(r"Waiting up to (\d+) s for the SR-IOV policy sync: (\d+) node\(s\) drain and reboot one at a time, "
+                     r"1800 s each, plus 600 s \(set rdma_sriov_timeout to override\)", " ".join(first.output.split()))
+    assert said and int(said.group(2)) == drained and int(said.group(1)) == 600 + 1800 * drained, first.output[-4000:]
+    assert first.output.index("Say how long the SR-IOV policy sync may take") < first.output.index("Apply the SR-IOV pool config"), \
+        first.output[-4000:]
 
     sim.faults.update({"operator_faults": {"sriov_policy_sync_hold": True}})
     held = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4",
@@ -379,14 +388,6 @@ def test_sriov_wait_is_not_satisfied_by_the_node_states_stale_status(sim_factory
                        "-e", "gpudirect_allow_disruption=true")
     assert run.rc == 0, run.output[-4000:]
     assert sriov_applied_everywhere(sim, 4), "site.yml returned before every node applied the change"
-    # Issue 32: the node states' timeout comes from the nodes the sync drains, one at a time without a
-    # SriovNetworkPoolConfig (the operator's default pool config), said before the wait (rules/timeouts.py).
-    drained = len(objects(sim, SRIOV_V1, "SriovNetworkNodeState", SRIOV_NS))
-    said = re.search(r"Waiting up to (\d+) s for the SR-IOV policy sync: (\d+) node\(s\) drain and reboot one at a time, "
-                     r"1800 s each, plus 600 s \(set rdma_sriov_timeout to override\)", " ".join(run.output.split()))
-    assert said and int(said.group(2)) == drained and int(said.group(1)) == 600 + 1800 * drained, run.output[-4000:]
-    assert run.output.index("Say how long the SR-IOV policy sync may take") < run.output.index("Apply the SR-IOV pool config"), \
-        run.output[-4000:]
     again = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4")
     assert again.rc == 0 and again.changed == 0 and again.writes == 0, again.output[-4000:]
 
