@@ -30,7 +30,7 @@ import json
 import re
 import time
 
-from . import operands
+from . import devicemanager, operands
 from ._base import OperatorController, node_matches, now, profile_node, update_node
 from .seed import node_pool
 
@@ -724,6 +724,7 @@ class SriovController(OperatorController):
                 obj.setdefault("spec", {})["unschedulable"] = True
             else:
                 obj.setdefault("spec", {}).pop("unschedulable", None)
+                devicemanager.withdraw(obj)  # the kubelet's first status after the reboot
             for cond in obj.get("status", {}).get("conditions") or []:
                 if cond.get("type") == "Ready":
                     want = "False" if down else "True"
@@ -738,3 +739,5 @@ class SriovController(OperatorController):
         unsched = bool((node.get("spec") or {}).get("unschedulable"))
         if unsched != down:
             self.rt.mutate("", "nodes", None, name, edit)
+            if not down:
+                devicemanager.kubelet_started(self.rt, name, written=True)
