@@ -153,6 +153,24 @@ def test_allocatable_wait_counts_nodes_that_advertise_the_resource():
     assert render_waits.allocatable_wait("rdma/x", 1, {}, all_nodes=True)["count"][0]["all"] is True
 
 
+def test_a_node_back_from_a_reboot_does_not_count_until_its_device_plugin_registered():
+    """kubelet devicemanager (readCheckpoint): after a reboot the resource keeps its capacity while allocatable is 0
+    until the plugin registers; the wait counts allocatable only, so with every selected node required it holds
+    only once the rebooted node advertises again."""
+    wait = dict(render_waits.allocatable_wait("rdma/rdma_shared_device_eth", 1, {}, all_nodes=True))
+    ready = {"metadata": {"name": "a"}, "status": {"capacity": {"rdma/rdma_shared_device_eth": "63"},
+                                                   "allocatable": {"rdma/rdma_shared_device_eth": "63"}}}
+    rebooted = {"metadata": {"name": "b"}, "status": {"capacity": {"rdma/rdma_shared_device_eth": "63"},
+                                                      "allocatable": {"rdma/rdma_shared_device_eth": "0"}}}
+    assert not holds(wait, ready, rebooted)
+    dropped = copy.deepcopy(rebooted)
+    dropped["status"]["capacity"]["rdma/rdma_shared_device_eth"] = "0"  # not registered within the 5 minutes
+    assert not holds(wait, ready, dropped)
+    registered = copy.deepcopy(rebooted)
+    registered["status"]["allocatable"]["rdma/rdma_shared_device_eth"] = "63"
+    assert holds(wait, ready, registered)
+
+
 def test_rdma_wait_sets_follow_the_plan():
     plan = render_all(base_variables("shared_device", "roce", apply_machineconfigs=True, machineconfigs=["irdma_blacklist"],
                                      second_fabric={"nic_interfaces": ["ibs2f0"], "ipam_range": "192.168.9.0/24"}))
