@@ -10,7 +10,8 @@ import pytest
 
 from simulator.controllers.testing import Kube, wait
 
-from .test_controllers_operators import CHAPTER_NCP, SRV32, SRV33, kube_factory, nfd_instance  # noqa: F401 (fixture)
+from .test_controllers_operators import (  # noqa: F401 pylint: disable=unused-import
+    CHAPTER_NCP, SRV32, SRV33, kube_factory, nfd_instance)
 
 MLX = "mellanox.com/v1alpha1"
 SRIOV = "sriovnetwork.openshift.io/v1"
