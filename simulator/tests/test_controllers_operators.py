@@ -1,5 +1,6 @@
 """Reactions of the simulated operators (NFD, SR-IOV, NVIDIA Network, NVIDIA GPU) to their custom resources."""
 
+import calendar
 import copy
 import json
 import time
@@ -160,12 +161,12 @@ def test_sriov_node_states_follow_the_config_daemon_selector(kube_factory):
                          if "sriovnetwork.openshift.io/keep-state-until" in (s["metadata"].get("annotations") or {})] or None,
                 what="stale node states annotated")
     assert sorted(s["metadata"]["name"] for s in kept) == [SRV32, SRV33] and len(kept) == 2
-    until = time.mktime(time.strptime(kept[0]["metadata"]["annotations"]["sriovnetwork.openshift.io/keep-state-until"],
-                                      "%Y-%m-%dT%H:%M:%SZ")) - time.mktime(time.gmtime(0))
-    assert 0 <= until - time.time() <= 2.5, "kept for the (scaled) stale-state delay, written as RFC 3339"
-    started = time.monotonic()
+    until = calendar.timegm(time.strptime(kept[0]["metadata"]["annotations"]["sriovnetwork.openshift.io/keep-state-until"],
+                                          "%Y-%m-%dT%H:%M:%SZ"))
+    assert until - time.time() <= 1.5, "kept for the (scaled) stale-state delay, written as RFC 3339"
     wait(lambda: lab.list(SRIOV, "SriovNetworkNodeState", ns) == [], timeout=10, what="node states removed")
-    assert time.monotonic() - started >= 0.3, "the stale node states went before their keep-state-until time"
+    # Load only delays the deletion; the annotation holds whole seconds, so the real time may be up to 1 s later.
+    assert time.time() >= until - 1, "the stale node states went before their keep-state-until time"
     lab.install("nvidia-network-operator")
     lab.create(ncp())
     wait(lambda: len(lab.list(SRIOV, "SriovNetworkNodeState", ns)) == 2, what="node states once the driver is ready")

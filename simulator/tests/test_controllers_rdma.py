@@ -578,8 +578,8 @@ def test_a_policy_written_before_the_sriov_webhook_pod_is_ready_gets_the_api_ser
     operator-webhook-service, failurePolicy Fail) and kube-apiserver's webhook dispatchers (NewInternalError of
     ErrCallingWebhook): until a webhook pod is ready, a policy write is answered 500 InternalError with the call's
     error; once it is, the webhook judges the policy. The pod's start is the operand image pull plus start (scaled
-    here to 1 s so that the window is certain)."""
-    lab = kube_factory(profile="mixed-lab", config={"operand_image_pull_seconds": 1.0})
+    here to 2 s so that the window is certain under load)."""
+    lab = kube_factory(profile="mixed-lab", config={"operand_image_pull_seconds": 2.0})
     nfd_instance(lab)
     lab.install("sriov-network-operator")
     lab.create({"apiVersion": SRIOV, "kind": "SriovOperatorConfig", "metadata": {"name": "default", "namespace": SRIOV_NS},
