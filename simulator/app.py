@@ -246,13 +246,26 @@ class ApiServer:
             denial = network_operator.webhook_denial(obj)
             if denial:
                 raise ApiError(422, "Invalid", denial)
-        elif key in (("sriovnetwork.openshift.io", "sriovnetworknodepolicies"), ("sriovnetwork.openshift.io", "sriovoperatorconfigs")):
+        elif key in (("sriovnetwork.openshift.io", "sriovnetworknodepolicies"), ("sriovnetwork.openshift.io", "sriovoperatorconfigs"),
+                     ("sriovnetwork.openshift.io", "sriovnetworkpoolconfigs")):
             namespace = self._sriov_webhook_namespace()
+            unreachable = namespace and sriov.webhook_unreachable(rtype.plural, namespace, self._sriov_webhook_ready(namespace))
+            if unreachable:
+                raise ApiError(500, "InternalError", "Internal error occurred: %s" % unreachable, causes=[{"message": unreachable}])
             denial = namespace and sriov.webhook_denial(rtype.kind, obj, namespace, self._list_as_webhook)
             if denial:
                 # The webhook's text is the Status reason; the API server prefixes the message (see sriov.WEBHOOK_NAME).
                 raise ApiError(400, denial, 'admission webhook "%s" denied the request: %s' % (sriov.WEBHOOK_NAME, denial))
         return obj
+
+    def _sriov_webhook_ready(self, namespace):
+        """Whether a pod of the operator-webhook DaemonSet is ready (the Service has an endpoint)."""
+        try:
+            ds_type = self.store.find_type("apps", "v1", "daemonsets")
+        except ApiError:
+            return False
+        ds = self.store.try_get(ds_type, namespace, sriov.WEBHOOK_DAEMONSET)
+        return bool(ds) and int((ds.get("status") or {}).get("numberReady") or 0) > 0
 
     def _list_as_webhook(self, group, plural, namespace):
         rtype = self.store.find_type(group, "v1", plural)  # nodes and the SR-IOV kinds are all v1

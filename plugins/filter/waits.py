@@ -36,25 +36,49 @@ def _timed(entry, timeout, failure_grace_period):
     return entry
 
 
-def rdma_waits(plan, min_ready_nodes=1, failure_grace_period=60, timeout=1800, machineconfig_timeout=5400, all_selected_nodes=False):
+def rdma_waits(plan, min_ready_nodes=1, failure_grace_period=60, timeout=1800, machineconfig_timeout=5400, all_selected_nodes=False,
+               sriov_timeout=None):
     if not isinstance(plan, dict):
         raise AnsibleFilterError('rdma_waits: expects the rendered plan (gpudirect_manifests result), a mapping')
     min_ready_nodes = _count('min_ready_nodes', min_ready_nodes, 1)
     grace = _count('failure_grace_period', failure_grace_period, 0)
     timeout = _count('timeout', timeout, 1)
     machineconfig_timeout = _count('machineconfig_timeout', machineconfig_timeout, 1)
+    # The SR-IOV node states' wait covers the policy sync's drains and reboots: its own (derived) timeout.
+    sriov_timeout = timeout if sriov_timeout is None else _count('sriov_timeout', sriov_timeout, 1)
     if not isinstance(all_selected_nodes, bool):
         raise AnsibleFilterError('all_selected_nodes must be true or false, got %r' % (all_selected_nodes,))
     sets = waits.rdma_wait_sets(plan, min_ready_nodes, all_selected_nodes)
     return {'machineconfig': [_timed(w, machineconfig_timeout, grace) for w in sets['machineconfig']],
-            'configuration': [_timed(w, timeout, grace) for w in sets['configuration']]}
+            'configuration': [_timed(w, sriov_timeout if w.get('kind') == 'SriovNetworkNodeState' else timeout, grace)
+                              for w in sets['configuration']]}
 
 
-def rollout_timeout(disruptions, given=0, per_node=timeouts.DEFAULT_NODE_ROLLOUT_SECONDS, variable='rdma_machineconfig_timeout'):
-    if not isinstance(disruptions, list):
-        raise AnsibleFilterError('rollout_timeout: expects the disruptions of plan_status, a list')
-    return timeouts.rollout_timeout(disruptions, given=_count(variable, given, 0), variable=variable,
-                                    per_node=_count('per_node', per_node, 1))
+def rollout_timeout(work, given=0, per_node=timeouts.DEFAULT_NODE_ROLLOUT_SECONDS, variable='rdma_machineconfig_timeout',
+                    kind='MachineConfig', pool_config=None, reported_nodes=0, fallback=None, nodes=None):
+    """``work``: plan_status disruptions (a list), or a MachineConfigPool as read (a mapping) whose every machine
+    reboots. ``kind`` MachineConfig or SR-IOV; ``pool_config``: the SriovNetworkPoolConfig the plan applies, if any."""
+    given = _count(variable, given, 0)
+    per_node = _count('per_node', per_node, 1)
+    if isinstance(work, dict):
+        spec, status = work.get('spec') or {}, work.get('status') or {}
+        return timeouts.pool_rollout_timeout((work.get('metadata') or {}).get('name') or '?', status.get('machineCount') or 0,
+                                             spec.get('maxUnavailable'), given=given, per_node=per_node, variable=variable,
+                                             fallback=_count('fallback', 5400 if fallback is None else fallback, 1))
+    if not isinstance(work, list):
+        raise AnsibleFilterError('rollout_timeout: expects the disruptions of plan_status (a list) or a MachineConfigPool')
+    if kind == 'SR-IOV':
+        if pool_config is not None and not isinstance(pool_config, dict):
+            raise AnsibleFilterError('rollout_timeout: pool_config must be a SriovNetworkPoolConfig manifest or null')
+        return timeouts.sriov_sync_timeout(work, given=given, per_node=per_node,
+                                           pool_max_unavailable=((pool_config or {}).get('spec') or {}).get('maxUnavailable'),
+                                           pool_config=bool(pool_config), reported_nodes=_count('reported_nodes', reported_nodes, 0),
+                                           variable=variable, fallback=_count('fallback', 1800 if fallback is None else fallback, 1),
+                                           nodes=None if nodes is None else _count('nodes', nodes, 0))
+    if kind != 'MachineConfig':
+        raise AnsibleFilterError('rollout_timeout: kind must be MachineConfig or SR-IOV, got %r' % (kind,))
+    return timeouts.rollout_timeout(work, given=given, variable=variable, per_node=per_node,
+                                    fallback=_count('fallback', 5400 if fallback is None else fallback, 1))
 
 
 def machineconfig_pool_wait(pool, machineconfigs, present=True, failure_grace_period=60, timeout=5400):

@@ -72,6 +72,14 @@ options:
         gives the names the collection can have created.
     type: list
     elements: str
+  webhook_grace_period:
+    description:
+      - Seconds a write may keep meeting an admission webhook that is not serving yet (the API server's HTTP 500
+        C(failed calling webhook), while the operator's webhook pod starts) before the task fails quoting the API
+        server. The write is tried again every 5 s meanwhile; a webhook that answers and denies fails at once.
+      - The default is the slow end of the documented range of a webhook pod's start (6-150 s; docs/simulator.md).
+    type: int
+    default: 150
   schema_owner:
     description:
       - The operator (for example its installed CSV) whose CRDs serve O(manifests), named in the message when a
@@ -225,6 +233,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_er
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.schema import SchemaChecker
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import READ_BY_NAME_KINDS
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import webhooks
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import (
     WAIT_OPTIONS,
     WaitFailed,
@@ -246,6 +255,7 @@ def argument_spec():
         prune_names=dict(type="list", elements="str"),
         waits=dict(type="list", elements="dict", default=[], options=copy.deepcopy(WAIT_OPTIONS)),
         schema_owner=dict(type="str", default=""),
+        webhook_grace_period=dict(type="int", default=webhooks.DEFAULT_WEBHOOK_GRACE_SECONDS),
     )
     return spec
 
@@ -273,6 +283,8 @@ def main():
     if params["waits"] and not HAS_JMESPATH:
         module.fail_json(msg=missing_required_lib("jmespath"), exception=JMESPATH_IMPORT_ERROR)
     problems.extend(wait_problems(params["waits"]))
+    if params["webhook_grace_period"] < 0:
+        problems.append("webhook_grace_period: must be 0 or more seconds, got %d" % params["webhook_grace_period"])
     if problems:
         module.fail_json(msg="Invalid input: %s" % "; ".join(problems))
 
@@ -281,7 +293,7 @@ def main():
     current = None
     try:
         cluster = connect(module, check_mode=module.check_mode)
-        applier = ManifestApplier(cluster)
+        applier = ManifestApplier(cluster, webhook_grace_period=params["webhook_grace_period"])
         if params["state"] == "present":
             unknown = SchemaChecker(cluster).problems(params["manifests"], params["schema_owner"])
             if unknown:

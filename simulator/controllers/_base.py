@@ -29,6 +29,9 @@ DEFAULT_CONFIG = {
     # sriovnetworknodepolicy_controller.go); scaled so that it still outlasts a client's apply-then-read.
     "sriov_policy_sync_delay_seconds": 0.1,
     "sriov_reboot_seconds": 0.2,  # extra time a node is drained/NotReady when a policy adds Mellanox VFs
+    # The node state of a node the config daemons no longer select is kept 30 minutes (sriov-network-operator
+    # handleStaleNodeState, pkg/consts DefaultNodeStateCleanupDelayMinutes), scaled by 1/100 like the kubelet back-off.
+    "sriov_stale_node_state_seconds": 18.0,
     "mco_node_update_seconds": 0.1,  # one node's drain + reboot during a MachineConfigPool rollout
     # The render controller waits before rendering a changed MachineConfig set (5 s upstream), and until then the
     # pool reports the old rendered config as Updated. Scaled so that it still outlasts a client's apply-then-read.
@@ -40,6 +43,12 @@ DEFAULT_CONFIG = {
     # nic_policy_ready_seconds / gpu_policy_ready_seconds (build and load).
     "operand_image_pull_seconds": 0.02,
     "operand_start_seconds": 0.03,
+    # After a reboot the kubelet keeps each device plugin's resource in capacity with allocatable 0 until the plugin
+    # registers again (a container start, documented range 1-30 s, scaled like operand_start_seconds), and drops one
+    # that has not registered after endpointStopGracePeriod, 5 minutes (kubernetes pkg/kubelet/cm/devicemanager
+    # types.go), scaled by 1/100 (simulator/controllers/devicemanager.py).
+    "device_plugin_register_seconds": 0.05,
+    "kubelet_endpoint_stop_grace_seconds": 3.0,
     # The kubelet's restart back-off of a failing container: 10 s doubling to 300 s (kubernetes pkg/kubelet/kubelet.go
     # backOffPeriod, MaxContainerBackOff), scaled by 1/100.
     "kubelet_backoff_seconds": 0.1,
@@ -104,6 +113,8 @@ class Runtime:
         self._lock = threading.Lock()
         self._types = {}
         self.rng = random.Random(0x5EED)
+        # node -> when its kubelet started after a reboot, while device plugins have not registered (devicemanager.py)
+        self.unregistered = {}
 
     # ------------------------------------------------------------------ config
     def cfg(self, key):
@@ -298,9 +309,10 @@ def update_node(rt, name, set_labels=None, remove_labels=(), remove_label_prefix
     for key in remove_resources:
         new_cap.pop(key, None)
         new_alloc.pop(key, None)
+    withdrawn = name in rt.unregistered  # the kubelet restarted and the plugins have not registered (devicemanager.py)
     for key, value in (set_resources or {}).items():
         new_cap[key] = str(value)
-        new_alloc[key] = str(value)
+        new_alloc[key] = "0" if withdrawn and "/" in key else str(value)
     if new_labels == labels and new_cap == cap and new_alloc == alloc:
         return False
 

@@ -15,6 +15,7 @@ import hashlib
 import json
 import time
 
+from . import devicemanager
 from ._base import now, set_condition
 from .seed import label_selector_matches, node_pool, rendered_config
 
@@ -113,6 +114,7 @@ class MachineConfigController:
             if not working:
                 ann[CURRENT] = desired
                 obj.setdefault("spec", {}).pop("unschedulable", None)
+                devicemanager.withdraw(obj)  # the kubelet's first status after the reboot
             else:
                 obj.setdefault("spec", {})["unschedulable"] = True
             for cond in (obj.get("status") or {}).get("conditions") or []:
@@ -122,6 +124,8 @@ class MachineConfigController:
                                  "message": "node is rebooting" if working else "kubelet is posting ready status"})
             return obj
         self.rt.mutate("", "nodes", None, name, edit)
+        if not working:
+            devicemanager.kubelet_started(self.rt, name, written=True)  # back from its reboot: plugins register again
 
     def _node_degraded(self, pool, stale):
         """Fault mcp_node_degraded {pool: message}: the machine config daemon of the pool's first node to update

@@ -10,7 +10,15 @@ Timing and the drain handshake follow k8snetworkplumbingwg/sriov-network-operato
   node state (Drain_Required, or Reboot_Required), applies once drained, sets both back to `Idle`, and only then
   writes `Succeeded`. The status carries no generation: a `Succeeded` may be the previous generation's.
 - controllers/drain_controller.go (+ _helper.go): `sriovnetwork.openshift.io/current-state` on the node state goes
-  Idle -> Draining -> DrainComplete -> Idle; both annotations start as Idle (ensureAnnotationExists).
+  Idle -> Draining -> DrainComplete -> Idle; both annotations start as Idle (ensureAnnotationExists). The daemon
+  applies (and reboots) only once it reads DrainComplete; the drain controller sets Idle again once the daemon's
+  desired-state is back to Idle (handleNodeIdleNodeStateDrainingOrCompleted). The simulator evicts no pod, so a
+  drain completes on the controller's next look.
+- controllers/sriovnetworknodepolicy_controller.go handleStaleNodeState: the node state of a node the
+  configDaemonNodeSelector no longer selects (the Network Operator's `mofed.wait=true` during a driver reload does
+  that) is kept: the operator annotates it `sriovnetwork.openshift.io/keep-state-until` (RFC 3339, now + 30 minutes,
+  pkg/consts DefaultNodeStateCleanupDelayMinutes) and deletes it only after that time; a node selected again keeps
+  its state and loses the annotation (`sriov_stale_node_state_seconds`, scaled).
 - pkg/platforms/openshift/openshift.go: before the first drain of a MachineConfigPool the operator waits until the
   pool is not rolling out (spec.configuration.name == status.configuration.name), then annotates it
   `sriovnetwork.openshift.io/state: Paused` and sets spec.paused; the last node of the pool to finish unpauses it
@@ -22,7 +30,7 @@ import json
 import re
 import time
 
-from . import operands
+from . import devicemanager, operands
 from ._base import OperatorController, node_matches, now, profile_node, update_node
 from .seed import node_pool
 
@@ -42,6 +50,8 @@ DRAIN_STATE = GROUP + "/state"
 DESIRED_STATE = GROUP + "/desired-state"
 CURRENT_STATE = GROUP + "/current-state"
 IDLE, DRAIN_REQUIRED, REBOOT_REQUIRED, DRAINING = "Idle", "Drain_Required", "Reboot_Required", "Draining"
+DRAIN_COMPLETE = "DrainComplete"
+KEEP_UNTIL = GROUP + "/keep-state-until"  # pkg/consts NodeStateKeepUntilAnnotation
 MAX_MELLANOX_VFS = 128
 
 
@@ -248,6 +258,26 @@ def policy_dynamic_error(policy, nodes, node_states, policies):
     return None
 
 
+# The webhook is served by the operator-webhook DaemonSet's pods behind operator-webhook-service, port 443
+# (bindata/manifests/operator-webhook/server.yaml, 001-service.yaml). failurePolicy Fail: while no pod is ready,
+# kube-apiserver cannot call it and answers 500 InternalError with the webhook client's error (k8s.io/apiserver
+# pkg/admission/plugin/webhook/mutating/dispatcher.go and validating/dispatcher.go: NewInternalError of
+# ErrCallingWebhook "failed calling webhook %q: failed to call webhook: %w"; the service resolver's
+# "no endpoints available for service"). Policies go through the mutating webhook first; SriovOperatorConfigs and
+# SriovNetworkPoolConfigs only through the validating one (003-webhook.yaml rules). Deletes are not modelled.
+WEBHOOK_DAEMONSET = "operator-webhook"
+WEBHOOK_SERVICE = "operator-webhook-service"
+
+
+def webhook_unreachable(plural, operator_namespace, ready):
+    """The API server's error text while the registered webhook has no ready pod, else None."""
+    if ready:
+        return None
+    path = "mutating-custom-resource" if plural == "sriovnetworknodepolicies" else "validating-custom-resource"
+    return ('failed calling webhook "%s": failed to call webhook: Post "https://%s.%s.svc:443/%s?timeout=10s": '
+            'no endpoints available for service "%s"' % (WEBHOOK_NAME, WEBHOOK_SERVICE, operator_namespace, path, WEBHOOK_SERVICE))
+
+
 def webhook_denial(kind, obj, operator_namespace, lookup):
     """The refusal text of the operator's webhook for a create or update, or None when admitted. lookup(group,
     plural, namespace) lists objects as the webhook's client would."""
@@ -375,6 +405,14 @@ def _policy_key(policies):
     return sorted((p["metadata"]["name"], p.get("spec")) for p in policies)
 
 
+def _rfc3339_seconds(text):
+    import calendar
+    try:
+        return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def _digest(value):
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -391,6 +429,7 @@ class SriovController(OperatorController):
         self.applied_desired = {}  # node -> spec.interfaces applied (with VFs)
         self.firmware = {}  # node -> {PF PCI address: [NUM_OF_VFS now, at next boot]} (Mellanox only)
         self.syncing = {}  # node -> (digest, start, reboot, drain)
+        self.stale_until = {}  # node -> time.time() after which its de-selected node state may be deleted
         self.resources = {}  # node -> set of resource names we advertise
         self.rendered_policies = None  # the policies the last (delayed) policy sync rendered into node states
         self.policies_changed_at = None  # when the policies first differed from rendered_policies
@@ -431,6 +470,8 @@ class SriovController(OperatorController):
                 continue
             wanted.add(name)
             state = existing.get(name)
+            if state is not None and KEEP_UNTIL in (state["metadata"].get("annotations") or {}):
+                state = self._keep(operator_namespace, name, None) or state  # selected again (ResetKeepUntilTime)
             if state is None:
                 state = self.rt.create(GROUP, "sriovnetworknodestates", {
                     "metadata": {"name": name, "namespace": operator_namespace,
@@ -448,6 +489,10 @@ class SriovController(OperatorController):
             if left is not None:
                 recheck.append(left)
         for name in set(existing) - wanted:
+            left = self._stale_node_state(operator_namespace, existing[name])
+            if left is not None:
+                recheck.append(left)
+                continue
             self.rt.delete(GROUP, "sriovnetworknodestates", operator_namespace, name)
             self.applied.pop(name, None)
             self.syncing.pop(name, None)
@@ -491,6 +536,8 @@ class SriovController(OperatorController):
                 self._annotate(ns, name, current=DRAINING)
             record = (digest, time.monotonic(), reboot, drain)
             self.syncing[name] = record
+        if record[3]:
+            self._annotate(ns, name, current=DRAIN_COMPLETE)  # the drain controller drained the node
         total = self.rt.cfg("sriov_sync_seconds") + (self.rt.cfg("sriov_reboot_seconds") if record[2] else 0)
         left = total - (time.monotonic() - record[1])
         if left > 0:
@@ -522,6 +569,33 @@ class SriovController(OperatorController):
             self._unpause_pool(node)
             self._annotate(ns, name, current=IDLE)
         return 0.0 if self.syncing else None
+
+    def _stale_node_state(self, ns, state):
+        """handleStaleNodeState: seconds the state of a de-selected node is still kept, or None once it may go."""
+        name = state["metadata"]["name"]
+        keep = (state["metadata"].get("annotations") or {}).get(KEEP_UNTIL)
+        if keep is None:
+            until = time.time() + self.rt.cfg("sriov_stale_node_state_seconds")
+            self._keep(ns, name, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(until)))
+            self.stale_until[name] = until
+            return self.rt.cfg("sriov_stale_node_state_seconds")
+        until = self.stale_until.get(name)
+        if until is None:  # kept by an earlier operator instance: read the annotation (RFC 3339, whole seconds)
+            until = _rfc3339_seconds(keep)
+        left = until - time.time()
+        return left if left > 0 else None
+
+    def _keep(self, ns, name, value):
+        """Set (a time) or remove (None) the keep-state-until annotation of a node state."""
+        def edit(obj):
+            annotations = obj["metadata"].setdefault("annotations", {})
+            if value is None:
+                annotations.pop(KEEP_UNTIL, None)
+            else:
+                annotations[KEEP_UNTIL] = value
+            return obj
+        self.stale_until.pop(name, None)
+        return self.rt.mutate(GROUP, "sriovnetworknodestates", ns, name, edit)
 
     def _sync_error(self, name):
         """Fault sriov_sync_error {node name or "*": message}: the config daemon's apply fails on that node. In daemon
@@ -650,6 +724,7 @@ class SriovController(OperatorController):
                 obj.setdefault("spec", {})["unschedulable"] = True
             else:
                 obj.setdefault("spec", {}).pop("unschedulable", None)
+                devicemanager.withdraw(obj)  # the kubelet's first status after the reboot
             for cond in obj.get("status", {}).get("conditions") or []:
                 if cond.get("type") == "Ready":
                     want = "False" if down else "True"
@@ -664,3 +739,5 @@ class SriovController(OperatorController):
         unsched = bool((node.get("spec") or {}).get("unschedulable"))
         if unsched != down:
             self.rt.mutate("", "nodes", None, name, edit)
+            if not down:
+                devicemanager.kubelet_started(self.rt, name, written=True)

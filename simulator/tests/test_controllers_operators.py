@@ -1,5 +1,6 @@
 """Reactions of the simulated operators (NFD, SR-IOV, NVIDIA Network, NVIDIA GPU) to their custom resources."""
 
+import calendar
 import copy
 import json
 import time
@@ -131,7 +132,11 @@ def test_nfd_labels_appear_after_a_delay(kube_factory):
 
 # --------------------------------------------------------------------------------------------- SR-IOV
 
-def test_sriov_node_states_follow_the_config_daemon_selector(lab):
+def test_sriov_node_states_follow_the_config_daemon_selector(kube_factory):
+    """Node states exist where the config daemons run; a node the selector no longer picks keeps its state for the
+    stale-state delay (sriov-network-operator handleStaleNodeState: annotation keep-state-until, 30 minutes, scaled
+    here to 1 s), then loses it; a node selected again keeps its state and loses the annotation."""
+    lab = kube_factory(profile="mixed-lab", config={"sriov_stale_node_state_seconds": 1.0})
     nfd_instance(lab)
     lab.install("sriov-network-operator", "openshift-sriov-network-operator")
     ns = "openshift-sriov-network-operator"
@@ -152,7 +157,16 @@ def test_sriov_node_states_follow_the_config_daemon_selector(lab):
     lab.patch(SRIOV, "SriovOperatorConfig", "default", {"spec": {"configDaemonNodeSelector": {
         "network.nvidia.com/operator.mofed.wait": "false", "node-role.kubernetes.io/worker": "",
         "feature.node.kubernetes.io/pci-15b3.sriov.capable": "true"}}}, ns)
-    wait(lambda: lab.list(SRIOV, "SriovNetworkNodeState", ns) == [], what="node states removed")
+    kept = wait(lambda: [s for s in lab.list(SRIOV, "SriovNetworkNodeState", ns)
+                         if "sriovnetwork.openshift.io/keep-state-until" in (s["metadata"].get("annotations") or {})] or None,
+                what="stale node states annotated")
+    assert sorted(s["metadata"]["name"] for s in kept) == [SRV32, SRV33] and len(kept) == 2
+    until = calendar.timegm(time.strptime(kept[0]["metadata"]["annotations"]["sriovnetwork.openshift.io/keep-state-until"],
+                                          "%Y-%m-%dT%H:%M:%SZ"))
+    assert until - time.time() <= 1.5, "kept for the (scaled) stale-state delay, written as RFC 3339"
+    wait(lambda: lab.list(SRIOV, "SriovNetworkNodeState", ns) == [], timeout=10, what="node states removed")
+    # Load only delays the deletion; the annotation holds whole seconds, so the real time may be up to 1 s later.
+    assert time.time() >= until - 1, "the stale node states went before their keep-state-until time"
     lab.install("nvidia-network-operator")
     lab.create(ncp())
     wait(lambda: len(lab.list(SRIOV, "SriovNetworkNodeState", ns)) == 2, what="node states once the driver is ready")

@@ -10,7 +10,8 @@ import pytest
 
 from simulator.controllers.testing import Kube, wait
 
-from .test_controllers_operators import CHAPTER_NCP, SRV32, SRV33, nfd_instance
+from .test_controllers_operators import (  # noqa: F401 pylint: disable=unused-import
+    CHAPTER_NCP, SRV32, SRV33, kube_factory, nfd_instance)
 
 MLX = "mellanox.com/v1alpha1"
 SRIOV = "sriovnetwork.openshift.io/v1"
@@ -145,6 +146,7 @@ def sriov_ready(kube):
                  "spec": {"enableInjector": True, "enableOperatorWebhook": True, "logLevel": 2}})
     wait(lambda: len([s for s in kube.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)
                       if (s.get("status") or {}).get("syncStatus") == "Succeeded"]) == 2, what="node states synced")
+    webhook_ready(kube)
 
 
 class Unschedulable:
@@ -235,6 +237,12 @@ def test_a_mellanox_vf_count_above_totalvfs_rewrites_the_firmware_and_reboots(la
     assert watcher.seen == {SRV32, SRV33} and pf_status(SRV33)[1]["totalvfs"] == 4
 
 
+def webhook_ready(kube):
+    """Wait until a pod of the operator's webhook is ready: before, every policy write gets the API server's 500."""
+    wait(lambda: ((kube.get("apps/v1", "DaemonSet", "operator-webhook", SRIOV_NS) or {}).get("status") or {}).get("numberReady"),
+         what="the SR-IOV webhook pod ready")
+
+
 def webhook_refusal(kube, policy):
     """The API server's answer to creating the policy: (HTTP status, message), or None when it was created."""
     try:
@@ -257,6 +265,7 @@ def test_the_sriov_webhook_refuses_a_policy_no_reported_interface_matches(sim_fa
                  "spec": {"enableInjector": True, "enableOperatorWebhook": True, "logLevel": 2}})
     wait(lambda: len(kube.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)) == 2, what="node states created")
     assert all(not (s.get("status") or {}).get("interfaces") for s in kube.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS))
+    webhook_ready(kube)
     assert webhook_refusal(kube, SRIOV_POLICY) == (400, 'admission webhook "operator-webhook.sriovnetwork.openshift.io" '
                                                         'denied the request: no supported NIC is selected by the nicSelector '
                                                         'in CR sriov-legacy-policy')
@@ -525,6 +534,8 @@ def test_a_vf_change_goes_through_the_drain_handshake_and_pauses_the_pool(lab):
         # The first version with the new spec still shows the old sync; the daemon's first write is InProgress.
         assert after[0] == ("Succeeded", "Idle", "Idle") and after[1][0] == "InProgress"
         assert ("InProgress", "Reboot_Required", "Draining") in after
+        # drain_controller_helper.go: the drain controller answers DrainComplete once drained; the daemon applies after.
+        assert after.index(("InProgress", "Reboot_Required", "DrainComplete")) > after.index(("InProgress", "Reboot_Required", "Draining"))
         assert after[-1] == ("Succeeded", "Idle", "Idle")
         # Succeeded is written only after the daemon set desired-state back to Idle.
         first_succeeded = next(i for i, entry in enumerate(after) if i > 0 and entry[0] == "Succeeded")
@@ -552,3 +563,48 @@ def test_the_drain_waits_while_the_pool_rolls_out(sim_factory, tmp_path):
     for mcp in history(kube, "machineconfiguration.openshift.io", "machineconfigpools"):
         if mcp["metadata"]["name"] == "worker" and (mcp.get("spec") or {}).get("paused"):
             assert mcp["spec"]["configuration"]["name"] == mcp["status"]["configuration"]["name"]
+
+
+SRIOV_POOL_CONFIG_FOR_WEBHOOK = {"apiVersion": SRIOV, "kind": "SriovNetworkPoolConfig",
+                                 "metadata": {"name": "worker", "namespace": SRIOV_NS},
+                                 "spec": {"maxUnavailable": 1, "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/worker": ""}}}}
+WEBHOOK_DOWN = ('Internal error occurred: failed calling webhook "operator-webhook.sriovnetwork.openshift.io": failed to call '
+                'webhook: Post "https://operator-webhook-service.openshift-sriov-network-operator.svc:443/mutating-custom-resource'
+                '?timeout=10s": no endpoints available for service "operator-webhook-service"')
+
+
+def test_a_policy_written_before_the_sriov_webhook_pod_is_ready_gets_the_api_servers_500(kube_factory):
+    """Conformance with sriov-network-operator v1.6.0 bindata/manifests/operator-webhook (a DaemonSet behind
+    operator-webhook-service, failurePolicy Fail) and kube-apiserver's webhook dispatchers (NewInternalError of
+    ErrCallingWebhook): until a webhook pod is ready, a policy write is answered 500 InternalError with the call's
+    error; once it is, the webhook judges the policy. The pod's start is the operand image pull plus start (scaled
+    here to 2 s so that the window is certain under load)."""
+    lab = kube_factory(profile="mixed-lab", config={"operand_image_pull_seconds": 2.0})
+    nfd_instance(lab)
+    lab.install("sriov-network-operator")
+    lab.create({"apiVersion": SRIOV, "kind": "SriovOperatorConfig", "metadata": {"name": "default", "namespace": SRIOV_NS},
+                "spec": {"enableInjector": True, "enableOperatorWebhook": True, "logLevel": 2}})
+    status, text = webhook_refusal(lab, SRIOV_POLICY)
+    assert (status, text) == (500, WEBHOOK_DOWN)
+    assert not lab.list(SRIOV, "SriovNetworkNodePolicy", SRIOV_NS), "a write the webhook could not judge is not stored"
+    pool = dict(SRIOV_POOL_CONFIG_FOR_WEBHOOK)
+    assert webhook_refusal(lab, pool)[0] == 500, "pool configs go through the validating webhook"
+    wait(lambda: len([s for s in lab.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)
+                      if (s.get("status") or {}).get("syncStatus") == "Succeeded"]) == 2, timeout=20, what="node states synced")
+    webhook_ready(lab)
+    # Now the webhook judges the policy, and admits it.
+    assert webhook_refusal(lab, SRIOV_POLICY) is None
+
+
+def test_a_sriov_webhook_whose_pod_never_starts_keeps_answering_500(kube_factory):
+    """The webhook's image cannot be pulled (operand fault): every policy write gets the 500 for as long as it lasts."""
+    lab = kube_factory(profile="mixed-lab", faults={"operator_faults": {"operand_failures": [
+        {"workload": "operator-webhook", "reason": "ImagePullBackOff", "message": "manifest unknown"}]}})
+    nfd_instance(lab)
+    lab.install("sriov-network-operator")
+    lab.create({"apiVersion": SRIOV, "kind": "SriovOperatorConfig", "metadata": {"name": "default", "namespace": SRIOV_NS},
+                "spec": {"enableInjector": True, "enableOperatorWebhook": True, "logLevel": 2}})
+    wait(lambda: lab.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS) or None, what="config daemons running")
+    for _attempt in range(3):
+        assert webhook_refusal(lab, SRIOV_POLICY) == (500, WEBHOOK_DOWN)
+        time.sleep(0.2)

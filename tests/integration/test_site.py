@@ -242,6 +242,7 @@ def test_machineconfig_wait_is_not_satisfied_by_the_pools_stale_status(sim_facto
                         playbook="playbooks/teardown.yml")
     assert down.rc != 0, "teardown took the pool's stale Updated status for the configuration without them"
     assert "MachineConfigPool" in down.output and "worker" in down.output, down.output[-4000:]
+    assert "Waiting up to 5 s for the MachineConfig rollout (teardown_machineconfig_timeout)." in down.output, down.output[-4000:]
     sim.faults.update({"operator_faults": {"mco_render_hold": []}})
     wait(lambda: pool_rolled_out(sim, "worker", [], without=machineconfigs), what="the pool rendered without them")
 
@@ -364,11 +365,21 @@ def test_sriov_wait_is_not_satisfied_by_the_node_states_stale_status(sim_factory
     first = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"))
     assert first.rc == 0, first.output[-4000:]
     assert sriov_applied_everywhere(sim, 8), "site.yml returned before every node applied the VFs"
+    # Issue 32: the node states' timeout comes from the nodes the sync drains (a first install: the node states reported,
+    # since preflight saw none), one at a time without a SriovNetworkPoolConfig (the operator's default pool config),
+    # said before the wait (rules/timeouts.py).
+    drained = len(objects(sim, SRIOV_V1, "SriovNetworkNodeState", SRIOV_NS))
+    said = re.search(r"Waiting up to (\d+) s for the SR-IOV policy sync: (\d+) node\(s\) drain and reboot one at a time, "
+                     r"1800 s each, plus 600 s \(set rdma_sriov_timeout to override\)", " ".join(first.output.split()))
+    assert said and int(said.group(2)) == drained and int(said.group(1)) == 600 + 1800 * drained, first.output[-4000:]
+    assert first.output.index("Say how long the SR-IOV policy sync may take") < first.output.index("Apply the SR-IOV pool config"), \
+        first.output[-4000:]
 
     sim.faults.update({"operator_faults": {"sriov_policy_sync_hold": True}})
     held = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4",
-                        "-e", "rdma_wait_timeout=5", "-e", "gpudirect_allow_disruption=true")
+                        "-e", "rdma_sriov_timeout=5", "-e", "gpudirect_allow_disruption=true")
     assert held.rc != 0, "the wait took the node states' stale Succeeded for the new policy"
+    assert "Waiting up to 5 s for the SR-IOV policy sync (rdma_sriov_timeout)." in held.output, held.output[-4000:]
     assert "SR-IOV node states synced with the policies" in held.output, held.output[-4000:]
     assert "policies not rendered by the operator yet" in held.output, held.output[-4000:]
 

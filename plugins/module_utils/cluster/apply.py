@@ -23,12 +23,14 @@ __metaclass__ = type
 
 import copy
 import json
+import time
 
 from ansible_collections.kubernetes.core.plugins.module_utils.apply import LAST_APPLIED_CONFIG_ANNOTATION
 from ansible.module_utils.common.dict_transformations import dict_merge
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError, api_message, api_status
 from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import labels_match, parse_label_selector
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE, READ_BY_NAME_KINDS
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import webhooks
 
 FIELD_MANAGER = "gpudirect.openshift"
 LAST_APPLIED_FIELD = ("f:metadata", "f:annotations", "f:" + LAST_APPLIED_CONFIG_ANNOTATION)
@@ -251,8 +253,11 @@ def validate_manifests(manifests):
 class ManifestApplier:
     """One apply run. ``results`` lists what happened to each object, in order."""
 
-    def __init__(self, cluster, label_managed=True):
+    def __init__(self, cluster, label_managed=True, webhook_grace_period=webhooks.DEFAULT_WEBHOOK_GRACE_SECONDS,
+                 sleep=time.sleep, clock=time.monotonic):
         self.cluster = cluster
+        self.webhook_grace_period = webhook_grace_period
+        self._sleep, self._clock = sleep, clock
         self.check_mode = bool(cluster.dry_run or cluster.skip_writes)
         self.label_managed = label_managed
         self.results = []
@@ -319,11 +324,32 @@ class ManifestApplier:
             if in_sync(current, desired):
                 self._record("unchanged" if current is existing else "patched", desired, existing, current)
                 return
-        after = self.cluster.server_side_apply(resource, desired, FIELD_MANAGER, force=True)
+        after = self._through_webhook(describe(desired), lambda: self.cluster.server_side_apply(resource, desired, FIELD_MANAGER, force=True))
         if existing is None:
             self._record("created", desired, None, after or desired)
         else:
             self._record("patched", desired, existing, after or dict_merge(current, desired))
+
+    def _through_webhook(self, what, write):
+        """``write()``, tried again while an admission webhook it needs is not serving yet (its pod is starting: HTTP 500
+        "failed calling webhook", rules/webhooks.py), up to webhook_grace_period; then a ClusterError quoting the API
+        server."""
+        first = None
+        while True:
+            try:
+                return write()
+            except Exception as exc:  # pylint: disable=broad-except
+                text = api_message(exc)
+                webhook = webhooks.webhook_call_failure(api_status(exc), text)
+                if webhook is None:
+                    raise
+                now = self._clock()
+                first = now if first is None else first
+                delay = webhooks.retry_delay(first, now, self.webhook_grace_period)
+                if delay is None:
+                    raise ClusterError(webhooks.unavailable_message(what, webhook, now - first, text), status=500,
+                                       reason="InternalError")
+                self._sleep(delay)
 
     def prune(self, keep, kinds, label_selector, namespaces=None, names=None):
         """Delete labelled objects of ``kinds`` that are not in ``keep``, last kind first. With ``namespaces``,

@@ -24,6 +24,11 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 DESIRED_STATE = "sriovnetwork.openshift.io/desired-state"
 CURRENT_STATE = "sriovnetwork.openshift.io/current-state"
+# The operator marks the node state of a node its config daemons no longer select (the Network Operator's
+# mofed.wait=true while the DOCA driver reloads after a reboot does that) and keeps it, unchanged, up to 30 minutes
+# (sriov-network-operator controllers/sriovnetworknodepolicy_controller.go handleStaleNodeState, pkg/consts
+# NodeStateKeepUntilAnnotation): its Succeeded is stale, no daemon applies anything there.
+KEEP_UNTIL = "sriovnetwork.openshift.io/keep-state-until"
 
 
 def _literal(value):
@@ -95,11 +100,14 @@ def sriov_node_states_wait(policies, namespace):
     idle = "%s == 'Idle' && %s == 'Idle'" % (_annotation(DESIRED_STATE), _annotation(CURRENT_STATE))
     rendered = " && ".join(sriov_policy_rendered(p) for p in policies)
     applied = " && ".join(sriov_policy_applied(p) for p in policies)
-    in_sync = " && ".join(["status.syncStatus == 'Succeeded'", idle, rendered, applied])
+    daemon_runs = "!(metadata.annotations.\"%s\")" % KEEP_UNTIL
+    in_sync = " && ".join(["status.syncStatus == 'Succeeded'", daemon_runs, idle, rendered, applied])
     ours = _literal(sorted(p["metadata"]["name"] for p in policies))
     carries_ours = "length((spec.interfaces || `[]`)[?length(vfGroups[?contains(%s, policyName)] || `[]`) > `0`]) > `0`" % ours
-    waiting_for = "(!(%s || `false`) && ' (policies not rendered by the operator yet)') || (!(%s) && ' (VFs not applied yet)') || ''" % (
-        "%s && %s" % (carries_ours, rendered), applied)
+    waiting_for = ("(metadata.annotations.\"%s\" && join('', [' (no config daemon on the node; the operator keeps this state until ', "
+                   "metadata.annotations.\"%s\", ')'])) || "
+                   "(!(%s || `false`) && ' (policies not rendered by the operator yet)') || (!(%s) && ' (VFs not applied yet)') || ''") % (
+        KEEP_UNTIL, KEEP_UNTIL, "%s && %s" % (carries_ours, rendered), applied)
     # Some node state carries our policies and every one is in sync, counted one node state per event.
     return {
         "title": "SR-IOV node states synced with the policies",

@@ -163,3 +163,94 @@ def test_applier_migrates_once_then_applies_only_when_the_input_changed():
     cluster = FakeCluster([csa_object()])
     ManifestApplier(cluster).apply(desired(mtu=1500))
     assert [r[0] for r in cluster.requests] == ["list", "json_patch", "apply"]
+
+
+# A write an admission webhook cannot judge yet (its pod is starting): kube-apiserver's 500, retried within the grace
+# (rules/webhooks.py), at both ends of the documented start range of a webhook pod.
+
+import pytest  # noqa: E402
+from kubernetes.client.exceptions import ApiException  # noqa: E402
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError  # noqa: E402
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import webhooks  # noqa: E402
+
+NOT_SERVING = ('failed calling webhook "operator-webhook.sriovnetwork.openshift.io": failed to call webhook: Post '
+               '"https://operator-webhook-service.openshift-sriov-network-operator.svc:443/mutating-custom-resource?timeout=10s": '
+               'no endpoints available for service "operator-webhook-service"')
+
+
+def api_exception(status, reason, message):
+    exc = ApiException(status=status, reason=reason)
+    exc.body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status, "reason": reason,
+                           "message": message})
+    return exc
+
+
+class WebhookStarting(FakeCluster):
+    """Answers the first ``failures`` applies as kube-apiserver does while the webhook has no ready pod."""
+
+    def __init__(self, failures, answer=None):
+        super(WebhookStarting, self).__init__([])
+        self.failures, self.answer = failures, answer or api_exception(500, "InternalError", "Internal error occurred: " + NOT_SERVING)
+
+    def server_side_apply(self, resource, body, field_manager, force=True):
+        self.requests.append(("apply", body["metadata"]["name"], field_manager, force))
+        if self.failures:
+            self.failures -= 1
+            raise self.answer
+        return copy.deepcopy(body)
+
+
+class Clock:
+    def __init__(self):
+        self.now, self.sleeps = 0.0, []
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds + 1.0  # each try itself takes a second (the client's own retries of the 500)
+
+
+@pytest.mark.parametrize("start", webhooks.WEBHOOK_START_SECONDS)
+def test_a_write_is_retried_while_the_webhook_pod_starts(start):
+    clock = Clock()
+    tries = -(-start // (webhooks.RETRY_SECONDS + 1))  # the tries before the pod is ready, ``start`` seconds in
+    cluster = WebhookStarting(failures=tries)
+    applier = ManifestApplier(cluster, webhook_grace_period=webhooks.DEFAULT_WEBHOOK_GRACE_SECONDS, sleep=clock.sleep, clock=clock)
+    applier.apply(desired())
+    assert [r[0] for r in cluster.requests].count("apply") == tries + 1
+    assert [r["action"] for r in applier.results] == ["created"]
+    assert all(0 < s <= webhooks.RETRY_SECONDS for s in clock.sleeps)
+
+
+def test_a_webhook_that_stays_down_fails_within_the_grace_quoting_the_api_server():
+    clock = Clock()
+    cluster = WebhookStarting(failures=10 ** 6)
+    applier = ManifestApplier(cluster, webhook_grace_period=150, sleep=clock.sleep, clock=clock)
+    with pytest.raises(ClusterError) as failed:
+        applier.apply(desired())
+    assert 150 <= clock.now <= 150 + webhooks.RETRY_SECONDS + 1
+    text = str(failed.value)
+    assert text.startswith("MacvlanNetwork net: the admission webhook operator-webhook.sriovnetwork.openshift.io was not serving")
+    assert NOT_SERVING in text and "(HTTP 500 InternalError)" in text
+
+
+def test_a_webhook_that_denies_fails_at_once_and_other_errors_are_not_retried_here():
+    for answer in (api_exception(400, "no supported NIC is selected", 'admission webhook "x" denied the request: no NIC'),
+                   api_exception(500, "InternalError", "Internal error occurred: etcdserver: request timed out")):
+        clock = Clock()
+        cluster = WebhookStarting(failures=1, answer=answer)
+        with pytest.raises(ApiException):
+            ManifestApplier(cluster, sleep=clock.sleep, clock=clock).apply(desired())
+        assert clock.sleeps == []
+
+
+def test_the_webhook_rule_at_both_ends_of_its_range():
+    assert webhooks.retry_delay(0, 0, webhooks.WEBHOOK_START_SECONDS[0]) == webhooks.RETRY_SECONDS
+    assert webhooks.retry_delay(0, 4, webhooks.WEBHOOK_START_SECONDS[0]) == 2
+    assert webhooks.retry_delay(0, 6, webhooks.WEBHOOK_START_SECONDS[0]) is None
+    assert webhooks.retry_delay(0, 149, webhooks.WEBHOOK_START_SECONDS[1]) == 1
+    assert webhooks.retry_delay(0, 150, webhooks.WEBHOOK_START_SECONDS[1]) is None
+    assert webhooks.webhook_call_failure(503, "failed calling webhook \"a\"") is None

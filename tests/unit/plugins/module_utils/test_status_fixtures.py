@@ -230,3 +230,17 @@ def test_diagnostics_findings_quote_the_pools_reason(fixture):
     found = " ".join(" ".join(diagnostics.findings_for("MachineConfigPool", [fixture["object"]])).split())
     quote = fixture["reported"]["quote"]
     assert (quote if "paused" not in quote else "is paused (spec.paused: true)") in found, found
+
+
+@pytest.mark.parametrize("fixture", load("webhook"))
+def test_a_webhook_that_cannot_be_called_is_told_from_one_that_denies(fixture):
+    """rules/webhooks.py on kube-apiserver's real answers while a webhook's pod is not ready: a call failure (retried
+    within the webhook's start window), never a denial."""
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import webhooks
+
+    status = fixture["object"]
+    assert fixture["reported"]["quote"] in status["message"]
+    name = webhooks.webhook_call_failure(status["code"], status["message"])
+    assert name and ('failed calling webhook "%s"' % name) in status["message"]
+    denied = 'admission webhook "%s" denied the request: no supported NIC is selected by the nicSelector in CR p' % name
+    assert webhooks.webhook_call_failure(400, denied) is None

@@ -88,6 +88,19 @@ def test_progress_names_each_node_state_and_what_it_waits_for():
     assert text == "c: Succeeded, drain Idle/Idle (VFs not applied yet)"
 
 
+def test_a_node_state_the_operator_keeps_for_a_de_selected_node_does_not_satisfy_the_wait():
+    """handleStaleNodeState: while the DOCA driver reloads after a reboot, mofed.wait=true takes the node out of the
+    configDaemonNodeSelector; its state stays, Succeeded from before, annotated keep-state-until (30 minutes)."""
+    wait = sriov_wait()
+    kept = node_state("b", spec_vfs=8, status_vfs=8, annotations=dict(
+        IDLE, **{"sriovnetwork.openshift.io/keep-state-until": "2026-12-07T20:05:00Z"}))
+    assert not holds(wait, node_state("a", spec_vfs=8, status_vfs=8), kept)
+    assert progress(wait, [kept]) == ("b: Succeeded, drain Idle/Idle (no config daemon on the node; the operator keeps this state "
+                                      "until 2026-12-07T20:05:00Z)")
+    # Selected again, the operator removes the annotation (ResetKeepUntilTime) and the state counts.
+    assert holds(wait, node_state("a", spec_vfs=8, status_vfs=8), node_state("b", spec_vfs=8, status_vfs=8))
+
+
 def test_no_sriov_policies_no_sriov_wait():
     assert "sriov_node_states" not in render_all(base_variables("shared_device", "roce"))["waits"]
 
@@ -138,6 +151,24 @@ def test_allocatable_wait_counts_nodes_that_advertise_the_resource():
     nodes[1]["status"]["allocatable"]["rdma/rdma_shared_device_eth"] = "63"
     assert jmespath.search(wait["count"][0]["each"], nodes[1]) is True
     assert render_waits.allocatable_wait("rdma/x", 1, {}, all_nodes=True)["count"][0]["all"] is True
+
+
+def test_a_node_back_from_a_reboot_does_not_count_until_its_device_plugin_registered():
+    """kubelet devicemanager (readCheckpoint): after a reboot the resource keeps its capacity while allocatable is 0
+    until the plugin registers; the wait counts allocatable only, so with every selected node required it holds
+    only once the rebooted node advertises again."""
+    wait = dict(render_waits.allocatable_wait("rdma/rdma_shared_device_eth", 1, {}, all_nodes=True))
+    ready = {"metadata": {"name": "a"}, "status": {"capacity": {"rdma/rdma_shared_device_eth": "63"},
+                                                   "allocatable": {"rdma/rdma_shared_device_eth": "63"}}}
+    rebooted = {"metadata": {"name": "b"}, "status": {"capacity": {"rdma/rdma_shared_device_eth": "63"},
+                                                      "allocatable": {"rdma/rdma_shared_device_eth": "0"}}}
+    assert not holds(wait, ready, rebooted)
+    dropped = copy.deepcopy(rebooted)
+    dropped["status"]["capacity"]["rdma/rdma_shared_device_eth"] = "0"  # not registered within the 5 minutes
+    assert not holds(wait, ready, dropped)
+    registered = copy.deepcopy(rebooted)
+    registered["status"]["allocatable"]["rdma/rdma_shared_device_eth"] = "63"
+    assert holds(wait, ready, registered)
 
 
 def test_rdma_wait_sets_follow_the_plan():
