@@ -202,3 +202,14 @@ def _cycle(stuck, edges):
         path.append(role)
         role = next(need for need in edges[role] if need in stuck)
     return path[path.index(role):] + [role]
+
+
+def subscribe_together(operators, order="overlapped"):
+    """The operators (resolve()'s mappings) whose Subscriptions site.yml creates in one pass before any wait, in
+    install order: the catalogue's and the extra ones under ``order`` "overlapped", none under "sequential". The
+    steps of INSTALL_AFTER that are no operator (rdma) take part in the ordering only."""
+    roles = [operator["role"] for operator in operators]
+    steps = roles + [step for step in INSTALL_AFTER if step not in roles]
+    plan = install_plan(steps, order=order, operators=roles)
+    by_role = dict((operator["role"], operator) for operator in operators)
+    return [by_role[role] for role in plan["subscribe_together"]]
