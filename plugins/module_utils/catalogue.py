@@ -49,8 +49,9 @@ INSTALL_AFTER = {
     # so nvidia-peermem loads only after the NicClusterPolicy is ready.
     "nvidia_gpu_operator": ("nfd", "nvidia_network_operator"),
     # SriovNetworkNodePolicies need the SR-IOV operator's CRDs and webhook; its config daemon runs only where the DOCA
-    # driver is up (configDaemonNodeSelector), and the RDMA networks use the NicClusterPolicy's device plugins.
-    "rdma": ("sriov_network_operator", "nvidia_network_operator"),
+    # driver is up (configDaemonNodeSelector), and the RDMA networks use the NicClusterPolicy's device plugins. The
+    # chapter creates them after the ClusterPolicy is ready: a policy's drain and reboot would restart a GPU driver build.
+    "rdma": ("sriov_network_operator", "nvidia_network_operator", "nvidia_gpu_operator"),
 }
 INSTALL_ORDERS = ("overlapped", "sequential")
 # The per-operator variables (<role>_<setting>); empty values mean "the catalogue's default" or "OLM decides".
