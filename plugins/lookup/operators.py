@@ -28,8 +28,8 @@ options:
   install_order:
     description:
       - Return instead only the operators whose Subscriptions site.yml creates together before any wait, in install
-        order (C(plugins/module_utils/catalogue.py) C(INSTALL_AFTER)): all of them for V(overlapped), none for
-        V(sequential).
+        order (C(INSTALL_AFTER) in C(plugins/module_utils/catalogue.py)). That is all of them for V(overlapped) and
+        none for V(sequential).
     type: str
     choices: [overlapped, sequential]
   support_table:
