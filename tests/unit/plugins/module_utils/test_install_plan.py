@@ -99,3 +99,12 @@ def test_site_yml_imports_the_roles_in_an_order_that_respects_every_dependency()
     order = _site_role_order()
     assert sorted(order) == sorted(SITE_STEPS), order
     assert respects(order, catalogue.INSTALL_AFTER) == []
+
+
+def test_subscribe_together_takes_the_extra_operators_and_nothing_under_sequential():
+    extra = [{"role": "fake_operator", "package": "fake-operator", "namespace": "fake-operator"}]
+    operators = catalogue.resolve({}, extra)
+    together = catalogue.subscribe_together(operators)
+    assert [o["role"] for o in together] == OPERATOR_ROLES + ["fake_operator"]
+    assert together[0]["namespace"] == "openshift-nfd" and together[-1]["package"] == "fake-operator"
+    assert catalogue.subscribe_together(operators, "sequential") == []
