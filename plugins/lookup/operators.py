@@ -25,6 +25,13 @@ options:
         subscription_config, install_plan_approval).
     type: bool
     default: false
+  install_order:
+    description:
+      - Return instead only the operators whose Subscriptions site.yml creates together before any wait, in install
+        order (C(INSTALL_AFTER) in C(plugins/module_utils/catalogue.py)). That is all of them for V(overlapped) and
+        none for V(sequential).
+    type: str
+    choices: [overlapped, sequential]
   support_table:
     description:
       - Return instead, as the only item, the support table of the catalogue (a mapping of OpenShift minor version to
@@ -38,6 +45,10 @@ EXAMPLES = r"""
 - name: Show the operators and their namespaces
   ansible.builtin.debug:
     msg: "{{ query('gpudirect.openshift.operators') | map(attribute='namespace') }}"
+
+- name: The operators site.yml subscribes to together (gpudirect_install_order=overlapped)
+  ansible.builtin.debug:
+    msg: "{{ query('gpudirect.openshift.operators', install_order='overlapped') | map(attribute='package') }}"
 
 - name: The OpenShift versions the collection supports
   ansible.builtin.debug:
@@ -92,6 +103,11 @@ class LookupModule(LookupBase):
             operators = catalogue.resolve(read(names), extra)
         except ValueError as exc:
             raise AnsibleLookupError(str(exc))
+        if self.get_option("install_order"):
+            try:
+                operators = catalogue.subscribe_together(operators, self.get_option("install_order"))
+            except ValueError as exc:
+                raise AnsibleLookupError(str(exc))
         if self.get_option("olm_only"):
             operators = [dict((key, operator[key]) for key in OLM_KEYS) for operator in operators]
         return operators

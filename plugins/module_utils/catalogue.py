@@ -35,6 +35,25 @@ OPERATORS = (
      "namespace": "nvidia-gpu-operator", "catalog_source": "certified-operators", "install_plan_approval": "Manual",
      "phase": "gpu_cluster_policy"},
 )
+# The order the chapter needs, as dependencies: each step's custom resources are applied only once the steps named
+# here are ready (their operator's CSV Succeeded and their own resource ready). OLM installs operators independently
+# (one Subscription, InstallPlan and CSV each), so their Subscriptions are created together; only these edges order the
+# rest (install_plan below; site.yml imports the roles in an order tests/unit/test_install_plan.py checks against it).
+INSTALL_AFTER = {
+    "nfd": (),
+    "sriov_network_operator": (),
+    # The NicClusterPolicy's driver and device plugin go to the nodes NFD labels pci-15b3 (render/nic_cluster_policy.py).
+    "nvidia_network_operator": ("nfd",),
+    # The ClusterPolicy's GPU nodes are NFD's pci-10de nodes; with driver.rdma.enabled the GPU driver pod waits in its
+    # mofed-validation init container for the DOCA driver (NVIDIA/gpu-operator assets/state-driver/0500_daemonset.yaml),
+    # so nvidia-peermem loads only after the NicClusterPolicy is ready.
+    "nvidia_gpu_operator": ("nfd", "nvidia_network_operator"),
+    # SriovNetworkNodePolicies need the SR-IOV operator's CRDs and webhook; its config daemon runs only where the DOCA
+    # driver is up (configDaemonNodeSelector), and the RDMA networks use the NicClusterPolicy's device plugins. The
+    # chapter creates them after the ClusterPolicy is ready: a policy's drain and reboot would restart a GPU driver build.
+    "rdma": ("sriov_network_operator", "nvidia_network_operator", "nvidia_gpu_operator"),
+}
+INSTALL_ORDERS = ("overlapped", "sequential")
 # The per-operator variables (<role>_<setting>); empty values mean "the catalogue's default" or "OLM decides".
 SETTINGS = ("namespace", "channel", "source", "source_namespace", "starting_csv", "subscription_config",
             "install_plan_approval", "wait_timeout", "failure_grace_period")
@@ -141,3 +160,57 @@ def resolve(variables, extra=None):
             raise ValueError("%s_subscription_config: must be a mapping (the Subscription's spec.config)" % role)
         result.append(operator)
     return result
+
+
+def install_plan(roles, after=None, order="overlapped", operators=None):
+    """The install plan of ``roles`` (site.yml's steps, in the order they are listed) under the dependencies ``after``
+    (role -> roles that must be ready first; INSTALL_AFTER by default; a role it does not name depends on nothing).
+
+    Returns {"order": the roles, each after every role it depends on, ties kept in the listed order;
+    "subscribe_together": the roles whose Subscriptions are created in one pass before any wait (every role of
+    ``operators``, the OLM operators among the roles, default all, when ``order`` is "overlapped"; none when
+    "sequential": each operator is then subscribed when its turn comes);
+    "after": each role's dependencies}. Raises ValueError for an unknown order, a dependency on a role that is not
+    listed, or a cycle (naming the roles in it).
+    """
+    if order not in INSTALL_ORDERS:
+        raise ValueError("gpudirect_install_order: %r is not one of %s" % (order, ", ".join(INSTALL_ORDERS)))
+    roles = list(roles)
+    after = INSTALL_AFTER if after is None else after
+    edges = dict((role, tuple(after.get(role) or ())) for role in roles)
+    for role, needs in edges.items():
+        unknown = [need for need in needs if need not in edges]
+        if unknown:
+            raise ValueError("install order: %s comes after %s, which is not installed" % (role, ", ".join(unknown)))
+    placed, ordered = set(), []
+    while len(ordered) < len(roles):
+        ready = next((role for role in roles if role not in placed and all(need in placed for need in edges[role])), None)
+        if ready is None:
+            stuck = [role for role in roles if role not in placed]
+            raise ValueError("install order: a cycle among %s (each waits for another of them); remove one of their "
+                             "dependencies" % ", ".join(_cycle(stuck, edges)))
+        placed.add(ready)
+        ordered.append(ready)
+    operators = roles if operators is None else [role for role in ordered if role in operators]
+    return {"order": ordered, "subscribe_together": list(operators) if order == "overlapped" else [],
+            "after": dict((role, list(needs)) for role, needs in edges.items())}
+
+
+def _cycle(stuck, edges):
+    """One cycle among the ``stuck`` roles (every one of them waits on another stuck role), in dependency order."""
+    path, role = [], stuck[0]
+    while role not in path:
+        path.append(role)
+        role = next(need for need in edges[role] if need in stuck)
+    return path[path.index(role):] + [role]
+
+
+def subscribe_together(operators, order="overlapped"):
+    """The operators (resolve()'s mappings) whose Subscriptions site.yml creates in one pass before any wait, in
+    install order: the catalogue's and the extra ones under ``order`` "overlapped", none under "sequential". The
+    steps of INSTALL_AFTER that are no operator (rdma) take part in the ordering only."""
+    roles = [operator["role"] for operator in operators]
+    steps = roles + [step for step in INSTALL_AFTER if step not in roles]
+    plan = install_plan(steps, order=order, operators=roles)
+    by_role = dict((operator["role"], operator) for operator in operators)
+    return [by_role[role] for role in plan["subscribe_together"]]

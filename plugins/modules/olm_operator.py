@@ -128,6 +128,15 @@ options:
         OLM has already created it when the module runs.
     type: bool
     default: true
+  wait_for:
+    description:
+      - What O(wait) waits for. V(csv) waits until the CSV is C(Succeeded).
+      - V(install_plan) only creates the Subscription and, with O(install_plan_approval=Manual), waits for the wanted
+        CSV's InstallPlan and approves it; OLM then installs the CSV by itself and a later task with V(csv) waits
+        for it. Several operators install side by side this way (site.yml's C(gpudirect_install_order=overlapped)).
+    type: str
+    choices: [csv, install_plan]
+    default: csv
   wait_timeout:
     description:
       - Seconds the whole task may take.
@@ -198,6 +207,13 @@ EXAMPLES = r"""
     operator_group_name: sriov-network-operators
     namespace_annotations:
       workload.openshift.io/allowed: management
+
+- name: Subscribe to the GPU operator and approve its InstallPlan; a later task waits for the CSV
+  gpudirect.openshift.olm_operator:
+    package: gpu-operator-certified
+    namespace: nvidia-gpu-operator
+    install_plan_approval: Manual
+    wait_for: install_plan
 
 - name: Remove the NVIDIA Network Operator with its namespace
   gpudirect.openshift.olm_operator:
@@ -312,6 +328,7 @@ def argument_spec():
     spec.update(
         state=dict(type="str", choices=["present", "absent"], default="present"),
         wait=dict(type="bool", default=True),
+        wait_for=dict(type="str", choices=["csv", "install_plan"], default="csv"),
         wait_timeout=dict(type="int", default=600),
         failure_grace_period=dict(type="int", default=30),
         remove_operator_group=dict(type="bool", default=False),

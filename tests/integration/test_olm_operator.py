@@ -225,6 +225,34 @@ def test_check_mode_reports_the_pending_approval_without_approving(sim_factory, 
     assert items(client, OLM_V1A1, "InstallPlan", ns)[0]["spec"]["approved"] is True
 
 
+def test_wait_for_install_plan_subscribes_and_approves_without_waiting_for_the_csv(sim_factory, tmp_path):
+    """site.yml's overlapped installs: every Subscription first (Manual plans approved), the CSV waits later."""
+    sim = sim_factory(profile="roce-lab@4.17.30")
+    client = kube(sim)
+    gpu = dict(OPERATORS[3], install_plan_approval="Manual", wait_for="install_plan")
+    nfd = dict(OPERATORS[0], wait_for="install_plan")
+    results, _took = run_olm(sim, tmp_path, [gpu, nfd])
+    for result in results:
+        assert_ok(result)
+        assert result["changed"] is True
+        # Returned on the state read before the approval: no CSV wait ran (wait_for=csv ends at Succeeded).
+        assert result["phase"] != "Succeeded" and result["timeline"] == []
+    plans = items(client, OLM_V1A1, "InstallPlan", "nvidia-gpu-operator")
+    assert [p["metadata"]["name"] for p in plans if p["spec"]["approved"]] == [results[0]["install_plan"]]
+    assert ("InstallPlan", results[0]["install_plan"], "approve") in {(o["kind"], o["name"], o["action"]) for o in results[0]["objects"]}
+    assert results[1]["install_plan"] is None  # Automatic: nothing to approve, nothing waited for
+    # OLM installs both by itself; the later wait (wait_for=csv) finds them and writes nothing.
+    cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
+    for result, operator in zip(results, (gpu, nfd)):
+        wait_for(cluster, cluster.require(OLM_V1A1, "ClusterServiceVersion"),
+                 lambda csv: ((csv or {}).get("status") or {}).get("phase") == "Succeeded",
+                 name=result["csv"], namespace=operator["namespace"], timeout=60)
+    mark = sim.mark()
+    again, _took = run_olm(sim, tmp_path, [dict(gpu, wait_for="csv"), dict(nfd, wait_for="csv")])
+    assert [(r["changed"], r["phase"]) for r in again] == [(False, "Succeeded"), (False, "Succeeded")]
+    assert sim.count(writes_only=True, since=mark) == 0
+
+
 def test_csv_failure_fails_after_the_grace_period_quoting_olm(sim_factory, tmp_path):
     grace = 3
     sim = sim_factory(profile="roce-lab@4.17.30", faults={"operator_faults": {"csv_failure": {"nfd": "InstallComponentFailed"}}})

@@ -485,6 +485,12 @@ class OperatorInstaller:
         if csv_phase(current) != "Succeeded":
             if desired["installPlanApproval"] == "Manual":
                 self.approve_install_plan(wanted_csv)
+            if self.params.get("wait_for") == "install_plan":
+                # OLM now installs the CSV by itself; a later call (wait_for=csv) waits for it, so that several
+                # operators install side by side (site.yml, gpudirect_install_order=overlapped).
+                conditions = ((current or {}).get("status") or {}).get("conditions")
+                return self.finish(phase=csv_phase(current), timeline=merge_timeline(conditions, []),
+                                   version=self._version(current), diff=self.changes.diffs)
             current = self.wait_for_csv(wanted_csv)
             self.result["installed_csv"] = wanted_csv
         else:
