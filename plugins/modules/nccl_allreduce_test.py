@@ -218,7 +218,7 @@ rows:
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_report
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import nccl_report
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import clean_up_on_sigterm, run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.nccl_test import NcclAllReduceTest, SettingsError, settings_from

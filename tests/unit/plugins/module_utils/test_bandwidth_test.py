@@ -8,7 +8,7 @@ import subprocess
 from xml.etree import ElementTree
 
 import pytest
-from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import bandwidth_report
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth as bt
 from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_verdicts
 from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states

@@ -76,7 +76,7 @@ def test_judge_unparsable_output():
 
 def test_html_report_shows_verdict_suspects_and_chart():
     import os
-    from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_report
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import nccl_report
 
     fixture = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "nccl", "a3mega_2x8_h100_v2.1x.txt")
     with open(fixture) as handle:
