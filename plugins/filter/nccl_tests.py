@@ -15,7 +15,7 @@ from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.plain_data import plain
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.workload import rails_from_plan
-from ansible_collections.gpudirect.openshift.plugins.module_utils.nccl_tests import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.nccl_tests_output import (
     NcclTestsParseError,
     evaluate_allreduce,
     parse_nccl_tests_output,

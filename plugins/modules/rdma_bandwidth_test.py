@@ -347,12 +347,12 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import bandwidth_report
-from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.bandwidth_plan import (
     SettingsError,
     perftest_args,
     settings_from,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth_verdicts import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.bandwidth_verdicts import (
     failure_message,
     summarize,
 )

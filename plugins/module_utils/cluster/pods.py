@@ -9,7 +9,7 @@ tells one story of "pod failed" (``pod_failure``: a terminated container, a wait
 or a scheduling or image problem that outlasts the grace period, quoting the kubelet's reason and message),
 reads logs, and deletes the run's pods by label in one request (deletecollection), also when something fails.
 
-What a pod state means is written once, in module_utils/pod_states.py (pure, unit tested).
+What a pod state means is written once, in module_utils/verify/pod_states.py (pure, unit tested).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,7 +23,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_er
     api_message,
     api_status,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import pending_problem, pod_failure
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.pod_states import pending_problem, pod_failure
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, absent, wait_for
 
 # -- the service -----------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ def nic_ports(node, facts):
     A function without an RDMA device gives one entry per netdev whose type tells the link layer."""
     ports = []
     # Path from every GPU to each function (topology.pairs), and each GPU's PCIe link: the verification names the path
-    # and the PCIe links of the pair it measured, and judges against them (calibration.expected).
+    # and the PCIe links of the pair it measured, and judges against them (bandwidth_calibration.expected).
     paths = {}
     for pair in ((facts or {}).get("topology") or {}).get("pairs") or []:
         paths.setdefault(pair.get("nic_pci_address"), {})[pair.get("gpu_pci_address")] = pair.get("relation")
