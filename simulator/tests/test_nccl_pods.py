@@ -1,6 +1,6 @@
 """NCCL verification pods (simulator/controllers/nccl_pods.py): MPI workers and launcher on the rail profiles.
 
-The pods are the collection's own manifests (plugins/module_utils/cluster/nccl_test.py), created through the real
+The pods are the collection's own manifests (plugins/module_utils/cluster/nccl_run.py), created through the real
 kubernetes client; the launcher's log must parse with the collection's nccl-tests parser, and its bus bandwidth
 follow the rails: 8 x 400 Gb/s on two healthy nodes, 7/8 of it with a node whose rail 3 is down (NCCL drops the
 inactive port and the weakest node sets every rank's channels: the model in simulator/controllers/nccl_pods.py),
@@ -10,7 +10,7 @@ each at a fraction of the rails inside the range published healthy runs reach (n
 import pytest
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import nccl_tests_output
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import nccl_test
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import nccl_run
 from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import nccl_calibration
 from simulator.controllers.testing import Kube, wait
 
@@ -30,7 +30,7 @@ def settings(**extra):
     params = {"image": "registry.example/nccl-tests:2.19.6", "gpus_per_node": 8, "gpu_resource": "", "hcas": HCAS,
               "min_bytes": "1M", "max_bytes": "8G", "rails": []}
     params.update(extra)
-    return nccl_test.settings_from(params)
+    return nccl_run.settings_from(params)
 
 
 def phase(kube, name):
@@ -41,12 +41,12 @@ def run(kube, run_id, nodes, **extra):
     config = settings(**extra)
     ips = []
     for index, node in enumerate(nodes):
-        manifest = nccl_test.worker_manifest(config, run_id, index, node)
+        manifest = nccl_run.worker_manifest(config, run_id, index, node)
         kube.create(manifest)
         name = manifest["metadata"]["name"]
         wait(lambda n=name: phase(kube, n) == "Running", what="worker %s running" % name)
         ips.append(kube.get("v1", "Pod", name, "default")["status"]["podIP"])
-    launcher = nccl_test.launcher_manifest(config, run_id, ips)
+    launcher = nccl_run.launcher_manifest(config, run_id, ips)
     kube.create(launcher)
     name = launcher["metadata"]["name"]
     wait(lambda: phase(kube, name) in ("Succeeded", "Failed"), what="launcher done")

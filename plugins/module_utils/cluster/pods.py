@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""The one way the collection runs short-lived pods: facts pods (node_facts.py) and bandwidth-test pods (bandwidth_test.py).
+"""The one way the collection runs short-lived pods: facts pods (node_facts.py) and bandwidth-test pods (bandwidth_run.py).
 
 A ``PodRun`` labels every pod it creates with one run label, follows them all with one watch on that label,
 tells one story of "pod failed" (``pod_failure``: a terminated container, a waiting reason that never clears,

@@ -5,7 +5,7 @@
 """Reports of a GPUDirect RDMA bandwidth run: Markdown, and self-contained HTML with inline SVG charts, and the
 artifacts folder that holds them with the results and the pods' logs (write_artifacts).
 
-Pure: input is the result of BandwidthRun.run (pairs and summary), output is text (markup.py escapes it).
+Pure: input is the result of BandwidthTest.run (pairs and summary), output is text (markup.py escapes it).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -4,7 +4,7 @@
 
 """Self-contained HTML report of an NCCL all-reduce run: verdict, suspect rails, and busbw by message size (inline SVG).
 
-Pure: input is the result of NcclAllReduceRun.run (or nccl_run.judge), output is text (markup.py escapes it).
+Pure: input is the result of NcclAllReduceTest.run (or nccl_run.judge), output is text (markup.py escapes it).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -5,7 +5,7 @@
 """Cross-node GPUDirect RDMA bandwidth test with ib_write_bw (spec section 4.2): the pure part.
 
 Settings from the module parameters, rails, the pods' manifests, the pairs and the rounds they run in: no cluster
-client here (unit tested as is). bandwidth_verdicts.py judges the pairs; cluster/bandwidth_test.py runs the pods.
+client here (unit tested as is). bandwidth_verdicts.py judges the pairs; cluster/bandwidth_run.py runs the pods.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -4,7 +4,7 @@
 
 """Cross-node bandwidth test, the verdicts: which RDMA device and link rate a pair's node has (NIC facts,
 SriovNetworkNodeState), what the tested hardware is calibrated to reach, and the judgement of each pair and of the
-run. Pure, like the settings, pods and pairs it judges (bandwidth_plan.py); cluster/bandwidth_test.py runs the pods.
+run. Pure, like the settings, pods and pairs it judges (bandwidth_plan.py); cluster/bandwidth_run.py runs the pods.
 """
 
 from __future__ import absolute_import, division, print_function

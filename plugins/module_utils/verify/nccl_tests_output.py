@@ -20,7 +20,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.table_numbers import NOT_A_NUMBER, CellError, cell_number, judged_row, threshold_fraction
 
 
-# The environment of an NCCL job on the rails: the NCCL pods (cluster/nccl_test.py) and the rendered workload
+# The environment of an NCCL job on the rails: the NCCL pods (cluster/nccl_run.py) and the rendered workload
 # template (render/workload.py) both set it.
 def nccl_environment(hcas, fabric, gid_index=None):
     """NCCL variables that make NCCL use the rails: NCCL_IB_HCA lists them after '=' (exact names, not prefixes, so

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: rdma_bandwidth_test
+module: rdma_bandwidth
 short_description: Measure GPUDirect RDMA bandwidth between GPU nodes with ib_write_bw pods
 version_added: 0.1.0
 author: gpudirect.openshift maintainers (@gpudirect)
@@ -242,7 +242,7 @@ seealso:
 
 EXAMPLES = r"""
 - name: Test GPUDirect RDMA between every GPU node of the rendered configuration
-  gpudirect.openshift.rdma_bandwidth_test:
+  gpudirect.openshift.rdma_bandwidth:
     configuration: "{{ preflight_plan.summary }}"
     image: quay.io/example/perftest-cuda:24.10
     nic_ports: "{{ hardware_facts_nic_ports | default([]) }}"
@@ -250,13 +250,13 @@ EXAMPLES = r"""
   register: verify_run
 
 - name: Test only the first rail of a configuration with several rails
-  gpudirect.openshift.rdma_bandwidth_test:
+  gpudirect.openshift.rdma_bandwidth:
     configuration: "{{ preflight_plan.summary }}"
     image: quay.io/example/perftest-cuda:24.10
     rails: first
 
 - name: Sweep all message sizes between two named nodes over RoCE with GID index 3
-  gpudirect.openshift.rdma_bandwidth_test:
+  gpudirect.openshift.rdma_bandwidth:
     method: sriov_legacy
     fabric: roce
     network: sriov-network
@@ -356,7 +356,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.bandwid
     failure_message,
     summarize,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import BandwidthTest
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_run import BandwidthTest
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 
