@@ -212,7 +212,8 @@ def sweep_chart_svg(pairs, width=720, height=360):
     for index, pair in enumerate(series):
         color = PALETTE[index % len(PALETTE)]
         points = " ".join("%.1f,%.1f" % (x(row["bytes"]), y(row["bw_avg_gbps"])) for row in sorted(pair["sweep"], key=lambda r: r["bytes"]))
-        out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s</title></polyline>' % (color, points, html_text(_pair_label(pair))))
+        out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s</title></polyline>' % (
+            color, points, html_text(_pair_label(pair))))
         if pair.get("threshold_gbps"):
             ty = y(pair["threshold_gbps"])
             out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-dasharray="4,3"/>' % (left, ty, left + plot_w, ty, color))

@@ -17,7 +17,13 @@ import math
 import re
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import nccl_calibration
-from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.table_numbers import NOT_A_NUMBER, CellError, cell_number, judged_row, threshold_fraction
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.table_numbers import (
+    NOT_A_NUMBER,
+    CellError,
+    cell_number,
+    judged_row,
+    threshold_fraction,
+)
 
 
 # The environment of an NCCL job on the rails: the NCCL pods (cluster/nccl_run.py) and the rendered workload
