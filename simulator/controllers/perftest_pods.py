@@ -551,7 +551,7 @@ def calibrated_gbps(client_run, server_run):
         # Only SYS has a published derating (bandwidth_calibration.SOURCES perftest-241); NODE/PHB runs are drawn as PIX ones.
         path = run["path"] if gpu_memory and run["path"] == "SYS" else None
         ranges.append(bandwidth_calibration.expected(link, run["link_layer"], run["mtu"], run["gpu_link"] if gpu_memory else None,
-                                           run["nic_link"], path))
+                                                     run["nic_link"], path))
     low = min(r["low_gbps"] for r in ranges)
     high = min(r["high_gbps"] for r in ranges)
     return low + (high - low) * (0.05 + 0.95 * bandwidth_fraction(server_run["node"], client_run["node"]))

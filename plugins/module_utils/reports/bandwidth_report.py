@@ -227,13 +227,13 @@ def html(result, title="GPUDirect RDMA bandwidth test"):
     summary = result["summary"]
     verdict = "PASSED" if summary["all_passed"] else "FAILED"
     parts = run_page_start(title, "pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:11px;max-height:24em}") + [
-             "<p>Cluster <b>%s</b>, configuration <b>%s</b>: <span class=\"%s\">%s</span></p>" % (
-                 html_text(result.get("cluster", "-")), html_text(result.get("configuration", "-")), verdict.lower(), verdict),
-             "<p>Test: <code>%s %s</code></p>" % (html_text(result.get("binary", "ib_write_bw")), html_text(result.get("arguments", ""))),
-             "<p>%d pair(s), %d passed, %d failed. BW average min %s, avg %s, max %s Gb/s; %s.</p>" % (
-                 summary["pairs"], summary["passed"], summary["failed"], number_text(summary["min_bandwidth_gbps"]),
-                 number_text(summary["avg_bandwidth_gbps"]), number_text(summary["max_bandwidth_gbps"]), html_text(threshold_text(summary))),
-             bar_chart_svg(result["pairs"])]
+        "<p>Cluster <b>%s</b>, configuration <b>%s</b>: <span class=\"%s\">%s</span></p>" % (
+            html_text(result.get("cluster", "-")), html_text(result.get("configuration", "-")), verdict.lower(), verdict),
+        "<p>Test: <code>%s %s</code></p>" % (html_text(result.get("binary", "ib_write_bw")), html_text(result.get("arguments", ""))),
+        "<p>%d pair(s), %d passed, %d failed. BW average min %s, avg %s, max %s Gb/s; %s.</p>" % (
+            summary["pairs"], summary["passed"], summary["failed"], number_text(summary["min_bandwidth_gbps"]),
+            number_text(summary["avg_bandwidth_gbps"]), number_text(summary["max_bandwidth_gbps"]), html_text(threshold_text(summary))),
+        bar_chart_svg(result["pairs"])]
     if any(p.get("sweep") for p in result["pairs"]):
         parts.append("<h2>Bandwidth by message size</h2>")
         parts.append(sweep_chart_svg(result["pairs"]))

@@ -107,8 +107,8 @@ def markdown_lines(nodes, title="GPU/NIC inventory", failed=None, note=None, sum
         yield "> %s" % markdown_text(note)
         yield ""
     yield from markdown_table(["Node", "Ready", "GPUs", "NIC PFs", "Link layers", "Peer memory", "Reasons"],
-                         [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]),
-                           s["peer_memory_path"], "; ".join(s["reason_codes"])] for s in _summaries(nodes, summaries)])
+                              [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]),
+                                s["peer_memory_path"], "; ".join(s["reason_codes"])] for s in _summaries(nodes, summaries)])
     for item in failed or []:
         yield ""
         yield "**%s: no facts** - %s" % (markdown_text(item.get("node")), markdown_text(item.get("error")))

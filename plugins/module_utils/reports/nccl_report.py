@@ -42,7 +42,7 @@ def busbw_chart_svg(rows, expected=None, required=None, width=720, height=300):
 def html(result, title="NCCL all-reduce across the rails"):
     verdict = "PASSED" if result.get("passed") else "FAILED"
     parts = run_page_start(title) + [
-             '<p><span class="%s">%s</span> (%s): %s</p>' % (verdict.lower(), verdict, html_text(result.get("code")), html_text(result.get("reason")))]
+        '<p><span class="%s">%s</span> (%s): %s</p>' % (verdict.lower(), verdict, html_text(result.get("code")), html_text(result.get("reason")))]
     if result.get("measured_busbw_gbs") is not None:
         parts.append("<p>Nodes %s, %s ranks, %s rails. busbw %.2f GB/s at %s; expected %.1f GB/s (sum of one node's rail rates / 8), "
                      "required %.1f GB/s (threshold %.0f%%). %s</p>" % (

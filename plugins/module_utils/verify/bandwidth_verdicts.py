@@ -144,7 +144,7 @@ def calibrated_expectation(link_rate, link_layer, mtu, sides, gpu_model=None, gp
         if gpu_memory and not gpu_link[0]:
             gpu_link = bandwidth_calibration.gpu_pcie(gpu_model)
         expectation = bandwidth_calibration.expected(link_rate, link_layer, mtu, gpu_link if gpu_memory else None, side["nic_pcie"],
-                                           side["path"] if gpu_memory else None)
+                                                     side["path"] if gpu_memory else None)
         if best is None or expectation["low_gbps"] < best["low_gbps"]:
             best = expectation
     return best
