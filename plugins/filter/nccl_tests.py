@@ -15,7 +15,7 @@ from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.plain_data import plain
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.workload import rails_from_plan
-from ansible_collections.gpudirect.openshift.plugins.module_utils.nccl_tests import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.nccl_tests_output import (
     NcclTestsParseError,
     evaluate_allreduce,
     parse_nccl_tests_output,
@@ -45,7 +45,7 @@ def nccl_allreduce_evaluate(parsed, rail_rates_gbps, threshold=0, message_size=N
 
 
 def nccl_rails(summary, nic_ports=None, gpu_nic_affinity=None, namespace=None):
-    """The rails of a rendered plan as nccl_allreduce_test takes them: networks, resources, rates and RDMA devices."""
+    """The rails of a rendered plan as nccl_allreduce takes them: networks, resources, rates and RDMA devices."""
     try:
         return rails_from_plan(plain(summary), plain(nic_ports), plain(gpu_nic_affinity), plain(namespace) or None)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:

@@ -14,12 +14,12 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.plain_data import plain
-from ansible_collections.gpudirect.openshift.plugins.module_utils.perftest import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.perftest_output import (
     PerftestParseError,
     evaluate_bw,
     parse_bw_output,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.perftest_diagnosis import diagnose
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.perftest_diagnosis import diagnose
 
 
 def ib_write_bw_parse(output, require_results=True):

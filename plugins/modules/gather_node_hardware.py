@@ -296,26 +296,13 @@ cluster_name:
   sample: lab-1
 """
 
-import json
-import os
-import tempfile
-from collections.abc import Mapping
-
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import clean_up_on_sigterm, run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, DEFAULT_MAX_PODS_IN_FLIGHT, FactsRun
-from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import (
-    facts_summary,
-    gpu_nic_affinity,
-    nearest_links,
-    nic_ports,
-    readiness_summary,
-    html_lines,
-    markdown_lines,
-    write_lines,
-)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports.hardware_facts import facts_summary
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports.hardware_report import Documents
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 
@@ -350,139 +337,6 @@ def argument_spec():
         fail_on_error=dict(type="bool", default=True),
     )
     return spec
-
-
-class _Stored(Mapping):
-    """{node: document} read back from report_dir/nodes/ on each access: the reports of 1000 nodes are rendered
-    without holding 1000 documents in memory."""
-
-    def __init__(self, directory, names):
-        self.directory = directory
-        self.names = sorted(names)
-
-    def __getitem__(self, node):
-        if node not in self.names:
-            raise KeyError(node)
-        with open(os.path.join(self.directory, "%s.json" % node)) as handle:
-            return json.load(handle)
-
-    def __iter__(self):
-        return iter(self.names)
-
-    def __len__(self):
-        return len(self.names)
-
-
-class Documents:
-    """Each node's document as it arrives: written to report_dir/nodes/ and flattened into what plays need; kept in
-    memory only for return_facts. The node's full GPU-NIC matrix, which only the report needs, waits in a temporary
-    file as the JSON text it takes in hardware-facts.json (issue 38: 64 links per node held as dicts were most of the
-    module's memory at 1000 nodes)."""
-
-    def __init__(self, report_dir, keep):
-        self.report_dir = report_dir
-        self.keep = keep
-        self.nodes = {}
-        self.ports = {}
-        self.links = {}
-        self.readiness = {}
-        self.matrix_text = None  # the temporary file, and {node: (offset, length)} of each node's links in it
-        self.matrix_at = {}
-        self.values = {}  # see _shared
-        if report_dir:
-            os.makedirs(os.path.join(report_dir, "nodes"), exist_ok=True)
-
-    def __call__(self, node, facts):
-        self.ports[node] = self._shared(nic_ports(node, facts))
-        links = gpu_nic_affinity(node, facts)
-        self.links[node] = self._shared(nearest_links(links, self.ports[node]))
-        self.readiness[node] = readiness_summary(node, facts)
-        if self.report_dir:
-            self._keep_matrix(node, links)
-            with open(os.path.join(self.report_dir, "nodes", "%s.json" % node), "w") as handle:
-                json.dump(facts, handle, indent=1, sort_keys=True)
-        if self.keep:
-            self.nodes[node] = facts
-
-    def _shared(self, entries):
-        """``entries`` with each text and each list of GPU paths that an earlier node had replaced by the earlier node's
-        object: the nodes of a cluster are mostly alike (the same NIC models, addresses and paths), so the ports of 1000
-        nodes hold a few distinct values. What is kept is only read from here on (written out, or copied by exit_json)."""
-        values = self.values
-        for entry in entries:
-            for key, value in entry.items():
-                if isinstance(value, str):
-                    entry[key] = values.setdefault(value, value)
-                elif key == "gpu_paths" and isinstance(value, list):
-                    try:
-                        entry[key] = values.setdefault(tuple(tuple(sorted(path.items())) for path in value), value)
-                    except TypeError:  # a value that is no key (collector output is checked, not trusted): kept as is
-                        pass
-        return entries
-
-    def _keep_matrix(self, node, links):
-        if self.matrix_text is None:
-            self.matrix_text = tempfile.TemporaryFile("w+b")
-        text = _LIST_SEPARATOR.join(_indented(link, 2) for link in links).encode("utf-8")
-        self.matrix_text.seek(0, os.SEEK_END)
-        self.matrix_at[node] = (self.matrix_text.tell(), len(text))
-        self.matrix_text.write(text)
-
-    def _matrix_items(self):
-        """The JSON text of every node's links, sorted by node, read back from the temporary file one node at a time."""
-        for node in sorted(self.matrix_at):
-            offset, length = self.matrix_at[node]
-            if length:
-                self.matrix_text.seek(offset)
-                yield self.matrix_text.read(length).decode("utf-8")
-
-    def close(self):
-        if self.matrix_text is not None:
-            self.matrix_text.close()
-            self.matrix_text = None
-
-    def flat(self):
-        order = sorted(self.readiness)
-        return ([p for node in order for p in self.ports[node]], [link for node in order for link in self.links[node]],
-                dict((node, self.readiness[node]) for node in order))
-
-    def write_reports(self, title, name, flat, failed, note=None):
-        ports, _nearest, readiness = flat
-        stored = _Stored(os.path.join(self.report_dir, "nodes"), self.readiness)
-        for file_name, lines in (("hardware-report.md", markdown_lines), ("hardware-report.html", html_lines)):
-            with open(os.path.join(self.report_dir, file_name), "w") as handle:
-                write_lines(handle, lines(stored, title=title, failed=failed, note=note, summaries=self.readiness))
-        # hardware-facts.json one node (and one port) at a time, in the layout json.dumps(indent=4, sort_keys=True) gives
-        with open(os.path.join(self.report_dir, "hardware-facts.json"), "w") as handle:
-            handle.write('{\n    "cluster": %s,\n    "failed_nodes": %s,\n    "gpu_nic_affinity": ' % (_indented(name), _indented(failed)))
-            _write_list(handle, self._matrix_items())
-            handle.write(',\n    "nic_ports": ')
-            _write_list(handle, (_indented(port, 2) for port in ports))
-            handle.write(',\n    "nodes": {')
-            note_line = ',\n    "note": %s' % _indented(note) if note else ""
-            for position, node in enumerate(stored):
-                handle.write("%s\n        %s: %s" % ("," if position else "", json.dumps(node), _indented(stored[node], 2)))
-            handle.write("%s}%s,\n    \"readiness\": %s\n}\n" % ("\n    " if len(stored) else "", note_line, _indented(readiness)))
-        return ["hardware-report.md", "hardware-report.html", "hardware-facts.json"] + ["nodes/%s.json" % node for node in stored]
-
-
-# Between two items of a list one level down in hardware-facts.json, as json.dumps(indent=4) separates them.
-_LIST_SEPARATOR = ",\n        "
-
-
-def _write_list(handle, items):
-    """A list of hardware-facts.json's top level from the JSON text of its items (each _indented at level 2), written
-    as _indented(the list) would give it, without the list's whole text in memory."""
-    empty = True
-    for text in items:
-        handle.write(_LIST_SEPARATOR if not empty else "[\n        ")
-        handle.write(text)
-        empty = False
-    handle.write("[]" if empty else "\n    ]")
-
-
-def _indented(value, level=1):
-    return json.dumps(value, indent=4, sort_keys=True).replace("\n", "\n" + "    " * level)
 
 
 def main():

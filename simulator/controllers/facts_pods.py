@@ -324,8 +324,8 @@ def facts_for(sim, node_name):
 
 def profile_facts(nodes):
     """(nic_ports, gpu_nic_affinity) of profile nodes as the hardware_facts role hands them to the playbooks: the
-    collector run over each node's tree, flattened by module_utils/inventory.py (tests use these as variables)."""
-    from ansible_collections.gpudirect.openshift.plugins.module_utils import inventory
+    collector run over each node's tree, flattened by module_utils/reports/hardware_facts.py (tests use these as variables)."""
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import hardware_facts
 
     ports, affinity = [], []
     for pnode in nodes:
@@ -335,8 +335,8 @@ def profile_facts(nodes):
             facts = collector.collect(sys_root, proc_root)
         finally:
             shutil.rmtree(base, ignore_errors=True)
-        ports += inventory.nic_ports(pnode.name, facts)
-        affinity += inventory.gpu_nic_affinity(pnode.name, facts)
+        ports += hardware_facts.nic_ports(pnode.name, facts)
+        affinity += hardware_facts.gpu_nic_affinity(pnode.name, facts)
     return ports, affinity
 
 

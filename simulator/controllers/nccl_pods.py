@@ -27,7 +27,7 @@ for what fraction of them it reaches:
 - src/graph/tuning.cc (ncclTopoTuneModel): ring bus bandwidth = nChannels x per-channel bandwidth.
 A node with one of its 8 rails down therefore carries 7/8 of a healthy node, and the job with it 7/8 of a healthy
 job. The launcher reports a ring's busbw inside the range published healthy runs reach of those rails
-(plugins/module_utils/nccl_calibration.py ring_range, the table in docs/nccl-tests.md), at a point drawn per set of
+(plugins/module_utils/verify/nccl_calibration.py ring_range, the table in docs/nccl-tests.md), at a point drawn per set of
 nodes (deterministic, as the perftest pods), kept 5 % of the range above its low end so the two decimals
 nccl-tests prints never fall under it. (Left out: NCCL's tree on 2 nodes, which can show more than the rails' sum; the
 simulated launcher stays a ring, what NCCL_ALGO=Ring shows.)
@@ -42,7 +42,7 @@ never finishes).
 
 import hashlib
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_calibration
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import nccl_calibration
 
 from ._base import profile_node
 from .perftest_pods import COMPONENT_LABEL, PerftestPodController, _env, _requests

@@ -12,7 +12,7 @@ Pods labelled app.kubernetes.io/component=gpudirect-verify are the only pods the
 - Running: the container's command arguments and env (PERFTEST_ROLE, RDMA_DEVICE, RDMA_LINK_LAYER, PERFTEST_SERVER_IP) says
   what ib_write_bw would do. The server logs "Waiting for client to connect" until its client (found by the
   server address) finishes; both then exit 0 with perftest's header, table and footer, the bandwidth inside the
-  range plugins/module_utils/calibration.py expects for the hardware (slower port's speed, PCIe links of the pod's
+  range plugins/module_utils/verify/bandwidth_calibration.py expects for the hardware (slower port's speed, PCIe links of the pod's
   GPU and NIC, their path, MTU; deterministic per node pair), CUDA set-up lines for --use_cuda and DMA-BUF lines
   for --use_cuda_dmabuf.
 - A port whose state in the profile is not ACTIVE (a rail down) makes the client fail as "link_down" does.
@@ -28,7 +28,7 @@ import hashlib
 import ipaddress
 import json
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import bandwidth_calibration
 
 from ._base import log, node_matches, now, profile_node
 from .facts_pods import relation
@@ -413,7 +413,7 @@ class PerftestPodController:
             if arg.startswith("--use_cuda="):
                 use_cuda = int(arg.split("=", 1)[1])
         # The pod's GPU is the node's first (nvidia.com/gpu: 1); the path and PCIe links of that GPU and the tested
-        # NIC bound what it measures (plugins/module_utils/calibration.py).
+        # NIC bound what it measures (plugins/module_utils/verify/bandwidth_calibration.py).
         gpu = pnode.gpus[0] if pnode and pnode.gpus else None
         nic = chosen[0] if chosen else None
         sizes = SWEEP_SIZES if "-a" in args else [int(args[args.index("-s") + 1]) if "-s" in args else 65536]
@@ -541,17 +541,17 @@ def bandwidth_fraction(server_node, client_node):
 
 
 def calibrated_gbps(client_run, server_run):
-    """BW average of large messages: inside the range calibration.expected gives for the slower side's hardware
+    """BW average of large messages: inside the range bandwidth_calibration.expected gives for the slower side's hardware
     (link rate, PCIe links of its GPU and NIC, path, MTU), drawn per node pair; kept 5 % of the range above its low
     end so that the two decimals perftest prints never fall under it."""
     link = min(client_run["speed_gbps"], server_run["speed_gbps"])
     ranges = []
     for run in (client_run, server_run):
         gpu_memory = run["use_cuda"]
-        # Only SYS has a published derating (calibration.SOURCES perftest-241); NODE/PHB runs are drawn as PIX ones.
+        # Only SYS has a published derating (bandwidth_calibration.SOURCES perftest-241); NODE/PHB runs are drawn as PIX ones.
         path = run["path"] if gpu_memory and run["path"] == "SYS" else None
-        ranges.append(calibration.expected(link, run["link_layer"], run["mtu"], run["gpu_link"] if gpu_memory else None,
-                                           run["nic_link"], path))
+        ranges.append(bandwidth_calibration.expected(link, run["link_layer"], run["mtu"], run["gpu_link"] if gpu_memory else None,
+                                                     run["nic_link"], path))
     low = min(r["low_gbps"] for r in ranges)
     high = min(r["high_gbps"] for r in ranges)
     return low + (high - low) * (0.05 + 0.95 * bandwidth_fraction(server_run["node"], client_run["node"]))

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 
 import yaml
-from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import bandwidth_calibration
 
 PROFILE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -49,7 +49,7 @@ class ProfileError(ValueError):
 
 # PCIe link of each device, from its vendor's documentation, when the profile does not give pcie_gts/pcie_width:
 # NICs: NVIDIA ConnectX-7 and BlueField-3 user manuals (host interface PCIe Gen5 x16), ConnectX-6 / ConnectX-6 Dx
-# user manuals (PCIe Gen4 x16), Intel E810 product brief (PCIe 4.0 x16). GPUs: plugins/module_utils/calibration.py
+# user manuals (PCIe Gen4 x16), Intel E810 product brief (PCIe 4.0 x16). GPUs: plugins/module_utils/verify/bandwidth_calibration.py
 # GPU_PCIE (A40 product brief: Gen4 x16; H100/H200: Gen5 x16). Anything else: 32 GT/s x16, what every device had
 # before links were modelled.
 NIC_PCIE = (("ConnectX-7", 32.0, 16), ("BlueField-3", 32.0, 16), ("ConnectX-6", 16.0, 16), ("E810", 16.0, 16))
@@ -339,7 +339,7 @@ def _parse_gpu(c, raw, path):
     c.mapping(raw, path, ("model", "device_id", "pci_address", "memory_mib"), ("numa_node", "uuid", "pci_class", "pcie_gts", "pcie_width"))
     address = c.string(str(raw["pci_address"]).lower(), _join(path, "pci_address"), _PCI, "PCI address (DDDD:BB:DD.F)")
     gpu_uuid = raw.get("uuid") or "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_OID, path + address))
-    gts, width = calibration.gpu_pcie(raw["model"])
+    gts, width = bandwidth_calibration.gpu_pcie(raw["model"])
     gts, width = _pcie(c, raw, path, (gts, width) if gts else DEFAULT_PCIE)
     return Gpu(
         pcie_gts=gts,

@@ -1,6 +1,6 @@
 """NCCL verification pods (simulator/controllers/nccl_pods.py): MPI workers and launcher on the rail profiles.
 
-The pods are the collection's own manifests (plugins/module_utils/cluster/nccl_test.py), created through the real
+The pods are the collection's own manifests (plugins/module_utils/cluster/nccl_run.py), created through the real
 kubernetes client; the launcher's log must parse with the collection's nccl-tests parser, and its bus bandwidth
 follow the rails: 8 x 400 Gb/s on two healthy nodes, 7/8 of it with a node whose rail 3 is down (NCCL drops the
 inactive port and the weakest node sets every rank's channels: the model in simulator/controllers/nccl_pods.py),
@@ -9,12 +9,12 @@ each at a fraction of the rails inside the range published healthy runs reach (n
 
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_tests
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import nccl_test
-from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_calibration
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import nccl_tests_output
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import nccl_run
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import nccl_calibration
 from simulator.controllers.testing import Kube, wait
 
-# The ring's healthy range of the rails' sum in published runs (plugins/module_utils/nccl_calibration.py)
+# The ring's healthy range of the rails' sum in published runs (plugins/module_utils/verify/nccl_calibration.py)
 LOW, HIGH, _SOURCES = nccl_calibration.ring_range()
 
 HCAS = ["mlx5_%d" % index for index in range(8)]
@@ -30,7 +30,7 @@ def settings(**extra):
     params = {"image": "registry.example/nccl-tests:2.19.6", "gpus_per_node": 8, "gpu_resource": "", "hcas": HCAS,
               "min_bytes": "1M", "max_bytes": "8G", "rails": []}
     params.update(extra)
-    return nccl_test.settings_from(params)
+    return nccl_run.settings_from(params)
 
 
 def phase(kube, name):
@@ -41,12 +41,12 @@ def run(kube, run_id, nodes, **extra):
     config = settings(**extra)
     ips = []
     for index, node in enumerate(nodes):
-        manifest = nccl_test.worker_manifest(config, run_id, index, node)
+        manifest = nccl_run.worker_manifest(config, run_id, index, node)
         kube.create(manifest)
         name = manifest["metadata"]["name"]
         wait(lambda n=name: phase(kube, n) == "Running", what="worker %s running" % name)
         ips.append(kube.get("v1", "Pod", name, "default")["status"]["podIP"])
-    launcher = nccl_test.launcher_manifest(config, run_id, ips)
+    launcher = nccl_run.launcher_manifest(config, run_id, ips)
     kube.create(launcher)
     name = launcher["metadata"]["name"]
     wait(lambda: phase(kube, name) in ("Succeeded", "Failed"), what="launcher done")
@@ -56,12 +56,12 @@ def run(kube, run_id, nodes, **extra):
 def test_two_healthy_nodes_carry_the_eight_rails(kube):
     status, log = run(kube, "a", ["rail-ib-0", "rail-ib-1"])
     assert status == "Succeeded"
-    parsed = nccl_tests.parse_nccl_tests_output(log)
+    parsed = nccl_tests_output.parse_nccl_tests_output(log)
     assert parsed["version"] == "2.19.6" and parsed["ranks"] == 16
     assert parsed["hosts"] == ["nccl-a-worker-0", "nccl-a-worker-1"]
     assert parsed["devices"][8]["name"] == "NVIDIA H100 80GB HBM3" and parsed["devices"][8]["bus_id"] == "0000:18:00"
     assert parsed["largest_message_row"]["size_bytes"] == 8 << 30 and parsed["passed_checks"]
-    verdict = nccl_tests.evaluate_allreduce(parsed, [400] * 8)
+    verdict = nccl_tests_output.evaluate_allreduce(parsed, [400] * 8)
     assert verdict["passed"] is True and LOW < verdict["fraction"] <= HIGH, verdict
     # the report names the calibrated range and its sources
     assert verdict["threshold_source"] == "calibrated" and verdict["expected_range"]["low_gbs"] == round(400 * LOW, 2)
@@ -77,12 +77,12 @@ def test_a_node_with_a_rail_down_carries_seven_eighths(kube):
     and through the minimum over ranks (src/init.cc) the whole job carry 7 x 400 Gb/s, inside the calibrated range."""
     status, degraded = run(kube, "d", ["rail-ib-0", "rail-ib-2"])
     assert status == "Succeeded"
-    low = nccl_tests.parse_nccl_tests_output(degraded)
-    verdict = nccl_tests.evaluate_allreduce(low, [400] * 8)
+    low = nccl_tests_output.parse_nccl_tests_output(degraded)
+    verdict = nccl_tests_output.evaluate_allreduce(low, [400] * 8)
     assert 0.875 * LOW <= verdict["fraction"] <= 0.875 * HIGH + 0.001, verdict
     # the same rail left out of NCCL_IB_HCA on two healthy nodes: the same bound, not less
     _status, unlisted = run(kube, "u", ["rail-ib-0", "rail-ib-1"], hcas=[h for h in HCAS if h != "mlx5_3"])
-    fraction = nccl_tests.evaluate_allreduce(nccl_tests.parse_nccl_tests_output(unlisted), [400] * 8)["fraction"]
+    fraction = nccl_tests_output.evaluate_allreduce(nccl_tests_output.parse_nccl_tests_output(unlisted), [400] * 8)["fraction"]
     assert 0.875 * LOW <= fraction <= 0.875 * HIGH + 0.001
 
 
@@ -102,16 +102,16 @@ def test_node_bandwidth_is_the_sum_of_its_active_rails(kube):
 def test_faults_and_a_single_node(kube):
     kube.sim.faults.operator_faults["nccl"] = "wrong_results"
     _status, log = run(kube, "w", ["rail-ib-0", "rail-ib-1"], max_bytes="64M")
-    parsed = nccl_tests.parse_nccl_tests_output(log)
+    parsed = nccl_tests_output.parse_nccl_tests_output(log)
     assert parsed["out_of_bounds"] == 1 and parsed["wrong_rows"][0]["size_bytes"] == 64 << 20
     kube.sim.faults.operator_faults["nccl"] = "launch_failure"
     status, log = run(kube, "f", ["rail-ib-0", "rail-ib-1"])
     assert status == "Failed"
-    with pytest.raises(nccl_tests.NcclTestsParseError, match="Test NCCL failure"):
-        nccl_tests.parse_nccl_tests_output(log)
+    with pytest.raises(nccl_tests_output.NcclTestsParseError, match="Test NCCL failure"):
+        nccl_tests_output.parse_nccl_tests_output(log)
     kube.sim.faults.operator_faults.pop("nccl")
     _status, log = run(kube, "s", ["rail-ib-0"], max_bytes="1G")
-    single = nccl_tests.parse_nccl_tests_output(log)
+    single = nccl_tests_output.parse_nccl_tests_output(log)
     assert single["ranks"] == 8 and len(single["hosts"]) == 1
     # one node: NVLink-bound (18 links x 25 GB/s at 85 %), not rail-bound
     assert single["largest_message_row"]["out_of_place"]["busbw_gbs"] > 300
@@ -120,7 +120,7 @@ def test_faults_and_a_single_node(kube):
 def test_perftest_on_the_rail_that_is_down_cannot_connect(kube):
     """The same profile's per-rail ib_write_bw (perftest pods): rail 3 of rail-ib-2 is down, so its client fails to
     connect while rail 2 of the same node passes."""
-    from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth as bt
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import bandwidth_plan as bt
 
     settings = bt.settings_from({"configuration": {}, "method": "shared_device", "fabric": "infiniband", "image": "registry.example/perftest",
                                  "network": "railnet", "resources": {"rdma/unused": 1}, "gpu_resource": "", "rails": "first", "namespace": "default",

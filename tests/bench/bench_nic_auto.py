@@ -4,7 +4,7 @@ gpudirect_rdma_nic_selection auto, and of its NIC selection alone (render/nics.p
 The input is what site.yml's auto converge renders from: the NIC facts of `synthetic:nodes=N,gpus=8,nics=8,link_layer=Ethernet`
 workers (the simulator's collector over the first worker's sysfs tree, the same document under each worker's name: the
 synthetic workers are alike), with the GPU-NIC links the hardware_facts role passes (each GPU's nearest NICs,
-module_utils/inventory.py nearest_links) and, as a harder input, the whole 8x8 matrix a user may pass. CPU time
+module_utils/reports/hardware_facts.py nearest_links) and, as a harder input, the whole 8x8 matrix a user may pass. CPU time
 (time.process_time), best of --repeat renders, so that other jobs on the machine do not count. Prints numbers and the
 target verdict (< 0.5 s per render at 1000 nodes, both inputs); never fails on them.
 
@@ -16,7 +16,7 @@ import copy
 import sys
 import time
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import inventory
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import hardware_facts
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model, nics
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 from simulator.controllers.facts_pods import profile_facts
@@ -35,7 +35,7 @@ def one_worker():
 def inputs(nodes, template):
     """(nic_facts, nearest links, whole matrix) of ``nodes`` workers, each with the template worker's facts."""
     name, ports, links = template
-    nearest = inventory.nearest_links(links, ports)
+    nearest = hardware_facts.nearest_links(links, ports)
     names = ["gpu-worker-%04d" % n for n in range(nodes)]
 
     def renamed(items):

@@ -1,4 +1,4 @@
-"""nccl_allreduce_test (issue 17) through ansible-playbook against the simulator's rail profile: workers and launcher
+"""nccl_allreduce (issue 17) through ansible-playbook against the simulator's rail profile: workers and launcher
 as an MPIJob lays them out, all_reduce_perf's output parsed and judged against 8 rails of 400 Gb/s; the run with
 the node whose rail 3 is down fails and names that rail (node, NIC, GPU) from the facts; no pod is left."""
 
@@ -14,7 +14,7 @@ def test_allreduce_passes_on_healthy_rails_and_names_the_degraded_one(sim_factor
     common = {"image": "registry.example/nccl-tests-mpi:2.19.6", "gpu_resource": "", "hcas": HCAS, "rail_rates_gbps": [400] * 8,
               "min_bytes": "1M", "max_bytes": "8G", "nic_ports": ports, "gpu_nic_affinity": affinity, "start_timeout": 60, "run_timeout": 60}
     steps = [dict(common, nodes=["rail-ib-0", "rail-ib-1"]), dict(common, nodes=["rail-ib-0", "rail-ib-2"])]
-    healthy, degraded = run_test_playbook(sim, tmp_path, "nccl_allreduce_test.yml", {"steps": steps})
+    healthy, degraded = run_test_playbook(sim, tmp_path, "nccl_allreduce.yml", {"steps": steps})
     assert healthy["passed"] is True and healthy["code"] == "passed", healthy
     assert healthy["nodes"] == ["rail-ib-0", "rail-ib-1"] and healthy["expected_busbw_gbs"] == 400.0
     assert 360 < healthy["measured_busbw_gbs"] < 400 and healthy["suspects"] == []

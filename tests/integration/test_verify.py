@@ -1,4 +1,4 @@
-"""playbooks/verify.yml (role gpudirect.openshift.verify, module rdma_bandwidth_test) against simulated clusters.
+"""playbooks/verify.yml (role gpudirect.openshift.verify, module rdma_bandwidth) against simulated clusters.
 
 Each inventory host is one cluster (as in site.yml), so one ansible-playbook run verifies several simulated
 clusters in parallel: one run for the passing cases (the six example configurations on the mixed-lab profile and a

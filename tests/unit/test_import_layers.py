@@ -26,6 +26,8 @@ CLUSTER = MODULE_UTILS + ".cluster"
 RENDER = MODULE_UTILS + ".render"
 HARDWARE = MODULE_UTILS + ".hardware"
 RULES = MODULE_UTILS + ".rules"
+VERIFY = MODULE_UTILS + ".verify"
+REPORTS = MODULE_UTILS + ".reports"
 # The shared vocabulary that every layer may import: standard library and each other only.
 SHARED = tuple(MODULE_UTILS + "." + name for name in ("names", "vocabulary", "catalogue"))
 
@@ -93,6 +95,10 @@ RULES_TABLE = {
         python_files("module_utils/render"), (CLUSTER,) + API_CLIENTS, ()),
     "rules import no cluster layer and no API client": (
         python_files("module_utils/rules"), (CLUSTER,) + API_CLIENTS, ()),
+    "verification logic imports no cluster layer, no report writer and no API client": (
+        python_files("module_utils/verify"), (CLUSTER, REPORTS) + API_CLIENTS, ()),
+    "report writers import no cluster layer, no renderer and no API client": (
+        python_files("module_utils/reports"), (CLUSTER, RENDER) + API_CLIENTS, ()),
     "the cluster layer imports no renderer": (
         python_files("module_utils/cluster"), (RENDER,), ()),
     "the shared vocabulary imports no layer": (

@@ -18,7 +18,8 @@ import datetime
 import os
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states, vocabulary
+from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import pod_states
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import api_message, api_status
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import paged_list
 from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import labels_match, parse_label_selector

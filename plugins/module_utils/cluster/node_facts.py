@@ -38,7 +38,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_er
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
-from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import new_run_id, pod_phase, pod_state_text
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.pod_states import new_run_id, pod_phase, pod_state_text
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware.standalone import standalone_script
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.facts_nodes import (
     CONTROL_PLANE_REFUSAL,

@@ -2,14 +2,14 @@
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""The one way the collection runs short-lived pods: facts pods (node_facts.py) and bandwidth-test pods (bandwidth_test.py).
+"""The one way the collection runs short-lived pods: facts pods (node_facts.py) and bandwidth-test pods (bandwidth_run.py).
 
 A ``PodRun`` labels every pod it creates with one run label, follows them all with one watch on that label,
 tells one story of "pod failed" (``pod_failure``: a terminated container, a waiting reason that never clears,
 or a scheduling or image problem that outlasts the grace period, quoting the kubelet's reason and message),
 reads logs, and deletes the run's pods by label in one request (deletecollection), also when something fails.
 
-What a pod state means is written once, in module_utils/pod_states.py (pure, unit tested).
+What a pod state means is written once, in module_utils/verify/pod_states.py (pure, unit tested).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,7 +23,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_er
     api_message,
     api_status,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import pending_problem, pod_failure
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.pod_states import pending_problem, pod_failure
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, absent, wait_for
 
 # -- the service -----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import pod_states
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import (
     ClusterError,
     api_message,

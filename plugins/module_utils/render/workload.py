@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
-from ansible_collections.gpudirect.openshift.plugins.module_utils.nccl_tests import nccl_environment
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.nccl_tests_output import nccl_environment
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma
 
 FILE = "workload-rail-job-pod.yaml"

@@ -20,7 +20,7 @@ VALIDATING_MODULES = [
     "plugins/module_utils/render/machineconfigs.py",
     "plugins/module_utils/vocabulary.py",
     "plugins/module_utils/catalogue.py",
-    "plugins/module_utils/text_tables.py",
+    "plugins/module_utils/verify/table_numbers.py",
     "plugins/module_utils/cluster/snapshot.py",
 ]
 

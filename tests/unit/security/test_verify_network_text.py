@@ -3,7 +3,7 @@ a comma-separated list or JSON there attaches any network of the namespace, with
 
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import bandwidth_plan
 
 CONFIGURATION = {"method": "shared_device", "fabric": "roce", "pod_resources": {"rdma/rdma_shared_device_a": 1},
                  "networks": [{"name": "rdma-net", "namespace": "default", "annotation": "default/rdma-net"}]}
@@ -11,7 +11,7 @@ CONFIGURATION = {"method": "shared_device", "fabric": "roce", "pod_resources": {
 
 @pytest.mark.parametrize("network", ["rdma-net", "default/rdma-net", "default/rdma-net@net1"])
 def test_one_network_name_is_accepted(network):
-    settings = bandwidth.settings_from({"configuration": CONFIGURATION, "network": network})
+    settings = bandwidth_plan.settings_from({"configuration": CONFIGURATION, "network": network})
     assert settings["network"] == network
 
 
@@ -21,5 +21,5 @@ def test_one_network_name_is_accepted(network):
     "default/rdma-net@eth0@x", "Default/rdma_net", "rdma-net\n",
 ])
 def test_anything_else_is_refused_naming_the_form(network):
-    with pytest.raises(bandwidth.SettingsError, match=r"is not a network name: give \[namespace/\]name\[@interface\]"):
-        bandwidth.settings_from({"configuration": CONFIGURATION, "network": network})
+    with pytest.raises(bandwidth_plan.SettingsError, match=r"is not a network name: give \[namespace/\]name\[@interface\]"):
+        bandwidth_plan.settings_from({"configuration": CONFIGURATION, "network": network})

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest, perftest_diagnosis
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import perftest_diagnosis, perftest_output
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import node_facts
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import devices, nvidia_smi, readiness, sysfs, topology
 from ansible_collections.gpudirect.openshift.tests.unit.fixtures.synthetic_sysfs import read_fixture
@@ -21,10 +21,10 @@ def _perftest_log():
 
 # (name, function of one argument, a good text input)
 TEXT_APIS = [
-    ("parse_bw_output", perftest.parse_bw_output, _perftest_log()),
+    ("parse_bw_output", perftest_output.parse_bw_output, _perftest_log()),
     ("diagnose", lambda log: perftest_diagnosis.diagnose(log=log), _perftest_log()),
-    ("evaluate_bw", lambda log: perftest.evaluate_bw(log, 100), _perftest_log()),
-    ("evaluate_bw link rate", lambda rate: perftest.evaluate_bw(_perftest_log(), rate)["link_rate_gbps"], "100000 Mb/s"),
+    ("evaluate_bw", lambda log: perftest_output.evaluate_bw(log, 100), _perftest_log()),
+    ("evaluate_bw link rate", lambda rate: perftest_output.evaluate_bw(_perftest_log(), rate)["link_rate_gbps"], "100000 Mb/s"),
     ("nvidia_smi.parse", nvidia_smi.parse, read_fixture("h200-node", "nvidia-smi-q-x.xml")),
     ("nvidia_smi.normalize_bus_id", nvidia_smi.normalize_bus_id, "00000000:00:1E.0"),
     ("parse_topo_matrix", topology.parse_topo_matrix, read_fixture("h200-node", "nvidia-smi-topo.txt")),
@@ -41,8 +41,8 @@ TEXT_APIS = [
 
 # Parsers of a whole output: None is a mistake of the caller, answered with a ValueError that says so.
 REFUSE_NONE = [
-    ("parse_bw_output", perftest.parse_bw_output, "no perftest output"),
-    ("evaluate_bw", lambda parsed: perftest.evaluate_bw(parsed, 100), "got None"),
+    ("parse_bw_output", perftest_output.parse_bw_output, "no perftest output"),
+    ("evaluate_bw", lambda parsed: perftest_output.evaluate_bw(parsed, 100), "got None"),
     ("nvidia_smi.parse", nvidia_smi.parse, "no nvidia-smi output"),
     ("parse_topo_matrix", topology.parse_topo_matrix, "no nvidia-smi topo output"),
     ("parse_collector_log", node_facts.parse_collector_log, "printed nothing"),

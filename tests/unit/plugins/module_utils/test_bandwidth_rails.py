@@ -1,7 +1,7 @@
 """Rails of node groups pair only nodes that carry the rail's resource (issue 31 journeys: on groups-lab verify paired
 an InfiniBand rail node with an SR-IOV RoCE node, and both rails failed as resource_not_allocatable)."""
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth import nodes_for_rail
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.bandwidth_plan import nodes_for_rail
 
 
 def node(name, **allocatable):

@@ -1,8 +1,8 @@
 """Expected ib_write_bw bandwidth from physical bounds and published real runs (issue 36, issue 31 item 10)."""
 
 import pytest
-from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration as cal
-from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_verdicts
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import bandwidth_calibration as cal
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import bandwidth_verdicts
 
 
 def test_pcie_payload_bound_follows_the_stated_formula():

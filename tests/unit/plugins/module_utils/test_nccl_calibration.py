@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The all-reduce calibration table (plugins/module_utils/nccl_calibration.py): every row's verdict is what its source
+"""The all-reduce calibration table (plugins/module_utils/verify/nccl_calibration.py): every row's verdict is what its source
 says, the range follows from the healthy rows, and the fixtures the table names parse and get their source's verdict."""
 
 import os
 
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_calibration as nc
-from ansible_collections.gpudirect.openshift.plugins.module_utils.nccl_tests import evaluate_allreduce, parse_nccl_tests_output
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import nccl_calibration as nc
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.nccl_tests_output import evaluate_allreduce, parse_nccl_tests_output
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'nccl')
 
@@ -73,7 +73,7 @@ def test_expected_for_the_simulated_profiles():
     expected = nc.expected([400] * 8, ranks=16, nodes=2)
     assert expected['rails_gbs'] == 400.0 and (expected['low_gbs'], expected['high_gbs']) == (320.0, 390.4)
     assert expected['tree_bound_gbs'] == 750.0 and expected['tree_sources'] == ['a3mega-2x8']
-    # the rails' payload: a known path MTU takes the headers off (calibration.wire_efficiency)
+    # the rails' payload: a known path MTU takes the headers off (bandwidth_calibration.wire_efficiency)
     assert nc.expected([400] * 8, link_layer='InfiniBand', mtu=4096)['rails_gbs'] == round(400 * 4096 / 4122.0, 3)
     assert nc.expected([100], ranks=8, nodes=1)['tree_bound_gbs'] is None
 

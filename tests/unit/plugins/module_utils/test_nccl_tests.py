@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.nccl_tests import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.nccl_tests_output import (
     NcclTestsParseError,
     evaluate_allreduce,
     expected_allreduce_busbw,
@@ -162,7 +162,7 @@ def test_wrong_results_are_reported_not_hidden():
 
 
 def test_rail_bound_of_busbw_with_several_ranks_per_node():
-    from ansible_collections.gpudirect.openshift.plugins.module_utils.nccl_tests import rail_bound_busbw
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.nccl_tests_output import rail_bound_busbw
     assert rail_bound_busbw(400.0, 2, 2) == 400.0  # one rank per node: the rails' sum
     assert rail_bound_busbw(400.0, 16, 2) == 750.0 and rail_bound_busbw(400.0, 64, 8) == 450.0
     assert rail_bound_busbw(400.0, 8, 1) is None and rail_bound_busbw(400.0, None, 2) is None

@@ -7,7 +7,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import pod_states
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import OperandFailed, OperandPods
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import waits as render_waits
 

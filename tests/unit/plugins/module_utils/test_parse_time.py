@@ -23,7 +23,7 @@ KILL_S = 90
 
 PRELUDE = """
 import time
-from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest, perftest_diagnosis
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import perftest_diagnosis, perftest_output
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import collector, nvidia_smi, sysfs, topology
 
 MIB = %d
@@ -64,20 +64,20 @@ perftest_diagnosis.diagnose(log=log)
     "perftest_many_distinct_error_lines": """
 log = "\\n".join("ERROR %d" % index for index in range(MIB // 12))
 start = time.process_time()
-attempt(perftest.parse_bw_output, log, require_results=False)
+attempt(perftest_output.parse_bw_output, log, require_results=False)
 """,
 }
 for _index, _shape in enumerate(HOSTILE_HEADER):
     CASES["perftest_line_%02d" % _index] = """
 log = "\\n".join(["RDMA_Write BW Test", %s, " Device : mlx5_0", "-" * 40])
 start = time.process_time()
-attempt(perftest.parse_bw_output, log, require_results=False)
+attempt(perftest_output.parse_bw_output, log, require_results=False)
 """ % _shape
 CASES.update({
     "link_rate": """
 start = time.process_time()
-attempt(perftest._rate, line(" ", "1") + "x", "link_rate_gbps")
-attempt(perftest._rate, "1" + line(" ") + "Gb/s" + line(" ") + "(" + line(" "), "link_rate_gbps")
+attempt(perftest_output._rate, line(" ", "1") + "x", "link_rate_gbps")
+attempt(perftest_output._rate, "1" + line(" ") + "Gb/s" + line(" ") + "(" + line(" "), "link_rate_gbps")
 """,
     "nvidia_smi_unclosed_tags": """
 document = "<nvidia_smi_log>" + line("<processes>") + line("<supported_clocks><processes>") + "</nvidia_smi_log>"

@@ -9,14 +9,14 @@ import re
 import pytest
 
 from ansible_collections.gpudirect.openshift.tests.unit.fixtures import synthetic_sysfs
-from ansible_collections.gpudirect.openshift.plugins.module_utils import perftest, perftest_diagnosis
-from ansible_collections.gpudirect.openshift.plugins.module_utils.perftest import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import perftest_diagnosis, perftest_output
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.perftest_output import (
     MIB_PER_SEC_TO_GBPS,
     PerftestParseError,
     evaluate_bw,
     parse_bw_output,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.perftest_diagnosis import DIAGNOSIS_CODES, diagnose
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.perftest_diagnosis import DIAGNOSIS_CODES, diagnose
 
 CLIENT = 'cloud-native-stack_ubuntu24_v19_client_sweep_roce.txt'
 SERVER = 'cloud-native-stack_ubuntu24_v19_server_roce.txt'
@@ -593,7 +593,7 @@ def test_diagnose_unknown():
 
 def test_every_code_has_a_message():
     assert set(DIAGNOSIS_CODES) == set(perftest_diagnosis._MESSAGES)
-    assert {code for code, _pattern in perftest.ERROR_PATTERNS} <= set(DIAGNOSIS_CODES)
+    assert {code for code, _pattern in perftest_output.ERROR_PATTERNS} <= set(DIAGNOSIS_CODES)
 
 
 @pytest.mark.parametrize('rate, gbps', [

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one vocabulary of pod states (module_utils/pod_states.py) that facts and bandwidth-test pods share."""
+"""The one vocabulary of pod states (module_utils/verify/pod_states.py) that facts and bandwidth-test pods share."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import random
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states as ps
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import pod_states as ps
 
 
 def _pod(phase, conditions=None, statuses=None):

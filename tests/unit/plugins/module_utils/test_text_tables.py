@@ -5,7 +5,7 @@
 
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import text_tables as tt
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import table_numbers as tt
 
 
 @pytest.mark.parametrize("token,kwargs,value", [("52.5", {}, 52.5), ("0", {}, 0.0), ("1e3", {}, 1000.0), ("65536", {"whole": True}, 65536),

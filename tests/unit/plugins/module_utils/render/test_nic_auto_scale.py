@@ -18,7 +18,7 @@ import json
 
 import pytest
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import inventory
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import hardware_facts
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import model, nics
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
@@ -158,7 +158,7 @@ def edge_cases(ports, affinity):
 def test_every_configuration_renders_as_the_quadratic_selection_did(rail_facts, monkeypatch):
     compared = 0
     for fabric, (ports, affinity) in sorted(rail_facts.items()):
-        nearest = inventory.nearest_links(affinity, ports)
+        nearest = hardware_facts.nearest_links(affinity, ports)
         for method in ("shared_device", "host_device", "sriov_legacy"):
             for links in (affinity, nearest):
                 values = variables(method, fabric, ports, links)

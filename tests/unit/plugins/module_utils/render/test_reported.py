@@ -73,7 +73,7 @@ def test_a_second_fabric_port_is_checked_against_its_own_fabric_and_named_by_its
         "port (linkType ETH); set the fabric that port runs, or select a port of the infiniband fabric."]
 
 
-# The hardware_facts role's port facts (module_utils/inventory.py nic_ports keys) of one node: a RoCE PF, an InfiniBand
+# The hardware_facts role's port facts (module_utils/reports/hardware_facts.py nic_ports keys) of one node: a RoCE PF, an InfiniBand
 # PF and a VF of the RoCE PF, as the collector reads them from sysfs.
 PORT_FACTS = [
     {"node": "a", "pci_address": "0000:a0:00.0", "vendor_id": "15b3", "netdev": "ens8f0np0", "link_layer": "Ethernet",

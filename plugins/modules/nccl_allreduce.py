@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: nccl_allreduce_test
+module: nccl_allreduce
 short_description: Run nccl-tests all_reduce_perf across GPU nodes over every rail and judge its bus bandwidth
 version_added: 0.1.0
 author: gpudirect.openshift maintainers (@gpudirect)
@@ -144,7 +144,7 @@ attributes:
 
 EXAMPLES = r"""
 - name: All-reduce over the 8 rails of two nodes
-  gpudirect.openshift.nccl_allreduce_test:
+  gpudirect.openshift.nccl_allreduce:
     image: registry.example/nccl-tests-mpi:2.19.6
     nodes: [rail-ib-0, rail-ib-1]
     rails:
@@ -218,10 +218,10 @@ rows:
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_report
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import nccl_report
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import clean_up_on_sigterm, run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.nccl_test import NcclAllReduceTest, SettingsError, settings_from
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.nccl_run import NcclAllReduceTest, SettingsError, settings_from
 
 
 def argument_spec():

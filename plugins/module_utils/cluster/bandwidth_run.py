@@ -2,11 +2,11 @@
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""Runs the cross-node GPUDirect RDMA bandwidth test (module_utils/bandwidth.py) as Kubernetes pods.
+"""Runs the cross-node GPUDirect RDMA bandwidth test (module_utils/verify/bandwidth_plan.py) as Kubernetes pods.
 
 The pairs of GPU nodes (a ring when there are more than two) run in rounds in which no node is in two pairs of one
-rail (module_utils/bandwidth.py pair_rounds: at most three rounds around a ring). The rails of a pair share the
-round when the buffers are in GPU memory (bandwidth.rails_in_parallel says why that does not change the result),
+rail (module_utils/verify/bandwidth_plan.py pair_rounds: at most three rounds around a ring). The rails of a pair share the
+round when the buffers are in GPU memory (bandwidth_plan.rails_in_parallel says why that does not change the result),
 else they run rail after rail. At most ``parallel_pairs`` pairs run at
 once. For each pair a server pod starts on the first node; once it runs and has an address on the secondary network
 the client pod starts on the second node pointed at that address; when the client is done both logs are read and
@@ -23,8 +23,8 @@ import math
 import re
 import time
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration, perftest
-from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import bandwidth_calibration, perftest_output
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.bandwidth_plan import (
     COMPONENT,
     COMPONENT_LABEL,
     PAIR_LABEL,
@@ -43,7 +43,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth impo
     ring_pairs,
     secondary_ips,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth_verdicts import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.bandwidth_verdicts import (
     calibrated_expectation,
     device_for,
     device_mismatch,
@@ -57,7 +57,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth_verd
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError, api_message
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun
-from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.pod_states import (
     is_done,
     new_run_id,
     pending_problem,
@@ -126,7 +126,7 @@ class BandwidthTest:
 
     def plan(self, nodes):
         """[(pair index, rail settings, server, client, round index)]: each rail's ring in rounds; the rails share
-        their rounds when they run in parallel (bandwidth.rails_in_parallel), else rail after rail."""
+        their rounds when they run in parallel (bandwidth_plan.rails_in_parallel), else rail after rail."""
         planned = []
         for rail in self.settings["rails"]:
             settings = rail_settings(self.settings, rail)
@@ -274,12 +274,12 @@ class BandwidthTest:
         early = {}
         if client_log:
             try:
-                early = perftest.parse_bw_output(client_log, require_results=False) or {}
-            except perftest.PerftestParseError:
+                early = perftest_output.parse_bw_output(client_log, require_results=False) or {}
+            except perftest_output.PerftestParseError:
                 early = {}
         parsed_device = early.get("device")
         # a client that failed before its header still printed its CUDA set-up
-        client_cuda = early.get("cuda") or perftest.parse_cuda_setup(client_log) or {}
+        client_cuda = early.get("cuda") or perftest_output.parse_cuda_setup(client_log) or {}
         rates = []
         for node, device in ((pair.server_node, pair.server_device), (pair.client_node, pair.client_device or parsed_device)):
             state = self.node_state(node) if settings["link_rate_gbps"] is None and not facts_ports(settings, node) else None
@@ -287,8 +287,8 @@ class BandwidthTest:
         known = [rate for rate, _source in rates if rate]
         link_rate = min(known) if len(known) == len(rates) else None
         # What the pair can reach on its hardware (PCIe links and path of each side's GPU and NIC, MTU): the run is
-        # judged against that bound, by default at the calibrated low end of healthy published runs (calibration.py).
-        server_cuda = perftest.parse_cuda_setup(server_log) or {}
+        # judged against that bound, by default at the calibrated low end of healthy published runs (bandwidth_calibration.py).
+        server_cuda = perftest_output.parse_cuda_setup(server_log) or {}
         sides = [pair_side_hardware(settings, pair.server_node, pair.server_device or _server_device(server_log), server_cuda.get("pci_address")),
                  pair_side_hardware(settings, pair.client_node, pair.client_device or parsed_device, client_cuda.get("pci_address"))]
         gpu_memory = settings["gpu_rdma_mode"] != "none"
@@ -340,11 +340,11 @@ class BandwidthTest:
             "threshold_source": "verify_threshold" if settings["threshold"] is not None else "calibrated",
             "threshold_gbps": round(bound * threshold, 3) if bound and threshold else None,
             "bound_gbps": bound,
-            "expected": dict(expectation, sources=[{"key": key, "title": calibration.SOURCES[key]["title"],
-                                                    "url": calibration.SOURCES[key]["url"]} for key in expectation["sources"]])
+            "expected": dict(expectation, sources=[{"key": key, "title": bandwidth_calibration.SOURCES[key]["title"],
+                                                    "url": bandwidth_calibration.SOURCES[key]["url"]} for key in expectation["sources"]])
             if expectation else None,
             "path": dict(server=sides[0]["path"], client=sides[1]["path"]),
-            "pcie": dict((side_name, {"gpu": calibration.pcie_text(*side["gpu_pcie"]), "nic": calibration.pcie_text(*side["nic_pcie"])})
+            "pcie": dict((side_name, {"gpu": bandwidth_calibration.pcie_text(*side["gpu_pcie"]), "nic": bandwidth_calibration.pcie_text(*side["nic_pcie"])})
                          for side_name, side in (("server", sides[0]), ("client", sides[1]))),
             "bandwidth_gbps": row.get("bw_avg_gbps"),
             "bw_peak_gbps": row.get("bw_peak_gbps"),

@@ -2,7 +2,7 @@
 # Copyright (c) 2025 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Diagnose a failed perftest run: pod state, events and the perftest log mapped to one code of DIAGNOSIS_CODES with
-its message and the evidence lines. Pure standard library, like the parser it reads the log with (perftest.py).
+its message and the evidence lines. Pure standard library, like the parser it reads the log with (perftest_output.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.perftest import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.perftest_output import (
     WAITING_SERVER, PerftestParseError, classify_line, parse_bw_output, unique,
 )
 

@@ -16,11 +16,17 @@ __metaclass__ = type
 import math
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import nccl_calibration
-from ansible_collections.gpudirect.openshift.plugins.module_utils.text_tables import NOT_A_NUMBER, CellError, cell_number, judged_row, threshold_fraction
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import nccl_calibration
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.table_numbers import (
+    NOT_A_NUMBER,
+    CellError,
+    cell_number,
+    judged_row,
+    threshold_fraction,
+)
 
 
-# The environment of an NCCL job on the rails: the NCCL pods (cluster/nccl_test.py) and the rendered workload
+# The environment of an NCCL job on the rails: the NCCL pods (cluster/nccl_run.py) and the rendered workload
 # template (render/workload.py) both set it.
 def nccl_environment(hcas, fabric, gid_index=None):
     """NCCL variables that make NCCL use the rails: NCCL_IB_HCA lists them after '=' (exact names, not prefixes, so

@@ -2,30 +2,31 @@
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""Reports of a GPUDirect RDMA bandwidth run: Markdown, and self-contained HTML with inline SVG charts.
+"""Reports of a GPUDirect RDMA bandwidth run: Markdown, and self-contained HTML with inline SVG charts, and the
+artifacts folder that holds them with the results and the pods' logs (write_artifacts).
 
-Pure standard library: input is the result of BandwidthTest.run (pairs and summary), output is text.
+Pure: input is the result of BandwidthTest.run (pairs and summary), output is text (markup.py escapes it).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import math
+import os
 
-from html import escape as _html_escape
-
-_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-
-
-def _esc(value):
-    return _html_escape("" if value is None else str(value), quote=True)
-
-
-def _num(value, digits=2):
-    if value is None:
-        return "-"
-    return ("%%.%df" % digits) % value
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports.markup import (
+    PALETTE,
+    axis_ticks,
+    html_text,
+    markdown_table,
+    markdown_text,
+    number_text,
+    run_page_start,
+    size_text,
+    svg_start,
+)
 
 
 def _pair_label(pair):
@@ -50,10 +51,6 @@ def _short(node):
     return str(node).split(".", 1)[0]
 
 
-def _md_cell(value):
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
 def threshold_text(summary):
     if summary.get("threshold") is None:
         return "each pair judged at the calibrated low end of its expected range"
@@ -76,7 +73,7 @@ def expected_cell(pair):
     expectation = pair.get("expected")
     if not expectation:
         return "-"
-    return "%s-%s" % (_num(expectation.get("low_gbps")), _num(expectation.get("high_gbps")))
+    return "%s-%s" % (number_text(expectation.get("low_gbps")), number_text(expectation.get("high_gbps")))
 
 
 def _sources(pairs):
@@ -97,31 +94,31 @@ def markdown(result, title="GPUDirect RDMA bandwidth test"):
     lines.append("- Test: `%s %s`" % (result.get("binary", "ib_write_bw"), result.get("arguments", "")))
     lines.append("- Pairs: %d, passed: %d, failed: %d" % (summary["pairs"], summary["passed"], summary["failed"]))
     lines.append("- Bandwidth (Gb/s): min %s, avg %s, max %s; %s"
-                 % (_num(summary["min_bandwidth_gbps"]), _num(summary["avg_bandwidth_gbps"]), _num(summary["max_bandwidth_gbps"]),
+                 % (number_text(summary["min_bandwidth_gbps"]), number_text(summary["avg_bandwidth_gbps"]), number_text(summary["max_bandwidth_gbps"]),
                     threshold_text(summary)))
     lines.append("- Verdict: **%s**" % ("PASSED" if summary["all_passed"] else "FAILED"))
     lines.append("")
     rails = _rails(result)
     if rails:
-        lines += ["## Rails", "", "| Rail | Network | Resource | NIC | Pairs | Passed | Min BW Gb/s | Verdict |", "|---|---|---|---|---|---|---|---|"]
-        for rail in rails:
-            lines.append("| %s |" % " | ".join(_md_cell(v) for v in (
-                rail.get("index"), rail.get("network"), rail.get("resource") or "-", rail.get("nic") or "-", rail["pairs"], rail["passed"],
-                _num(rail.get("min_bandwidth_gbps")), "PASSED" if rail["all_passed"] else "FAILED")))
+        lines += ["## Rails", ""] + markdown_table(
+            ["Rail", "Network", "Resource", "NIC", "Pairs", "Passed", "Min BW Gb/s", "Verdict"],
+            [[rail.get("index"), rail.get("network"), rail.get("resource") or "-", rail.get("nic") or "-", rail["pairs"], rail["passed"],
+              number_text(rail.get("min_bandwidth_gbps")), "PASSED" if rail["all_passed"] else "FAILED"] for rail in rails])
         lines += ["", "## Pairs", ""]
-    head = ("| Server node | Client node | Devices | Path | PCIe GPU / NIC | Link Gb/s | Expected Gb/s | Threshold Gb/s | BW average Gb/s "
-            "| Fraction | Verdict | Diagnosis |")
-    lines.append("| Rail " + head if rails else head)
-    lines.append("|---" * (13 if rails else 12) + "|")
+    header = ["Server node", "Client node", "Devices", "Path", "PCIe GPU / NIC", "Link Gb/s", "Expected Gb/s", "Threshold Gb/s",
+              "BW average Gb/s", "Fraction", "Verdict", "Diagnosis"]
+    rows = []
     for pair in result["pairs"]:
         diagnosis = pair.get("diagnosis") or {}
-        lines.append("| %s |" % " | ".join(_md_cell(v) for v in ((_rail_cell(pair),) if rails else ()) + (
+        rows.append(([_rail_cell(pair)] if rails else []) + [
             pair["server_node"], pair["client_node"],
             "%s / %s" % (pair.get("server_device") or "auto", pair.get("client_device") or "auto"),
             path_text(pair), pcie_cell(pair),
-            _num(pair.get("link_rate_gbps"), 0), expected_cell(pair), _num(pair.get("threshold_gbps")), _num(pair.get("bandwidth_gbps")),
+            number_text(pair.get("link_rate_gbps"), 0), expected_cell(pair), number_text(pair.get("threshold_gbps")),
+            number_text(pair.get("bandwidth_gbps")),
             "%.1f%%" % (pair["fraction"] * 100) if pair.get("fraction") is not None else "-",
-            pair.get("verdict"), "%s: %s" % (diagnosis.get("code"), diagnosis.get("message")) if pair.get("verdict") != "passed" else "ok")))
+            pair.get("verdict"), "%s: %s" % (diagnosis.get("code"), diagnosis.get("message")) if pair.get("verdict") != "passed" else "ok"])
+    lines += markdown_table((["Rail"] if rails else []) + header, rows)
     sources = _sources(result["pairs"])
     if sources:
         lines += ["", "## Expected ranges", "",
@@ -130,20 +127,17 @@ def markdown(result, title="GPUDirect RDMA bandwidth test"):
         for pair in result["pairs"]:
             expectation = pair.get("expected") or {}
             if expectation.get("why"):
-                lines.append("- %s: %s" % (_md_cell(_pair_label(pair)), _md_cell("; ".join(expectation["why"]))))
+                lines.append("- %s: %s" % (markdown_text(_pair_label(pair)), markdown_text("; ".join(expectation["why"]))))
         lines += ["", "Sources:", ""] + ["- %s: %s (%s)" % (key, title, url) for key, title, url in sources]
     sweeps = [p for p in result["pairs"] if p.get("sweep")]
     if sweeps:
         lines += ["", "## Bandwidth by message size (Gb/s)", ""]
         sizes = sorted(set(row["bytes"] for p in sweeps for row in p["sweep"]))
-        lines.append("| Bytes | %s |" % " | ".join(_md_cell(_pair_label(p)) for p in sweeps))
-        lines.append("|---|" + "---|" * len(sweeps))
+        rows = []
         for size in sizes:
-            cells = []
-            for pair in sweeps:
-                value = [row["bw_avg_gbps"] for row in pair["sweep"] if row["bytes"] == size]
-                cells.append(_num(value[0]) if value else "-")
-            lines.append("| %d | %s |" % (size, " | ".join(cells)))
+            values = [[row["bw_avg_gbps"] for row in pair["sweep"] if row["bytes"] == size] for pair in sweeps]
+            rows.append([size] + [number_text(value[0]) if value else "-" for value in values])
+        lines += markdown_table(["Bytes"] + [_pair_label(p) for p in sweeps], rows)
     return "\n".join(lines) + "\n"
 
 
@@ -159,24 +153,23 @@ def bar_chart_svg(pairs, width=720, bar_height=26):
     def x(value):
         return label_width + plot * (value or 0) / scale_max
 
-    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" '
-           'aria-label="Bandwidth per pair">' % (width, height, width, height),
+    out = [svg_start(width, height, "Bandwidth per pair"),
            '<text x="%d" y="18" font-size="13" font-family="sans-serif">BW average per pair (Gb/s); red: threshold, grey: link rate</text>'
            % label_width]
     for index, pair in enumerate(rows):
         y = top + index * bar_height
         passed = pair.get("verdict") == "passed"
         out.append('<text x="%d" y="%d" font-size="12" font-family="sans-serif" text-anchor="end">%s</text>'
-                   % (label_width - 8, y + bar_height * 0.65, _esc(_pair_label(pair))))
+                   % (label_width - 8, y + bar_height * 0.65, html_text(_pair_label(pair))))
         value = pair.get("bandwidth_gbps")
         if value is not None:
             out.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"><title>%s</title></rect>' % (
                 label_width, y + 4, max(1.0, x(value) - label_width), bar_height - 8, "#2ca02c" if passed else "#d62728",
-                _esc("%s: %.2f Gb/s" % (_pair_label(pair), value))))
+                html_text("%s: %.2f Gb/s" % (_pair_label(pair), value))))
             out.append('<text x="%.1f" y="%d" font-size="11" font-family="sans-serif">%.1f</text>' % (x(value) + 4, y + bar_height * 0.65, value))
         else:
             out.append('<text x="%d" y="%d" font-size="11" font-family="sans-serif" fill="#d62728">no result: %s</text>' % (
-                label_width + 4, y + bar_height * 0.65, _esc((pair.get("diagnosis") or {}).get("code"))))
+                label_width + 4, y + bar_height * 0.65, html_text((pair.get("diagnosis") or {}).get("code"))))
         if pair.get("threshold_gbps"):
             tx = x(pair["threshold_gbps"])
             out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#d62728" stroke-width="2" stroke-dasharray="4,2"/>'
@@ -186,24 +179,10 @@ def bar_chart_svg(pairs, width=720, bar_height=26):
             out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#7f7f7f" stroke-width="1"/>' % (lx, y + 1, lx, y + bar_height - 1))
     axis_y = top + bar_height * max(1, len(rows)) + 4
     out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#000"/>' % (label_width, axis_y, label_width + plot, axis_y))
-    for tick in _ticks(scale_max):
+    for tick in axis_ticks(scale_max):
         out.append('<text x="%.1f" y="%d" font-size="10" font-family="sans-serif" text-anchor="middle">%g</text>' % (x(tick), axis_y + 14, tick))
     out.append("</svg>")
     return "\n".join(out)
-
-
-def _ticks(maximum, count=5):
-    step = 10 ** math.floor(math.log10(maximum / count)) if maximum > 0 else 1
-    for factor in (1, 2, 5, 10):
-        if maximum / (step * factor) <= count:
-            step *= factor
-            break
-    ticks = []
-    value = 0.0
-    while value <= maximum + 1e-9:
-        ticks.append(round(value, 6))
-        value += step
-    return ticks
 
 
 def sweep_chart_svg(pairs, width=720, height=360):
@@ -221,52 +200,40 @@ def sweep_chart_svg(pairs, width=720, height=360):
     def y(value):
         return top + plot_h * (1 - value / ymax)
 
-    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" '
-           'aria-label="Bandwidth by message size">' % (width, height, width, height),
+    out = [svg_start(width, height, "Bandwidth by message size"),
            '<text x="%d" y="18" font-size="13" font-family="sans-serif">BW average (Gb/s) by message size (bytes)</text>' % left,
            '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#000"/>' % (left, top + plot_h, left + plot_w, top + plot_h),
            '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#000"/>' % (left, top, left, top + plot_h)]
-    for tick in _ticks(ymax):
+    for tick in axis_ticks(ymax):
         out.append('<text x="%d" y="%.1f" font-size="10" font-family="sans-serif" text-anchor="end">%g</text>' % (left - 4, y(tick) + 3, tick))
     for size in sizes[::max(1, len(sizes) // 8)]:
         out.append('<text x="%.1f" y="%d" font-size="10" font-family="sans-serif" text-anchor="middle">%s</text>'
-                   % (x(size), top + plot_h + 14, _size_text(size)))
+                   % (x(size), top + plot_h + 14, size_text(size)))
     for index, pair in enumerate(series):
-        color = _PALETTE[index % len(_PALETTE)]
+        color = PALETTE[index % len(PALETTE)]
         points = " ".join("%.1f,%.1f" % (x(row["bytes"]), y(row["bw_avg_gbps"])) for row in sorted(pair["sweep"], key=lambda r: r["bytes"]))
-        out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s</title></polyline>' % (color, points, _esc(_pair_label(pair))))
+        out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s</title></polyline>' % (
+            color, points, html_text(_pair_label(pair))))
         if pair.get("threshold_gbps"):
             ty = y(pair["threshold_gbps"])
             out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-dasharray="4,3"/>' % (left, ty, left + plot_w, ty, color))
         out.append('<text x="%d" y="%d" font-size="11" font-family="sans-serif" fill="%s">%s</text>' % (
-            left + plot_w + 8, top + 14 * (index + 1), color, _esc(_pair_label(pair))))
+            left + plot_w + 8, top + 14 * (index + 1), color, html_text(_pair_label(pair))))
     out.append("</svg>")
     return "\n".join(out)
-
-
-def _size_text(size):
-    for unit, factor in (("M", 1 << 20), ("K", 1 << 10)):
-        if size >= factor and size % factor == 0:
-            return "%d%s" % (size // factor, unit)
-    return str(size)
 
 
 def html(result, title="GPUDirect RDMA bandwidth test"):
     summary = result["summary"]
     verdict = "PASSED" if summary["all_passed"] else "FAILED"
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8"><title>%s</title>' % _esc(title),
-             "<style>body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}"
-             "th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;font-size:13px}th{background:#f3f3f3}"
-             ".passed{color:#2ca02c;font-weight:bold}.failed{color:#d62728;font-weight:bold}"
-             "pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:11px;max-height:24em}</style></head><body>",
-             "<h1>%s</h1>" % _esc(title),
-             "<p>Cluster <b>%s</b>, configuration <b>%s</b>: <span class=\"%s\">%s</span></p>" % (
-                 _esc(result.get("cluster", "-")), _esc(result.get("configuration", "-")), verdict.lower(), verdict),
-             "<p>Test: <code>%s %s</code></p>" % (_esc(result.get("binary", "ib_write_bw")), _esc(result.get("arguments", ""))),
-             "<p>%d pair(s), %d passed, %d failed. BW average min %s, avg %s, max %s Gb/s; %s.</p>" % (
-                 summary["pairs"], summary["passed"], summary["failed"], _num(summary["min_bandwidth_gbps"]),
-                 _num(summary["avg_bandwidth_gbps"]), _num(summary["max_bandwidth_gbps"]), _esc(threshold_text(summary))),
-             bar_chart_svg(result["pairs"])]
+    parts = run_page_start(title, "pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:11px;max-height:24em}") + [
+        "<p>Cluster <b>%s</b>, configuration <b>%s</b>: <span class=\"%s\">%s</span></p>" % (
+            html_text(result.get("cluster", "-")), html_text(result.get("configuration", "-")), verdict.lower(), verdict),
+        "<p>Test: <code>%s %s</code></p>" % (html_text(result.get("binary", "ib_write_bw")), html_text(result.get("arguments", ""))),
+        "<p>%d pair(s), %d passed, %d failed. BW average min %s, avg %s, max %s Gb/s; %s.</p>" % (
+            summary["pairs"], summary["passed"], summary["failed"], number_text(summary["min_bandwidth_gbps"]),
+            number_text(summary["avg_bandwidth_gbps"]), number_text(summary["max_bandwidth_gbps"]), html_text(threshold_text(summary))),
+        bar_chart_svg(result["pairs"])]
     if any(p.get("sweep") for p in result["pairs"]):
         parts.append("<h2>Bandwidth by message size</h2>")
         parts.append(sweep_chart_svg(result["pairs"]))
@@ -277,32 +244,52 @@ def html(result, title="GPUDirect RDMA bandwidth test"):
         for rail in rails:
             rail_verdict = "passed" if rail["all_passed"] else "failed"
             parts.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%s</td><td class=\"%s\">%s</td></tr>" % (
-                _esc(rail.get("index")), _esc(rail.get("network")), _esc(rail.get("resource") or "-"), _esc(rail.get("nic") or "-"),
-                rail["pairs"], rail["passed"], _num(rail.get("min_bandwidth_gbps")), rail_verdict, rail_verdict.upper()))
+                html_text(rail.get("index")), html_text(rail.get("network")), html_text(rail.get("resource") or "-"), html_text(rail.get("nic") or "-"),
+                rail["pairs"], rail["passed"], number_text(rail.get("min_bandwidth_gbps")), rail_verdict, rail_verdict.upper()))
         parts.append("</table>")
     parts.append("<table><tr>%s<th>Server node</th><th>Client node</th><th>Devices</th><th>Path</th><th>PCIe GPU / NIC</th>"
                  "<th>Link Gb/s</th><th>Expected Gb/s</th><th>Threshold Gb/s</th>"
                  "<th>BW average Gb/s</th><th>Fraction</th><th>Verdict</th><th>Diagnosis</th></tr>" % ("<th>Rail</th>" if rails else ""))
     for pair in result["pairs"]:
         diagnosis = pair.get("diagnosis") or {}
-        row = "<tr><td>%s</td>" % _esc(_rail_cell(pair)) if rails else "<tr>"
+        row = "<tr><td>%s</td>" % html_text(_rail_cell(pair)) if rails else "<tr>"
         parts.append(row + "<td>%s</td><td>%s</td><td>%s / %s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
                      "<td class=\"%s\">%s</td><td>%s</td></tr>" % (
-                         _esc(pair["server_node"]), _esc(pair["client_node"]), _esc(pair.get("server_device") or "auto"),
-                         _esc(pair.get("client_device") or "auto"), _esc(path_text(pair)), _esc(pcie_cell(pair)),
-                         _num(pair.get("link_rate_gbps"), 0), _esc(expected_cell(pair)), _num(pair.get("threshold_gbps")),
-                         _num(pair.get("bandwidth_gbps")),
+                         html_text(pair["server_node"]), html_text(pair["client_node"]), html_text(pair.get("server_device") or "auto"),
+                         html_text(pair.get("client_device") or "auto"), html_text(path_text(pair)), html_text(pcie_cell(pair)),
+                         number_text(pair.get("link_rate_gbps"), 0), html_text(expected_cell(pair)), number_text(pair.get("threshold_gbps")),
+                         number_text(pair.get("bandwidth_gbps")),
                          "%.1f%%" % (pair["fraction"] * 100) if pair.get("fraction") is not None else "-",
-                         _esc(pair.get("verdict")), _esc(pair.get("verdict")),
-                         "ok" if pair.get("verdict") == "passed" else _esc("%s: %s" % (diagnosis.get("code"), diagnosis.get("message")))))
+                         html_text(pair.get("verdict")), html_text(pair.get("verdict")),
+                         "ok" if pair.get("verdict") == "passed" else html_text("%s: %s" % (diagnosis.get("code"), diagnosis.get("message")))))
     parts.append("</table>")
     for pair in result["pairs"]:
         if pair.get("verdict") == "passed":
             continue
-        parts.append("<h3>%s</h3>" % _esc(_pair_label(pair) + (" (%s)" % _rail_cell(pair) if rails else "")))
-        parts.append("<p>Server pod: %s; client pod: %s</p>" % (_esc(pair.get("server_state")), _esc(pair.get("client_state"))))
+        parts.append("<h3>%s</h3>" % html_text(_pair_label(pair) + (" (%s)" % _rail_cell(pair) if rails else "")))
+        parts.append("<p>Server pod: %s; client pod: %s</p>" % (html_text(pair.get("server_state")), html_text(pair.get("client_state"))))
         for role in ("client", "server"):
             if pair.get("%s_log" % role):
-                parts.append("<p>%s log</p><pre>%s</pre>" % (role.capitalize(), _esc(pair["%s_log" % role])))
+                parts.append("<p>%s log</p><pre>%s</pre>" % (role.capitalize(), html_text(pair["%s_log" % role])))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def write_artifacts(directory, report_input, result, settings, message):
+    """results.json, report.md, report.html and one file per pod log in `directory`; returns the file names."""
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    pairs = report_input["pairs"]
+    results = {"cluster": result["cluster_name"], "run_id": result["run_id"], "arguments": result["arguments"],
+               "configuration": settings["configuration_label"], "summary": result["summary"], "passed": result["passed"],
+               "message": message or "", "rounds": result["rounds"],
+               "pairs": [dict((k, v) for k, v in pair.items() if k not in ("server_log", "client_log")) for pair in pairs]}
+    files = [("results.json", json.dumps(results, indent=4, sort_keys=True) + "\n"),
+             ("report.md", markdown(report_input)), ("report.html", html(report_input))]
+    for pair in pairs:
+        for role in ("server", "client"):
+            files.append(("pair-%s-%s.log" % (pair["index"], role), pair.get("%s_log" % role) or ""))
+    for name, content in files:
+        with open(os.path.join(directory, name), "w") as handle:
+            handle.write(content)
+    return [name for name, _content in files]

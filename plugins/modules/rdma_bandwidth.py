@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: rdma_bandwidth_test
+module: rdma_bandwidth
 short_description: Measure GPUDirect RDMA bandwidth between GPU nodes with ib_write_bw pods
 version_added: 0.1.0
 author: gpudirect.openshift maintainers (@gpudirect)
@@ -242,7 +242,7 @@ seealso:
 
 EXAMPLES = r"""
 - name: Test GPUDirect RDMA between every GPU node of the rendered configuration
-  gpudirect.openshift.rdma_bandwidth_test:
+  gpudirect.openshift.rdma_bandwidth:
     configuration: "{{ preflight_plan.summary }}"
     image: quay.io/example/perftest-cuda:24.10
     nic_ports: "{{ hardware_facts_nic_ports | default([]) }}"
@@ -250,13 +250,13 @@ EXAMPLES = r"""
   register: verify_run
 
 - name: Test only the first rail of a configuration with several rails
-  gpudirect.openshift.rdma_bandwidth_test:
+  gpudirect.openshift.rdma_bandwidth:
     configuration: "{{ preflight_plan.summary }}"
     image: quay.io/example/perftest-cuda:24.10
     rails: first
 
 - name: Sweep all message sizes between two named nodes over RoCE with GID index 3
-  gpudirect.openshift.rdma_bandwidth_test:
+  gpudirect.openshift.rdma_bandwidth:
     method: sriov_legacy
     fabric: roce
     network: sriov-network
@@ -342,24 +342,21 @@ pods_left:
   elements: str
 """
 
-import json
-import os
-
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import clean_up_on_sigterm, run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
-from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import bandwidth_report
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.bandwidth_plan import (
     SettingsError,
     perftest_args,
     settings_from,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth_verdicts import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.bandwidth_verdicts import (
     failure_message,
     summarize,
 )
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import BandwidthTest
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_run import BandwidthTest
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 
@@ -408,26 +405,6 @@ def argument_spec():
     return spec
 
 
-def write_artifacts(directory, report_input, result, settings, message):
-    """results.json, report.md, report.html and one file per pod log in `directory`; returns the file names."""
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    pairs = report_input["pairs"]
-    results = {"cluster": result["cluster_name"], "run_id": result["run_id"], "arguments": result["arguments"],
-               "configuration": settings["configuration_label"], "summary": result["summary"], "passed": result["passed"],
-               "message": message or "", "rounds": result["rounds"],
-               "pairs": [dict((k, v) for k, v in pair.items() if k not in ("server_log", "client_log")) for pair in pairs]}
-    files = [("results.json", json.dumps(results, indent=4, sort_keys=True) + "\n"),
-             ("report.md", bandwidth_report.markdown(report_input)), ("report.html", bandwidth_report.html(report_input))]
-    for pair in pairs:
-        for role in ("server", "client"):
-            files.append(("pair-%s-%s.log" % (pair["index"], role), pair.get("%s_log" % role) or ""))
-    for name, content in files:
-        with open(os.path.join(directory, name), "w") as handle:
-            handle.write(content)
-    return [name for name, _content in files]
-
-
 def main():
     module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     clean_up_on_sigterm()
@@ -471,7 +448,7 @@ def main():
         message = failure_message(pairs)
     if module.params["artifacts_dir"]:
         try:
-            result["artifacts"] = write_artifacts(module.params["artifacts_dir"], report_input, result, settings, message)
+            result["artifacts"] = bandwidth_report.write_artifacts(module.params["artifacts_dir"], report_input, result, settings, message)
         except (IOError, OSError) as exc:
             module.fail_json(msg="Cannot write the verification artifacts to %s: %s" % (module.params["artifacts_dir"], exc))
         result["pairs"] = [dict((k, v) for k, v in pair.items() if k not in ("server_log", "client_log")) for pair in pairs]

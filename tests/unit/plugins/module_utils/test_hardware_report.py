@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import inventory
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import hardware_facts, hardware_report
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import collector
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import plan
 from ansible_collections.gpudirect.openshift.tests.unit.fixtures import synthetic_sysfs as synth
@@ -23,7 +23,7 @@ def node_facts(tmp_path, vfs=1):
 
 def test_nic_ports_have_the_input_model_keys(tmp_path):
     facts = node_facts(tmp_path)
-    ports = inventory.nic_ports("gpu-0", facts)
+    ports = hardware_facts.nic_ports("gpu-0", facts)
     pfs = [p for p in ports if not p["is_vf"]]
     vfs = [p for p in ports if p["is_vf"]]
     assert len(pfs) == 4 and len(vfs) == 4
@@ -37,20 +37,20 @@ def test_nic_ports_have_the_input_model_keys(tmp_path):
 def test_nic_without_rdma_device_uses_netdev_type():
     facts = {"nics": [{"pci_address": "0000:01:00.0", "vendor_id": "0x15b3", "device_id": "0x1017", "function": "PF", "ports": [],
                        "netdevs": [{"name": "eth0", "type": 1, "address": "aa:bb:cc:dd:ee:ff"}, {"name": "odd", "type": 772}]}]}
-    ports = inventory.nic_ports("n", facts)
+    ports = hardware_facts.nic_ports("n", facts)
     assert [(p["netdev"], p["link_layer"], p["rdma_device"]) for p in ports] == [("eth0", "Ethernet", None)]
 
 
 def test_affinity_lists_pf_pairs_only(tmp_path):
-    links = inventory.gpu_nic_affinity("gpu-0", node_facts(tmp_path))
+    links = hardware_facts.gpu_nic_affinity("gpu-0", node_facts(tmp_path))
     assert len(links) == 2 * 4  # 2 GPUs x 4 PFs, no VF
-    assert set(l["relation"] for l in links) <= set(inventory.RELATIONS)
+    assert set(l["relation"] for l in links) <= set(hardware_facts.RELATIONS)
     assert {"node", "gpu", "nic", "relation"} <= set(links[0])
     assert [l["relation"] for l in links if l["gpu"] == 0][:2] == ["PIX", "PIX"]
 
 
 def test_flattened_ports_render_with_nic_selection_auto(tmp_path):
-    ports, links, readiness = inventory.flatten({"gpu-0": node_facts(tmp_path / "a"), "gpu-1": node_facts(tmp_path / "b")})
+    ports, links, readiness = hardware_facts.flatten({"gpu-0": node_facts(tmp_path / "a"), "gpu-1": node_facts(tmp_path / "b")})
     assert readiness["gpu-0"]["ready"] is True and readiness["gpu-0"]["link_layers"] == ["InfiniBand"]
     result = plan.render_all({
         "gpudirect_rdma_method": "sriov_legacy", "gpudirect_rdma_fabric": "infiniband", "gpudirect_rdma_num_vfs": 8,
@@ -64,11 +64,11 @@ def test_flattened_ports_render_with_nic_selection_auto(tmp_path):
 def test_reports(tmp_path):
     facts = node_facts(tmp_path)
     failed = [{"node": "gpu-9", "error": "pod failed: exit code 1"}]
-    markdown = inventory.render_markdown({"gpu-0": facts}, title="lab", failed=failed)
+    markdown = hardware_report.render_markdown({"gpu-0": facts}, title="lab", failed=failed)
     assert markdown.startswith("# lab\n") and "| gpu-0 | yes | 2 | 4 | InfiniBand | nvidia_peermem |" in markdown
     assert "| GPU0 | PIX | PIX | SYS | SYS |" in markdown
     assert "**gpu-9: no facts** - pod failed: exit code 1" in markdown
-    html = inventory.render_html({"gpu-0": facts, "<x>": {}}, title="lab <1>", failed=failed)
+    html = hardware_report.render_html({"gpu-0": facts, "<x>": {}}, title="lab <1>", failed=failed)
     assert html.startswith("<!DOCTYPE html>") and "<title>lab &lt;1&gt;</title>" in html and "&lt;x&gt;" in html
     assert '<td class="rel-PIX">PIX</td>' in html and '<td class="rel-SYS">SYS</td>' in html
     assert not re.search(r"(src|href)=", html) and "<script" not in html  # self-contained
@@ -83,7 +83,7 @@ def test_report_names_a_sysfs_only_gpu_and_gives_its_memory_from_the_node_label(
         tree.add_pci(["pci0000:%s" % bus, "0000:%s:00.0" % bus], synth.NVIDIA, "0x2235", synth.CLASS_3D, driver="nvidia")
     facts = collector.collect(tree.root, synth.ProcBuilder(tmp_path, modules=("nvidia",)).root)
     facts_nodes.fill_from_node_labels(facts, {"nvidia.com/gpu.memory": "46068", "nvidia.com/gpu.product": "NVIDIA-A40"})
-    rows = [line for line in inventory.render_markdown({"gpu-0": facts}, title="lab").splitlines() if "0000:18:00.0" in line]
+    rows = [line for line in hardware_report.render_markdown({"gpu-0": facts}, title="lab").splitlines() if "0000:18:00.0" in line]
     assert rows == ["| 0 | 0000:18:00.0 | NVIDIA A40 | - | nvidia | 46068 |"]
     assert facts["gpus"][0]["memory_source"] == "node label nvidia.com/gpu.memory"
 
@@ -91,7 +91,7 @@ def test_report_names_a_sysfs_only_gpu_and_gives_its_memory_from_the_node_label(
 def test_nearest_links_keep_what_nic_selection_reads():
     """Per GPU the nearest NIC of each link layer and vendor: auto NIC selection renders the same from them as from the
     whole matrix (issue 21: the module returns these, the matrix goes to the report)."""
-    from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import nearest_links
+    from ansible_collections.gpudirect.openshift.plugins.module_utils.reports.hardware_facts import nearest_links
     from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 
     def port(pci, netdev, layer, vendor="15b3"):
@@ -121,13 +121,13 @@ def test_facts_summary_names_only_what_applies():
     instead of "0 ready, 0 from the cache, 0 gathered now"."""
     ready = {"worker-0": {"ready": True}, "worker-1": {"ready": True}}
     counts = {"selected": 2, "from_cache": 1, "gathered": 1, "failed": 0}
-    assert inventory.facts_summary(counts, ready) == "2 node(s): 2 ready, 1 from the cache, 1 gathered now, 0 without facts."
+    assert hardware_facts.facts_summary(counts, ready) == "2 node(s): 2 ready, 1 from the cache, 1 gathered now, 0 without facts."
     mixed = dict(ready, **{"worker-1": {"ready": False}})
-    assert inventory.facts_summary(counts, mixed).endswith(" Not ready: worker-1.")
+    assert hardware_facts.facts_summary(counts, mixed).endswith(" Not ready: worker-1.")
     many = dict(("w-%02d" % i, {"ready": False}) for i in range(25))
-    assert inventory.facts_summary({"selected": 25, "gathered": 25}, many, listed=3).endswith(
+    assert hardware_facts.facts_summary({"selected": 25, "gathered": 25}, many, listed=3).endswith(
         "Not ready: w-00, w-01, w-02 and 22 more.")
     pods = [{"name": "facts-a", "node": "worker-0"}, {"name": "facts-b", "node": "worker-1"}]
-    check = inventory.facts_summary({"selected": 2, "from_cache": 0, "gathered": 0, "failed": 0}, {}, pods, check_mode=True)
+    check = hardware_facts.facts_summary({"selected": 2, "from_cache": 0, "gathered": 0, "failed": 0}, {}, pods, check_mode=True)
     assert check == ("2 node(s): 0 from the cache (0 ready); check mode starts no pod, so the facts of 2 are not read: "
                      "worker-0, worker-1.")

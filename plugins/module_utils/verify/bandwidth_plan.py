@@ -5,7 +5,7 @@
 """Cross-node GPUDirect RDMA bandwidth test with ib_write_bw (spec section 4.2): the pure part.
 
 Settings from the module parameters, rails, the pods' manifests, the pairs and the rounds they run in: no cluster
-client here (unit tested as is). bandwidth_verdicts.py judges the pairs; cluster/bandwidth_test.py runs the pods.
+client here (unit tested as is). bandwidth_verdicts.py judges the pairs; cluster/bandwidth_run.py runs the pods.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -131,7 +131,7 @@ def settings_from(params):
     gpu_mode = params.get("gpu_rdma_mode") or configuration.get("gpu_rdma_mode") or "dmabuf"
     if gpu_mode not in GPU_MODES:
         errors.append("gpu_rdma_mode must be one of %s, got %r" % (", ".join(GPU_MODES), gpu_mode))
-    # None: the calibrated lower bound of the tested hardware (calibration.expected), per pair.
+    # None: the calibrated lower bound of the tested hardware (bandwidth_calibration.expected), per pair.
     threshold = params.get("threshold")
     if threshold is not None and not 0 < float(threshold) <= 1:
         errors.append("threshold must be in (0, 1], got %r" % (threshold,))

@@ -4,12 +4,12 @@
 
 """What an all_reduce_perf bus bandwidth should be across nodes: the rails' bound and published real runs (issue 36).
 
-Pure functions and data, no cluster client. The verdict (nccl_tests.evaluate_allreduce) and the simulator's NCCL
+Pure functions and data, no cluster client. The verdict (nccl_tests_output.evaluate_allreduce) and the simulator's NCCL
 launcher (simulator/controllers/nccl_pods.py) read this one table, so the simulated numbers are the calibrated ones.
 
 Bounds, for nodes of n/N ranks each (n ranks over N nodes), every node's traffic leaving through its rails:
 
-- Each rail carries at most its link's payload rate (calibration.py: link rate x MTU / (MTU + headers) when the path
+- Each rail carries at most its link's payload rate (bandwidth_calibration.py: link rate x MTU / (MTU + headers) when the path
   MTU is known), so a node carries at most the sum of its rails, in GB/s = Gb/s / 8.
 - Ring all-reduce: every rank sends 2(n-1)/n of the data, and each ring leaves a node once, so each node's rails move
   2(n-1)/n x S per operation. nccl-tests reports busbw = algbw x 2(n-1)/n (src/all_reduce.cu AllReduceGetBw), so a
@@ -29,7 +29,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import bandwidth_calibration
 
 # Published runs and figures. busbw_gbs: the all-reduce bus bandwidth the source reports (GB/s) for `rails` NICs of
 # link_gbps each per node; algorithm as the source names it; verdict: what the source says of the result.
@@ -162,8 +162,8 @@ def ring_range():
 
 
 def rails_payload_gbs(rail_rates_gbps, link_layer=None, mtu=None):
-    """GB/s one node's rails carry: the sum of the link rates x the payload share of one path MTU (calibration.py)."""
-    return sum(float(rate) for rate in rail_rates_gbps) * calibration.wire_efficiency(link_layer, mtu) / 8.0
+    """GB/s one node's rails carry: the sum of the link rates x the payload share of one path MTU (bandwidth_calibration.py)."""
+    return sum(float(rate) for rate in rail_rates_gbps) * bandwidth_calibration.wire_efficiency(link_layer, mtu) / 8.0
 
 
 def expected(rail_rates_gbps, ranks=None, nodes=None, link_layer=None, mtu=None):

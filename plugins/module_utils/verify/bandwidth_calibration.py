@@ -4,7 +4,7 @@
 
 """What an ib_write_bw result should be on given hardware: physical bounds and published real runs (issue 36).
 
-Pure functions and data, no cluster client. The verdict (cluster/bandwidth_test.py) and the simulator's perftest pods
+Pure functions and data, no cluster client. The verdict (cluster/bandwidth_run.py) and the simulator's perftest pods
 (simulator/controllers/perftest_pods.py) both read this one table, so the simulated numbers are the calibrated ones.
 
 Bound of one GPUDirect transfer = min(link rate, PCIe payload rate of the GPU's link, of the NIC's link):

@@ -4,7 +4,7 @@
 
 """Cross-node bandwidth test, the verdicts: which RDMA device and link rate a pair's node has (NIC facts,
 SriovNetworkNodeState), what the tested hardware is calibrated to reach, and the judgement of each pair and of the
-run. Pure, like the settings, pods and pairs it judges (bandwidth.py); cluster/bandwidth_test.py runs the pods.
+run. Pure, like the settings, pods and pairs it judges (bandwidth_plan.py); cluster/bandwidth_run.py runs the pods.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -13,9 +13,10 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import calibration, perftest, perftest_diagnosis
-from ansible_collections.gpudirect.openshift.plugins.module_utils.bandwidth import rail_text
-from ansible_collections.gpudirect.openshift.plugins.module_utils.pod_states import pod_phase
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import bandwidth_calibration
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import perftest_diagnosis, perftest_output
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.bandwidth_plan import rail_text
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.pod_states import pod_phase
 
 
 def _port_rate(port):
@@ -26,7 +27,7 @@ def _port_rate(port):
         value = port.get(key)
         if value not in (None, ""):
             try:
-                return perftest._rate(value, key)  # pylint: disable=protected-access
+                return perftest_output._rate(value, key)  # pylint: disable=protected-access
             except ValueError:
                 continue
     if port.get("speed_mbps"):
@@ -117,7 +118,7 @@ def pair_side_hardware(settings, node, device, cuda_pci):
     """What one side measured through: its NIC's PCIe link, the GPU perftest picked (CUDA log 'PCIe address is 61:00')
     with its PCIe link, and nvidia-smi's name for the path between them, from the port facts (gpu_paths).
 
-    The GPU's link falls back to its model's (calibration.GPU_PCIE) when the facts do not give it."""
+    The GPU's link falls back to its model's (bandwidth_calibration.GPU_PCIE) when the facts do not give it."""
     ports = [p for p in facts_ports(settings, node) if not device or p.get("rdma_device") == device]
     if not ports and settings["method"] == "sriov_legacy":
         # A VF's device is the pod's own; its PCIe path is its PF's, the port the configuration selected.
@@ -134,16 +135,16 @@ def pair_side_hardware(settings, node, device, cuda_pci):
 
 
 def calibrated_expectation(link_rate, link_layer, mtu, sides, gpu_model=None, gpu_memory=True):
-    """calibration.expected for the weaker side of a pair (sides: pair_side_hardware of each), or None."""
+    """bandwidth_calibration.expected for the weaker side of a pair (sides: pair_side_hardware of each), or None."""
     if not link_rate:
         return None
     best = None
     for side in sides:
         gpu_link = side["gpu_pcie"]
         if gpu_memory and not gpu_link[0]:
-            gpu_link = calibration.gpu_pcie(gpu_model)
-        expectation = calibration.expected(link_rate, link_layer, mtu, gpu_link if gpu_memory else None, side["nic_pcie"],
-                                           side["path"] if gpu_memory else None)
+            gpu_link = bandwidth_calibration.gpu_pcie(gpu_model)
+        expectation = bandwidth_calibration.expected(link_rate, link_layer, mtu, gpu_link if gpu_memory else None, side["nic_pcie"],
+                                                     side["path"] if gpu_memory else None)
         if best is None or expectation["low_gbps"] < best["low_gbps"]:
             best = expectation
     return best
@@ -193,7 +194,7 @@ def _threshold(threshold, settings):
     for value in (threshold, settings.get("threshold")):
         if value is not None:
             return value
-    return calibration.healthy_range()[0]
+    return bandwidth_calibration.healthy_range()[0]
 
 
 def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, timed_out=False, problem=None, threshold=None):
@@ -207,11 +208,11 @@ def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, t
     pod_for_diagnosis = client_pod
     if client_log and client_log.strip():
         try:
-            parsed = perftest.parse_bw_output(client_log, require_results=False)
-        except perftest.PerftestParseError:
+            parsed = perftest_output.parse_bw_output(client_log, require_results=False)
+        except perftest_output.PerftestParseError:
             parsed = None
     if parsed and parsed.get("rows") and link_rate:
-        evaluation = perftest.evaluate_bw(parsed, link_rate, _threshold(threshold, settings))
+        evaluation = perftest_output.evaluate_bw(parsed, link_rate, _threshold(threshold, settings))
         if evaluation["passed"] and settings["gpu_rdma_mode"] != "none":
             # A run from host memory measures the NIC, not GPUDirect: refuse it.
             if not parsed.get("use_cuda"):

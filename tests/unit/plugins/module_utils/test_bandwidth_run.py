@@ -1,6 +1,6 @@
 """Pure parts of the GPUDirect RDMA bandwidth test: settings, ib_write_bw arguments, pairs, pod manifests,
 network-status, devices and link rates from facts, verdicts, rounds of node-disjoint pairs, and the Markdown/HTML
-reports (module_utils/bandwidth.py); the runner's plan in check mode (cluster/bandwidth_test.py)."""
+reports (module_utils/verify/bandwidth_plan.py); the runner's plan in check mode (cluster/bandwidth_run.py)."""
 
 import json
 import os
@@ -8,11 +8,10 @@ import subprocess
 from xml.etree import ElementTree
 
 import pytest
-from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_report
-from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth as bt
-from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth_verdicts
-from ansible_collections.gpudirect.openshift.plugins.module_utils import pod_states
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_test import BandwidthTest
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import bandwidth_report
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import bandwidth_plan as bt, bandwidth_verdicts
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import pod_states
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.bandwidth_run import BandwidthTest
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all
 

@@ -1,9 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gather_node_hardware writes its reports one node at a time (issue 38): the files are byte for byte what the whole
-structures give (json.dumps(indent=4, sort_keys=True), render_markdown, render_html), and the facts module holds
-neither every node's GPU-NIC matrix nor every cached document at once."""
+"""hardware_report.Documents (gather_node_hardware's report folder) writes the reports one node at a time (issue 38):
+the files are byte for byte what the whole structures give (json.dumps(indent=4, sort_keys=True), render_markdown,
+render_html), and the facts module holds neither every node's GPU-NIC matrix nor every cached document at once."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,10 +12,9 @@ __metaclass__ = type
 import json
 import os
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import inventory
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import hardware_facts, hardware_report
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import node_facts
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import collector
-from ansible_collections.gpudirect.openshift.plugins.modules import gather_node_hardware
 from ansible_collections.gpudirect.openshift.tests.unit.fixtures import synthetic_sysfs as synth
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures")
@@ -44,7 +43,7 @@ def documents(tmp_path):
 
 def write(tmp_path, docs, failed, note):
     report_dir = str(tmp_path / "report")
-    found = gather_node_hardware.Documents(report_dir, keep=False)
+    found = hardware_report.Documents(report_dir, keep=False)
     for node, facts in docs.items():
         found(node, facts)
     flat = found.flat()
@@ -62,7 +61,7 @@ def test_reports_are_byte_identical_to_the_whole_structures(tmp_path):
     failed = [{"node": "gone-0", "pod": None, "error": "no such node"}]
     for note in (None, "taken before the drivers"):
         flat, files, read = write(tmp_path / str(bool(note)), docs, failed, note)
-        ports, links, readiness = inventory.flatten(docs)
+        ports, links, readiness = hardware_facts.flatten(docs)
         assert flat[0] == ports and flat[2] == readiness
         whole = {"cluster": "lab", "failed_nodes": failed, "gpu_nic_affinity": links, "nic_ports": ports,
                  "nodes": docs, "readiness": readiness}
@@ -70,8 +69,8 @@ def test_reports_are_byte_identical_to_the_whole_structures(tmp_path):
             whole["note"] = note
         assert len(links) > 50 and any(p["is_vf"] for p in ports)  # the fixtures have a matrix and VFs to write
         assert read("hardware-facts.json") == json.dumps(whole, indent=4, sort_keys=True) + "\n"
-        assert read("hardware-report.md") == inventory.render_markdown(docs, title="GPU/NIC inventory of lab", failed=failed, note=note)
-        assert read("hardware-report.html") == inventory.render_html(docs, title="GPU/NIC inventory of lab", failed=failed, note=note)
+        assert read("hardware-report.md") == hardware_report.render_markdown(docs, title="GPU/NIC inventory of lab", failed=failed, note=note)
+        assert read("hardware-report.html") == hardware_report.render_html(docs, title="GPU/NIC inventory of lab", failed=failed, note=note)
         assert files[:3] == ["hardware-report.md", "hardware-report.html", "hardware-facts.json"]
         assert sorted(files[3:]) == ["nodes/%s.json" % node for node in sorted(docs)]
 
@@ -80,23 +79,23 @@ def test_reports_of_no_node_are_the_empty_structures(tmp_path):
     _flat, _files, read = write(tmp_path, {}, [], None)
     whole = {"cluster": "lab", "failed_nodes": [], "gpu_nic_affinity": [], "nic_ports": [], "nodes": {}, "readiness": {}}
     assert read("hardware-facts.json") == json.dumps(whole, indent=4, sort_keys=True) + "\n"
-    assert read("hardware-report.md") == inventory.render_markdown({}, title="GPU/NIC inventory of lab")
+    assert read("hardware-report.md") == hardware_report.render_markdown({}, title="GPU/NIC inventory of lab")
 
 
 def test_the_matrix_waits_on_disk_not_in_memory(tmp_path):
     """Only the nearest links (what plays read) stay as objects; the whole matrix the report needs is kept as text in a
     temporary file, so the module's memory does not grow with 64 links per 8-GPU, 8-NIC node."""
     docs = documents(tmp_path)
-    found = gather_node_hardware.Documents(str(tmp_path / "report"), keep=False)
+    found = hardware_report.Documents(str(tmp_path / "report"), keep=False)
     for node, facts in docs.items():
         found(node, facts)
-    nearest = dict((node, inventory.nearest_links(inventory.gpu_nic_affinity(node, facts), inventory.nic_ports(node, facts)))
+    nearest = dict((node, hardware_facts.nearest_links(hardware_facts.gpu_nic_affinity(node, facts), hardware_facts.nic_ports(node, facts)))
                    for node, facts in docs.items())
     assert found.links == nearest
     held = [link for value in vars(found).values() if isinstance(value, dict)
             for items in value.values() if isinstance(items, list) for link in items if isinstance(link, dict) and "gpu_uuid" in link]
     assert len(held) == sum(len(links) for links in nearest.values()) < sum(
-        len(inventory.gpu_nic_affinity(node, facts)) for node, facts in docs.items())
+        len(hardware_facts.gpu_nic_affinity(node, facts)) for node, facts in docs.items())
     assert found.nodes == {}  # return_facts off: no document kept
     found.close()
 
@@ -104,10 +103,10 @@ def test_the_matrix_waits_on_disk_not_in_memory(tmp_path):
 def test_alike_nodes_share_their_texts_and_gpu_paths(tmp_path):
     """The ports of alike nodes hold one object per distinct text and list of GPU paths (what they return is unchanged)."""
     facts = synthetic_facts(tmp_path, gpus=2, nics=2)
-    found = gather_node_hardware.Documents(None, keep=False)
+    found = hardware_report.Documents(None, keep=False)
     for node in ("gpu-0", "gpu-1"):
         found(node, json.loads(json.dumps(facts)))
-    assert found.ports["gpu-1"] == inventory.nic_ports("gpu-1", facts)
+    assert found.ports["gpu-1"] == hardware_facts.nic_ports("gpu-1", facts)
     first, second = found.ports["gpu-0"], found.ports["gpu-1"]
     paths = [(a["gpu_paths"], b["gpu_paths"]) for a, b in zip(first, second) if a.get("gpu_paths")]
     assert paths and all(a is b for a, b in paths)

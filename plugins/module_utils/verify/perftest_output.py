@@ -14,7 +14,7 @@ __metaclass__ = type
 import math
 import re
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.text_tables import (
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.table_numbers import (
     NEGATIVE, NOT_A_NUMBER, NOT_FINITE, NOT_WHOLE, CellError, cell_number, judged_row, threshold_fraction,
 )
 

@@ -7,9 +7,9 @@
 The pods follow MPI Operator's layout for an MPIJob (kubeflow/mpi-operator): one worker pod per node holding the
 node's GPUs and every rail (resource and network), running the image's SSH daemon, and one launcher pod that runs
 ``mpirun -H <worker IP>:<GPUs>,... all_reduce_perf_mpi`` once every worker runs. The launcher's log is parsed with
-module_utils/nccl_tests.py and judged against the sum of one node's rail rates. Every pod is deleted when run()
+module_utils/verify/nccl_tests_output.py and judged against the sum of one node's rail rates. Every pod is deleted when run()
 returns, also when anything fails. Pods are created, followed, read and deleted through the collection's one pod
-runner (cluster/pods.py PodRun); the nodes are chosen as the bandwidth test chooses them (bandwidth.nodes_to_test).
+runner (cluster/pods.py PodRun); the nodes are chosen as the bandwidth test chooses them (bandwidth_plan.nodes_to_test).
 
 The helpers above ``NcclAllReduceTest`` are pure and unit tested without a cluster.
 """
@@ -20,12 +20,13 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth, nccl_tests, pod_states
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import bandwidth_plan, pod_states
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import nccl_tests_output
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from ansible_collections.gpudirect.openshift.plugins.module_utils.nccl_tests import nccl_environment
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.nccl_tests_output import nccl_environment
 
 COMPONENT = "gpudirect-nccl"
 ROLE_LABEL = "gpudirect.openshift/nccl-role"
@@ -136,10 +137,10 @@ def _pod(settings, name, run_id, role, node_selector, command, env, resources):
     if settings["service_account"]:
         spec["serviceAccountName"] = settings["service_account"]
     metadata = {"name": name, "namespace": settings["namespace"],
-                "labels": {bandwidth.COMPONENT_LABEL: COMPONENT, MANAGED_BY_LABEL: MANAGED_BY_VALUE, RUN_LABEL: run_id,
+                "labels": {bandwidth_plan.COMPONENT_LABEL: COMPONENT, MANAGED_BY_LABEL: MANAGED_BY_VALUE, RUN_LABEL: run_id,
                            ROLE_LABEL: role}}
     if role == "worker" and settings["rails"]:
-        metadata["annotations"] = {bandwidth.NETWORKS_ANNOTATION: ",".join(rail["network"] for rail in settings["rails"])}
+        metadata["annotations"] = {bandwidth_plan.NETWORKS_ANNOTATION: ",".join(rail["network"] for rail in settings["rails"])}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
@@ -171,12 +172,12 @@ def judge(settings, log, hosts_to_nodes, suspects=None):
     """The result of one run: parsed output, verdict, and the rails that facts point at when it is low."""
     result = {"log_tail": "\n".join((log or "").splitlines()[-20:]), "suspects": list(suspects or [])}
     try:
-        parsed = nccl_tests.parse_nccl_tests_output(log or "", collective="all_reduce")
-    except nccl_tests.NcclTestsParseError as exc:
+        parsed = nccl_tests_output.parse_nccl_tests_output(log or "", collective="all_reduce")
+    except nccl_tests_output.NcclTestsParseError as exc:
         result.update(passed=False, code="unparsable_output", reason="all_reduce_perf output: %s" % exc)
         return result
     rates = settings["rail_rates_gbps"] or [0.0]
-    verdict = nccl_tests.evaluate_allreduce(parsed, rates if sum(rates) else [1.0], settings["threshold"])
+    verdict = nccl_tests_output.evaluate_allreduce(parsed, rates if sum(rates) else [1.0], settings["threshold"])
     verdict["nodes"] = sorted(set(hosts_to_nodes.get(host, host) for host in verdict["hosts"]))
     result.update(verdict)
     result["rows"] = [{"size_bytes": row["size_bytes"], "busbw_gbs": row["out_of_place"]["busbw_gbs"],
@@ -237,8 +238,8 @@ class NcclAllReduceTest:
         """[(name, hostname label)] of the nodes to run on, in name order."""
         items, _rv = self.cluster.list(self.cluster.require("v1", "Node"))
         try:
-            return bandwidth.nodes_to_test(items, self.settings)
-        except bandwidth.SettingsError as exc:
+            return bandwidth_plan.nodes_to_test(items, self.settings)
+        except bandwidth_plan.SettingsError as exc:
             raise ClusterError(str(exc))
 
     def run(self, check_mode=False, nic_ports=None, affinity=None):

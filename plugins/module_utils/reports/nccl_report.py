@@ -4,25 +4,14 @@
 
 """Self-contained HTML report of an NCCL all-reduce run: verdict, suspect rails, and busbw by message size (inline SVG).
 
-Pure standard library: input is the result of NcclAllReduceTest.run (or nccl_test.judge), output is text.
+Pure: input is the result of NcclAllReduceTest.run (or nccl_run.judge), output is text (markup.py escapes it).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from html import escape as _html_escape
-
-
-def _esc(value):
-    return _html_escape("" if value is None else str(value), quote=True)
-
-
-def _size_text(size):
-    for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if size >= factor and size % factor == 0:
-            return "%d%s" % (size // factor, unit)
-    return str(size)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports.markup import html_text, run_page_start, size_text, svg_start
 
 
 def busbw_chart_svg(rows, expected=None, required=None, width=720, height=300):
@@ -32,15 +21,15 @@ def busbw_chart_svg(rows, expected=None, required=None, width=720, height=300):
     top = max([row["busbw_gbs"] for row in rows] + [expected or 0, required or 0]) or 1.0
     left, bottom, plot_h = 60, 40, height - 60
     step = float(width - left - 10) / len(rows)
-    parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img" aria-label="bus bandwidth by size">' % (width, height)]
+    parts = [svg_start(width, height, "bus bandwidth by size", view_box=False)]
     for index, row in enumerate(rows):
         bar_height = plot_h * row["busbw_gbs"] / top
         x = left + index * step
         parts.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#1f77b4"><title>%s: %.2f GB/s</title></rect>' % (
-            x + 1, height - bottom - bar_height, max(step - 2, 1), bar_height, _esc(_size_text(row["size_bytes"])), row["busbw_gbs"]))
+            x + 1, height - bottom - bar_height, max(step - 2, 1), bar_height, html_text(size_text(row["size_bytes"])), row["busbw_gbs"]))
         if len(rows) <= 16 or index % 4 == 0:
             parts.append('<text x="%.1f" y="%d" font-size="10" text-anchor="middle">%s</text>' % (
-                x + step / 2, height - bottom + 14, _esc(_size_text(row["size_bytes"]))))
+                x + step / 2, height - bottom + 14, html_text(size_text(row["size_bytes"]))))
     for level, colour, label in ((expected, "#2ca02c", "expected"), (required, "#d62728", "required")):
         if level:
             y = height - bottom - plot_h * level / top
@@ -52,46 +41,42 @@ def busbw_chart_svg(rows, expected=None, required=None, width=720, height=300):
 
 def html(result, title="NCCL all-reduce across the rails"):
     verdict = "PASSED" if result.get("passed") else "FAILED"
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8"><title>%s</title>' % _esc(title),
-             "<style>body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}"
-             "th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;font-size:13px}th{background:#f3f3f3}"
-             ".passed{color:#2ca02c;font-weight:bold}.failed{color:#d62728;font-weight:bold}</style></head><body>",
-             "<h1>%s</h1>" % _esc(title),
-             '<p><span class="%s">%s</span> (%s): %s</p>' % (verdict.lower(), verdict, _esc(result.get("code")), _esc(result.get("reason")))]
+    parts = run_page_start(title) + [
+        '<p><span class="%s">%s</span> (%s): %s</p>' % (verdict.lower(), verdict, html_text(result.get("code")), html_text(result.get("reason")))]
     if result.get("measured_busbw_gbs") is not None:
         parts.append("<p>Nodes %s, %s ranks, %s rails. busbw %.2f GB/s at %s; expected %.1f GB/s (sum of one node's rail rates / 8), "
                      "required %.1f GB/s (threshold %.0f%%). %s</p>" % (
-                         _esc(", ".join(result.get("nodes") or [])), _esc(result.get("ranks")), _esc(result.get("rails")),
-                         result["measured_busbw_gbs"], _esc(_size_text(result.get("message_size") or 0)), result["expected_busbw_gbs"],
-                         result["required_busbw_gbs"], result["threshold"] * 100, _esc(result.get("formula"))))
+                         html_text(", ".join(result.get("nodes") or [])), html_text(result.get("ranks")), html_text(result.get("rails")),
+                         result["measured_busbw_gbs"], html_text(size_text(result.get("message_size") or 0)), result["expected_busbw_gbs"],
+                         result["required_busbw_gbs"], result["threshold"] * 100, html_text(result.get("formula"))))
         parts.append(busbw_chart_svg(result.get("rows") or [], result.get("expected_busbw_gbs"), result.get("required_busbw_gbs")))
     expected = result.get("expected_range")
     if expected:
-        # What published real runs reach on these rails (module_utils/nccl_calibration.py), each row with its source.
+        # What published real runs reach on these rails (module_utils/verify/nccl_calibration.py), each row with its source.
         parts.append("<h2>Expected for this hardware</h2><p>A ring reaches %.1f-%.1f GB/s (%.0f-%.0f%% of the rails' %.1f GB/s) in the "
                      "published healthy runs below%s.</p>" % (
                          expected["low_gbs"], expected["high_gbs"], expected["low_fraction"] * 100, expected["high_fraction"] * 100,
                          expected["rails_gbs"], "; a tree or NVLS run up to %.1f GB/s (%s)" % (
-                             expected["tree_bound_gbs"], _esc(expected.get("tree_explanation")))
+                             expected["tree_bound_gbs"], html_text(expected.get("tree_explanation")))
                          if expected.get("tree_bound_gbs") else ""))
         parts.append("<table><tr><th>Source</th><th>Title</th></tr>")
         for source in list(expected.get("sources") or []) + list(expected.get("tree_sources") or []):
-            parts.append('<tr><td>%s</td><td><a href="%s">%s</a></td></tr>' % (_esc(source["key"]), _esc(source["url"]), _esc(source["title"])))
+            parts.append('<tr><td>%s</td><td><a href="%s">%s</a></td></tr>' % (html_text(source["key"]), html_text(source["url"]), html_text(source["title"])))
         parts.append("</table>")
         if not result.get("passed") and expected.get("low_causes"):
             parts.append("<p>Low results in published runs came from:</p><ul>%s</ul>" % "".join(
-                "<li>%s</li>" % _esc(cause) for cause in expected["low_causes"]))
+                "<li>%s</li>" % html_text(cause) for cause in expected["low_causes"]))
     if result.get("suspects"):
         parts.append("<h2>Suspect rails (from the NIC facts)</h2><table><tr><th>Rail</th><th>Node</th><th>NIC</th><th>RDMA device</th>"
                      "<th>GPU</th><th>Problem</th></tr>")
         for suspect in result["suspects"]:
             parts.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % tuple(
-                _esc(suspect.get(key)) for key in ("rail", "node", "nic", "rdma_device", "gpu", "problem")))
+                html_text(suspect.get(key)) for key in ("rail", "node", "nic", "rdma_device", "gpu", "problem")))
         parts.append("</table>")
     if result.get("rows"):
         parts.append("<table><tr><th>Size</th><th>algbw GB/s</th><th>busbw GB/s</th></tr>")
         for row in result["rows"]:
-            parts.append("<tr><td>%s</td><td>%.2f</td><td>%.2f</td></tr>" % (_esc(_size_text(row["size_bytes"])), row["algbw_gbs"], row["busbw_gbs"]))
+            parts.append("<tr><td>%s</td><td>%.2f</td><td>%.2f</td></tr>" % (html_text(size_text(row["size_bytes"])), row["algbw_gbs"], row["busbw_gbs"]))
         parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
