@@ -564,12 +564,10 @@ def _write_private(path, text):
         handle.write(text)
 
 
-def client_secrets(k8s_client, params):
-    """Credential strings the client holds (bearer token, password): they are scrubbed from anything written."""
-    found = []
-    for key in ("api_key", "password"):
-        if params.get(key):
-            found.append(params[key])
+def client_secrets(k8s_client, api_key=None, password=None):
+    """Credential strings the client holds (bearer token, password), and the ``api_key`` and ``password`` the task
+    gave: they are scrubbed from anything written."""
+    found = [value for value in (api_key, password) if value]
     configuration = getattr(getattr(getattr(k8s_client, "client", None), "client", None), "configuration", None)
     if configuration is not None:
         for value in (getattr(configuration, "api_key", None) or {}).values():
