@@ -304,7 +304,7 @@ def main():
                handlers=[((CoreException, ClusterError), reported)], result=applied)
 
     output = dict(changed=applier.changed, results=applier.results, counts=_counts(applier.results), waits=[])
-    if module._diff:
+    if module.diff:
         output["diff"] = [{"before": d["before"], "after": d["after"], "before_header": d["object"], "after_header": d["object"]}
                           for d in applier.diffs]
     if params["state"] == "present":
