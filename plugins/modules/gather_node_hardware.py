@@ -296,6 +296,7 @@ cluster_name:
   sample: lab-1
 """
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -303,6 +304,7 @@ from collections.abc import Mapping
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.facts_nodes import FactsSettings
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, DEFAULT_MAX_PODS_IN_FLIGHT, FactsRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.inventory import (
     facts_summary,
@@ -493,7 +495,8 @@ def main():
 
     def work():
         documents = Documents(report_dir, params["return_facts"])
-        run = FactsRun(module.cluster, params, on_document=documents)
+        settings = FactsSettings(**dict((field.name, params[field.name]) for field in dataclasses.fields(FactsSettings)))
+        run = FactsRun(module.cluster, settings, on_document=documents)
         return documents, run, run.run(check_mode=module.check_mode)
 
     documents, run, result = module.run(work, "Gathering node hardware facts failed", handlers=[(
