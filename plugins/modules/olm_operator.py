@@ -318,8 +318,10 @@ def argument_spec():
 
 def main():
     module = ClusterModule(argument_spec())
-    installer = module.run(lambda: OperatorInstaller(module.cluster, module.options, check_mode=module.check_mode, warn=module.warn),
-                           "Failed to connect to the cluster")
+    options = module.options
+    operator = dict((key, options.pop(key)) for key in OPERATOR_OPTIONS)
+    installer = module.run(lambda: OperatorInstaller(module.cluster, operator, check_mode=module.check_mode, warn=module.warn, **options),
+                           "olm_operator failed")
 
     def failed(exc):
         result = dict(exc.result)

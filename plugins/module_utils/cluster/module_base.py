@@ -94,7 +94,7 @@ class ClusterModule:
     def cluster(self):
         """The ClusterClient, connected on first use (inside ``run``, so that a connection error fails like any other)."""
         if self._cluster is None:
-            self._cluster = connect(self.module, **self.client_options)
+            self._cluster = connect(self.module, self.connection, **self.client_options)
         return self._cluster
 
     def run(self, work, doing, handlers=(), result=None):
