@@ -253,7 +253,8 @@ def main():
     module = ClusterModule(argument_spec(), stop_on_sigterm=True)
     options = module.options
     try:
-        settings = settings_from(options)
+        # nic_ports and gpu_nic_affinity go to the run (which pairs each rank with its NIC), the rest to the settings.
+        settings = settings_from(**dict((key, value) for key, value in options.items() if key not in ("nic_ports", "gpu_nic_affinity")))
     except (SettingsError, ValueError, TypeError) as exc:
         module.fail_json(msg="Invalid options: %s" % exc)
     result = module.run(lambda: NcclAllReduceTest(module.cluster, settings).run(

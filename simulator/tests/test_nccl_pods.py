@@ -30,7 +30,7 @@ def settings(**extra):
     params = {"image": "registry.example/nccl-tests:2.19.6", "gpus_per_node": 8, "gpu_resource": "", "hcas": HCAS,
               "min_bytes": "1M", "max_bytes": "8G", "rails": []}
     params.update(extra)
-    return nccl_test.settings_from(params)
+    return nccl_test.settings_from(**params)
 
 
 def phase(kube, name):
