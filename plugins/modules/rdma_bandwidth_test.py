@@ -430,7 +430,8 @@ def main():
     if not names.is_image_reference(options["image"]):
         module.fail_json(msg="image (verify_image): %r is not an image reference; use %s" % (options["image"], names.IMAGE_REFERENCE_HINT))
     try:
-        settings = settings_from(options)
+        # artifacts_dir and cluster_name are the reports', the rest the test's settings.
+        settings = settings_from(**dict((key, value) for key, value in options.items() if key not in ("artifacts_dir", "cluster_name")))
     except (SettingsError, ValueError, TypeError) as exc:
         module.fail_json(msg="Invalid options: %s" % exc)
     arguments = " ".join(perftest_args(settings))

@@ -122,7 +122,7 @@ def test_perftest_on_the_rail_that_is_down_cannot_connect(kube):
     connect while rail 2 of the same node passes."""
     from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth as bt
 
-    settings = bt.settings_from({"configuration": {}, "method": "shared_device", "fabric": "infiniband", "image": "registry.example/perftest",
+    settings = bt.settings_from(**{"configuration": {}, "method": "shared_device", "fabric": "infiniband", "image": "registry.example/perftest",
                                  "network": "railnet", "resources": {"rdma/unused": 1}, "gpu_resource": "", "rails": "first", "namespace": "default",
                                  "start_timeout": 60, "run_timeout": 60, "gpu_rdma_mode": "none"})
     kube.create({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition", "metadata": {"name": "railnet", "namespace": "default"},
