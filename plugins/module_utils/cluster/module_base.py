@@ -92,7 +92,7 @@ class ClusterModule:
 
     @property
     def cluster(self):
-        """The ClusterClient, connected on first use (inside ``run``, so that a connection error fails like any other)."""
+        """The ClusterClient, connected on first use (inside ``run``: a connection error fails like any other)."""
         if self._cluster is None:
             self._cluster = connect(self.module, self.connection, **self.client_options)
         return self._cluster
@@ -114,8 +114,8 @@ class ClusterModule:
             extra = result() if result else {}
             if isinstance(exc, CoreException):  # the collection's ClusterError included
                 # As kubernetes.core's AnsibleK8SModule.fail_from_exception words it (plugins/module_utils/k8s/core.py).
-                self.fail_json(msg=str(exc), exception="".join(traceback.format_exception(None, exc, exc.__traceback__)),
-                               **extra)
+                formatted = "".join(traceback.format_exception(None, exc, exc.__traceback__))
+                self.fail_json(msg=str(exc), exception=formatted, **extra)
             text = doing() if callable(doing) else doing
             self.fail_json(msg="%s: %s" % (text, api_message(exc)), exception=traceback.format_exc(), **extra)
 

@@ -80,8 +80,13 @@ def test_unexpected_errors_say_what_the_task_was_doing_and_keep_the_traceback(mo
     failed = answer(capsys, lambda: module.run(raising(KeyError("items")), "Failed to read the cluster"))
     assert failed["msg"] == "Failed to read the cluster: 'items'" and "KeyError" in failed["exception"]
     where = []
-    failed = answer(capsys, lambda: module.run(raising(KeyError("items")), lambda: "Applying manifests failed at %s" % where[0],
-                                               result=lambda: {"results": where}) if not where.append("Pod/x") else None)
+
+    def work():
+        where.append("Pod/x")  # known only once the work has started
+        raise KeyError("items")
+
+    failed = answer(capsys, lambda: module.run(work, lambda: "Applying manifests failed at %s" % where[0],
+                                               result=lambda: {"results": where}))
     assert failed["msg"] == "Applying manifests failed at Pod/x: 'items'" and failed["results"] == ["Pod/x"]
 
 
