@@ -123,8 +123,8 @@ def test_perftest_on_the_rail_that_is_down_cannot_connect(kube):
     from ansible_collections.gpudirect.openshift.plugins.module_utils import bandwidth as bt
 
     settings = bt.settings_from(**{"configuration": {}, "method": "shared_device", "fabric": "infiniband", "image": "registry.example/perftest",
-                                 "network": "railnet", "resources": {"rdma/unused": 1}, "gpu_resource": "", "rails": "first", "namespace": "default",
-                                 "start_timeout": 60, "run_timeout": 60, "gpu_rdma_mode": "none"})
+                                   "network": "railnet", "resources": {"rdma/unused": 1}, "gpu_resource": "", "rails": "first", "namespace": "default",
+                                   "start_timeout": 60, "run_timeout": 60, "gpu_rdma_mode": "none"})
     kube.create({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition", "metadata": {"name": "railnet", "namespace": "default"},
                  "spec": {"config": '{"cniVersion": "0.3.1", "type": "ipoib", "master": "ibp60s0", '
                                     '"ipam": {"type": "whereabouts", "range": "192.168.50.0/24"}}'}})

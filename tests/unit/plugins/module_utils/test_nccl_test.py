@@ -32,8 +32,8 @@ def test_nccl_environment():
 
 def test_worker_and_launcher_pods():
     settings = nccl_test.settings_from(**{"image": "img", "gpus_per_node": 8, "hcas": ["mlx5_0", "mlx5_1"],
-                                        "rails": [{"network": "rail0", "resource": "rdma/rail0"},
-                                                  {"network": "rail1", "resource": "rdma/rail1"}]})
+                                          "rails": [{"network": "rail0", "resource": "rdma/rail0"},
+                                                    {"network": "rail1", "resource": "rdma/rail1"}]})
     worker = nccl_test.worker_manifest(settings, "abc", 0, "node-a")
     assert worker["metadata"]["annotations"] == {"k8s.v1.cni.cncf.io/networks": "rail0,rail1"}
     assert worker["spec"]["containers"][0]["resources"]["limits"] == {"rdma/rail0": "1", "rdma/rail1": "1", "nvidia.com/gpu": "8"}
@@ -49,7 +49,7 @@ def test_worker_and_launcher_pods():
 def test_settings_refuse_what_cannot_work():
     with pytest.raises(nccl_test.SettingsError) as info:
         nccl_test.settings_from(**{"image": "img", "nodes": ["one"], "gpus_per_node": 0, "threshold": 2,
-                                 "rails": [{"network": "rail0"}], "rail_rates_gbps": [400, 400]})
+                                   "rails": [{"network": "rail0"}], "rail_rates_gbps": [400, 400]})
     text = str(info.value)
     for part in ("rails[0]: network and resource", "nodes: give at least two", "gpus_per_node", "threshold", "rail_rates_gbps: 2 rates for 1 rails"):
         assert part in text

@@ -163,11 +163,13 @@ def test_control_plane_nodes_get_no_facts_pod_unless_asked():
     automatic = nf.FactsRun(_NodesOnly(COMPACT), facts_nodes.FactsSettings(**params), run_id="abcde").run(check_mode=True)
     assert [p["node"] for p in automatic["pods"]] == ["worker-0"] and automatic["control_plane_left_out"] == ["master-0"]
     assert automatic["failed_nodes"] == []
-    named = nf.FactsRun(_NodesOnly(COMPACT), facts_nodes.FactsSettings(**dict(params, nodes=["cp-1", "worker-0"])), run_id="abcde").run(check_mode=True)
+    settings = facts_nodes.FactsSettings(**dict(params, nodes=["cp-1", "worker-0"]))
+    named = nf.FactsRun(_NodesOnly(COMPACT), settings, run_id="abcde").run(check_mode=True)
     assert [p["node"] for p in named["pods"]] == ["worker-0"]
     assert named["failed_nodes"] == [{"node": "cp-1", "pod": None, "error": facts_nodes.CONTROL_PLANE_REFUSAL}]
     assert "hardware_facts_allow_control_plane: true" in facts_nodes.CONTROL_PLANE_REFUSAL
-    asked = nf.FactsRun(_NodesOnly(COMPACT), facts_nodes.FactsSettings(**dict(params, nodes=["cp-1"], allow_control_plane=True)), run_id="abcde").run(check_mode=True)
+    settings = facts_nodes.FactsSettings(**dict(params, nodes=["cp-1"], allow_control_plane=True))
+    asked = nf.FactsRun(_NodesOnly(COMPACT), settings, run_id="abcde").run(check_mode=True)
     assert [p["node"] for p in asked["pods"]] == ["cp-1"] and asked["failed_nodes"] == []
     _selected, _unknown, _how, pods = nf.FactsRun(None, facts_nodes.FactsSettings(**params), run_id="abcde").plan(COMPACT)
     assert [p["spec"]["nodeName"] for p in pods] == ["worker-0"]

@@ -11,8 +11,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.facts_nodes import FactsSettings
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.operator_installer import OperatorInstaller
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules.olm_install import OPERATOR_OPTIONS
-from ansible_collections.gpudirect.openshift.plugins.modules import (gather_node_hardware, nccl_allreduce_test,
-                                                                      olm_operator, rdma_bandwidth_test)
+from ansible_collections.gpudirect.openshift.plugins.modules import gather_node_hardware, nccl_allreduce_test
+from ansible_collections.gpudirect.openshift.plugins.modules import olm_operator, rdma_bandwidth_test
 
 # Arguments that are not the module's options: what the installer needs besides them.
 NOT_OPTIONS = {"self", "cluster", "operator", "check_mode", "warn", "clock"}
