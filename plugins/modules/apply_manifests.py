@@ -219,17 +219,14 @@ wait:
 """
 
 import copy
-import traceback
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind, validate_manifests
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError, api_message
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.schema import SchemaChecker
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import READ_BY_NAME_KINDS
@@ -238,15 +235,14 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits 
     WAIT_OPTIONS,
     WaitFailed,
     run_wait,
-    wait_error_message,
+    describe_wait,
     wait_problems,
     wait_title,
 )
 
 
 def argument_spec():
-    spec = dict(AUTH_ARG_SPEC)
-    spec.update(
+    return dict(
         manifests=dict(type="list", elements="dict"),
         state=dict(type="str", choices=["present", "absent", "pruned", "deleted_by_label"], default="present"),
         prune_kinds=dict(type="list", elements="str", default=[]),
@@ -257,12 +253,11 @@ def argument_spec():
         schema_owner=dict(type="str", default=""),
         webhook_grace_period=dict(type="int", default=webhooks.DEFAULT_WEBHOOK_GRACE_SECONDS),
     )
-    return spec
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
-    params = module.params
+    module = ClusterModule(argument_spec())
+    params = module.options
     if params["state"] == "deleted_by_label":
         problems = ["manifests: state deleted_by_label takes none"] if params["manifests"] else []
         problems.extend([] if params["prune_kinds"] else ["prune_kinds: state deleted_by_label needs the kinds to delete"])
@@ -289,13 +284,13 @@ def main():
         module.fail_json(msg="Invalid input: %s" % "; ".join(problems))
 
     applier = None
-    cluster = None
-    current = None
-    try:
-        cluster = connect(module, check_mode=module.check_mode)
-        applier = ManifestApplier(cluster, webhook_grace_period=params["webhook_grace_period"])
+    current = []  # the manifest being applied or deleted, named in a failure
+
+    def work():
+        nonlocal applier
+        applier = ManifestApplier(module.cluster, webhook_grace_period=module.params["webhook_grace_period"])
         if params["state"] == "present":
-            unknown = SchemaChecker(cluster).problems(params["manifests"], params["schema_owner"])
+            unknown = SchemaChecker(module.cluster).problems(params["manifests"], params["schema_owner"])
             if unknown:
                 module.fail_json(msg=" ".join(unknown), results=[])
         if params["state"] in ("present", "pruned", "deleted_by_label") and prune_kinds:
@@ -303,26 +298,29 @@ def main():
                           params["prune_names"])
         if params["state"] == "present":
             for manifest in params["manifests"]:
-                current = manifest
+                current[:] = [manifest]
                 applier.apply(manifest)
         elif params["state"] == "absent":
             for manifest in reversed(params["manifests"]):
-                current = manifest
+                current[:] = [manifest]
                 applier.delete(manifest)
-    except (CoreException, ClusterError) as exc:
-        where = " (at %s)" % describe(current) if current else ""
-        module.fail_json(msg="%s%s" % (exc, where), results=applier.results if applier else [])
-    except Exception as exc:  # pylint: disable=broad-except
-        where = " at %s" % describe(current) if current else ""
-        module.fail_json(msg="Applying manifests failed%s: %s" % (where, api_message(exc)),
-                         results=applier.results if applier else [], exception=traceback.format_exc())
+
+    def applied():
+        return {"results": applier.results if applier else []}
+
+    def reported(exc):
+        where = " (at %s)" % describe(current[0]) if current else ""
+        module.fail_json(msg="%s%s" % (exc, where), **applied())
+
+    module.run(work, lambda: "Applying manifests failed%s" % (" at %s" % describe(current[0]) if current else ""),
+               handlers=[((CoreException, ClusterError), reported)], result=applied)
 
     output = dict(changed=applier.changed, results=applier.results, counts=_counts(applier.results), waits=[])
-    if module._diff:
+    if module.diff:
         output["diff"] = [{"before": d["before"], "after": d["after"], "before_header": d["object"], "after_header": d["object"]}
                           for d in applier.diffs]
     if params["state"] == "present":
-        _wait(module, cluster, params["waits"], output)
+        _wait(module, params["waits"], output)
     module.exit_json(**output)
 
 
@@ -333,19 +331,23 @@ def _counts(results):
     return counts
 
 
-def _wait(module, cluster, waits, output):
+def _wait(module, waits, output):
     """Run the waits in order into output["waits"]; the first failure fails the task with what was applied."""
     for spec in waits:
-        try:
-            done = run_wait(cluster, spec)
-        except WaitFailed as exc:
-            module.fail_json(msg=str(exc), wait=dict(exc.details, title=wait_title(spec)), **output)
-        except (CoreException, ClusterError) as exc:
-            module.fail_json(msg="%s (waiting for %s)" % (exc, wait_title(spec)), **output)
-        except Exception as exc:  # pylint: disable=broad-except
-            module.fail_json(msg=wait_error_message(spec, exc), exception=traceback.format_exc(), **output)
+        done = _wait_one(module, spec, output)
         done.pop("resources")
         output["waits"].append(done)
+
+
+def _wait_one(module, spec, output):
+    def timed_out(exc):
+        module.fail_json(msg=str(exc), wait=dict(exc.details, title=wait_title(spec)), **output)
+
+    def reported(exc):
+        module.fail_json(msg="%s (waiting for %s)" % (exc, wait_title(spec)), **output)
+
+    return module.run(lambda: run_wait(module.cluster, spec), "Waiting for %s failed" % describe_wait(spec),
+                      handlers=[(WaitFailed, timed_out), ((CoreException, ClusterError), reported)], result=lambda: output)
 
 
 if __name__ == "__main__":

@@ -154,32 +154,24 @@ summary:
 """
 
 
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import gather
 
 
 def argument_spec():
-    spec = dict(AUTH_ARG_SPEC)
-    spec.update(
+    return dict(
         nodes=dict(type="list", elements="str"),
         label_selectors=dict(type="list", elements="str"),
         extra_label_prefixes=dict(type="list", elements="str", default=[]),
     )
-    return spec
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
-
-    def work():
-        cluster = connect(module, check_mode=module.check_mode, rediscover_once=True)
-        return gather(cluster, node_names=module.params["nodes"], label_selectors=module.params["label_selectors"],
-                      extra_label_prefixes=module.params["extra_label_prefixes"])
-
-    info = run_cluster_work(module, "Failed to gather cluster information", work)
+    module = ClusterModule(argument_spec(), client_options=dict(rediscover_once=True))
+    options = module.options
+    info = module.run(lambda: gather(module.cluster, node_names=options["nodes"], label_selectors=options["label_selectors"],
+                                     extra_label_prefixes=options["extra_label_prefixes"]),
+                      "Failed to gather cluster information")
     module.exit_json(changed=False, **info)
 
 

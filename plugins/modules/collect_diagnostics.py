@@ -158,14 +158,9 @@ else:
     YAML_IMPORT_ERROR = None
 
 from ansible.module_utils.basic import missing_required_lib
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import check_connection
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.diagnostics import (
     DiagnosticsCollector,
     client_secrets,
@@ -175,8 +170,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan im
 
 
 def argument_spec():
-    spec = dict(AUTH_ARG_SPEC)
-    spec.update(
+    return dict(
         dest=dict(type="path", required=True),
         namespaces=dict(type="list", elements="str"),
         marketplace_namespace=dict(type="str", default="openshift-marketplace"),
@@ -185,7 +179,6 @@ def argument_spec():
         failure=dict(type="str"),
         failed_task=dict(type="str"),
     )
-    return spec
 
 
 def dump_yaml(data):
@@ -193,28 +186,27 @@ def dump_yaml(data):
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
+    # Reads only (the files it writes are local): the client is built as outside check mode.
+    module = ClusterModule(argument_spec(), client_options=dict(check_mode=False, rediscover_once=True))
     if not HAS_YAML:
         module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
-    params = module.params
-    try:
-        check_connection(module)
-        k8s = get_api_client(module)
-    except CoreException as exc:
-        module.fail_from_exception(exc)
-    secrets = client_secrets(k8s, params)
-    collector = DiagnosticsCollector(
-        ClusterClient(k8s, rediscover_once=True),
+    params = module.options
+    connection = module.connection
+    collector = module.run(lambda: DiagnosticsCollector(
+        module.cluster,
         params["namespaces"] or [operator["namespace"] for operator in catalogue.OPERATORS],
         marketplace_namespace=params["marketplace_namespace"],
-        managed_selector=params["managed_label_selector"], secrets=secrets,
-        machineconfig_names=owned_machineconfig_names({}) if params["machineconfig_names"] is None else params["machineconfig_names"])
-    try:
-        groups = collector.collect()
-        files = collector.write(params["dest"], groups, failure=params["failure"], failed_task=params["failed_task"],
-                                check_mode=module.check_mode, dumper=dump_yaml)
-    except (IOError, OSError) as exc:
+        managed_selector=params["managed_label_selector"],
+        secrets=client_secrets(module.cluster.k8s, api_key=connection["api_key"], password=connection["password"]),
+        machineconfig_names=owned_machineconfig_names({}) if params["machineconfig_names"] is None else params["machineconfig_names"]),
+        "Collecting diagnostics failed")
+
+    def unwritable(exc):
         module.fail_json(msg="Could not write diagnostics to %s: %s" % (params["dest"], scrub_text(str(exc), collector.secrets)))
+
+    files = module.run(lambda: collector.write(params["dest"], collector.collect(), failure=params["failure"],
+                                               failed_task=params["failed_task"], check_mode=module.check_mode, dumper=dump_yaml),
+                       "Collecting diagnostics failed", handlers=[((IOError, OSError), unwritable)])
     module.exit_json(changed=not module.check_mode, dest=params["dest"], files=files, collected=collector.collected, unavailable=collector.unavailable,
                      capped=collector.capped, findings=collector.findings, requests=collector.requests_sent,
                      # not "unreachable": Ansible takes a true result key of that name as the host being unreachable,

@@ -296,10 +296,11 @@ cluster_name:
   sample: lab-1
 """
 
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import clean_up_on_sigterm, run_cluster_work
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+import dataclasses
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.facts_nodes import FactsSettings
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, DEFAULT_MAX_PODS_IN_FLIGHT, FactsRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.reports.hardware_facts import facts_summary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.reports.hardware_report import Documents
@@ -307,8 +308,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 
 def argument_spec():
-    spec = dict(AUTH_ARG_SPEC)
-    spec.update(
+    return dict(
         nodes=dict(type="list", elements="str"),
         allow_control_plane=dict(type="bool", default=False),
         node_selector=dict(type="dict"),
@@ -336,32 +336,28 @@ def argument_spec():
         return_facts=dict(type="bool", default=False),
         fail_on_error=dict(type="bool", default=True),
     )
-    return spec
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True,
-                              mutually_exclusive=[("nodes", "node_selector")])
-    params = module.params
+    # A run stopped by SIGTERM (a task timeout, a cancelled AWX job) still deletes its pods and per-run SCC grant.
+    module = ClusterModule(argument_spec(), stop_on_sigterm=True, mutually_exclusive=[("nodes", "node_selector")])
+    params = module.options
     if not names.is_image_reference(params["image"]):
         module.fail_json(msg="image (hardware_facts_image): %r is not an image reference; use %s" % (params["image"], names.IMAGE_REFERENCE_HINT))
     if params["max_pods_in_flight"] < 1:
         module.fail_json(msg="max_pods_in_flight (hardware_facts_max_pods_in_flight) must be at least 1, got %d" % params["max_pods_in_flight"])
     report_dir = None if module.check_mode or params["cache_only"] else params["report_dir"]
 
-    # A run stopped by SIGTERM (a task timeout, a cancelled AWX job) still deletes its pods and per-run SCC grant.
-    clean_up_on_sigterm()
-
     def work():
         documents = Documents(report_dir, params["return_facts"])
-        cluster = connect(module, check_mode=module.check_mode)
-        run = FactsRun(cluster, params, on_document=documents)
-        return documents, cluster, run, run.run(check_mode=module.check_mode)
+        settings = FactsSettings(**dict((field.name, params[field.name]) for field in dataclasses.fields(FactsSettings)))
+        run = FactsRun(module.cluster, settings, on_document=documents)
+        return documents, run, run.run(check_mode=module.check_mode)
 
-    documents, cluster, run, result = run_cluster_work(module, "Gathering node hardware facts failed", work, handlers=[(
+    documents, run, result = module.run(work, "Gathering node hardware facts failed", handlers=[(
         (IOError, OSError), lambda exc: module.fail_json(msg="Cannot write the hardware documents to %s: %s" % (report_dir, exc)))])
     flat = documents.flat()
-    name = params["cluster_name"] or cluster_name(cluster.api_host())
+    name = params["cluster_name"] or cluster_name(module.cluster.api_host())
     result.update(cluster_name=name, changed=run.changed, nic_ports=flat[0], gpu_nic_affinity=flat[1], readiness=flat[2])
     result["summary"] = facts_summary(result["counts"], flat[2], result.get("pods"), module.check_mode)
     result["nodes"] = documents.nodes if params["return_facts"] else {}

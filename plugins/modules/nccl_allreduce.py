@@ -216,17 +216,13 @@ rows:
 """
 
 
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import nccl_report
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import clean_up_on_sigterm, run_cluster_work
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.nccl_run import NcclAllReduceTest, SettingsError, settings_from
 
 
 def argument_spec():
-    spec = dict(AUTH_ARG_SPEC)
-    spec.update(
+    return dict(
         image=dict(type="str", required=True),
         image_pull_policy=dict(type="str", default="IfNotPresent", choices=["Always", "IfNotPresent", "Never"]),
         namespace=dict(type="str", default="default"),
@@ -251,19 +247,18 @@ def argument_spec():
         pending_grace_period=dict(type="int", default=60),
         cleanup_timeout=dict(type="int", default=120),
     )
-    return spec
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
-    clean_up_on_sigterm()
+    module = ClusterModule(argument_spec(), stop_on_sigterm=True)
+    options = module.options
     try:
-        settings = settings_from(module.params)
+        # nic_ports and gpu_nic_affinity go to the run (which pairs each rank with its NIC), the rest to the settings.
+        settings = settings_from(**dict((key, value) for key, value in options.items() if key not in ("nic_ports", "gpu_nic_affinity")))
     except (SettingsError, ValueError, TypeError) as exc:
         module.fail_json(msg="Invalid options: %s" % exc)
-    cluster = run_cluster_work(module, "The NCCL all-reduce test failed", lambda: connect(module, check_mode=module.check_mode))
-    result = run_cluster_work(module, "The NCCL all-reduce test failed", lambda: NcclAllReduceTest(cluster, settings).run(
-        check_mode=module.check_mode, nic_ports=module.params["nic_ports"], affinity=module.params["gpu_nic_affinity"]))
+    result = module.run(lambda: NcclAllReduceTest(module.cluster, settings).run(
+        check_mode=module.check_mode, nic_ports=options["nic_ports"], affinity=options["gpu_nic_affinity"]), "The NCCL all-reduce test failed")
     result["changed"] = False  # pods come and go; nothing stays on the cluster
     if not module.check_mode:
         result["report_html"] = nccl_report.html(result)

@@ -311,20 +311,15 @@ diff:
 """
 
 import copy
-import traceback
 
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.operator_installer import OperatorInstaller
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules.olm_install import OPERATOR_OPTIONS
 
 
 def argument_spec():
-    spec = dict(AUTH_ARG_SPEC)
-    spec.update(copy.deepcopy(OPERATOR_OPTIONS))
+    spec = copy.deepcopy(OPERATOR_OPTIONS)
     spec.update(
         state=dict(type="str", choices=["present", "absent"], default="present"),
         wait=dict(type="bool", default=True),
@@ -339,25 +334,26 @@ def argument_spec():
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
-    try:
-        cluster = connect(module, check_mode=module.check_mode)
-    except CoreException as exc:
-        module.fail_from_exception(exc)
-    installer = OperatorInstaller(cluster, module.params, check_mode=module.check_mode, warn=module.warn)
-    try:
-        result = installer.run()
-    except ClusterError as exc:
-        failed = dict(exc.result)
-        if not module._diff:
-            failed.pop("diff", None)
-        module.fail_json(msg=str(exc), **failed)
-    except Exception as exc:  # pylint: disable=broad-except
+    module = ClusterModule(argument_spec())
+    options = module.options
+    operator = dict((key, options.pop(key)) for key in OPERATOR_OPTIONS)
+    installer = module.run(lambda: OperatorInstaller(module.cluster, operator, check_mode=module.check_mode, warn=module.warn, **options),
+                           "olm_operator failed")
+
+    def failed(exc):
+        result = dict(exc.result)
+        if not module.diff:
+            result.pop("diff", None)
+        module.fail_json(msg=str(exc), **result)
+
+    def unexpected(exc):
         # Anything unexpected (a connection that never came back, a bug): say where it happened.
-        failed = installer.finish()
-        failed.pop("diff", None)
-        module.fail_json(msg="olm_operator failed: %s" % exc, exception=traceback.format_exc(), **failed)
-    if not module._diff:
+        result = installer.finish()
+        result.pop("diff", None)
+        module.fail_with_traceback("olm_operator failed: %s" % exc, **result)
+
+    result = module.run(installer.run, "olm_operator failed", handlers=[(ClusterError, failed), (Exception, unexpected)])
+    if not module.diff:
         result.pop("diff", None)
     module.exit_json(**result)
 

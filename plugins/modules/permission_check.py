@@ -76,31 +76,26 @@ requests:
   type: int
 """
 
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.permissions import granted_rules, may_do_everything
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
 from ansible_collections.gpudirect.openshift.plugins.module_utils.permissions import (missing_permissions,
                                                                                       problem_message, required_rules,
                                                                                       scopes)
 
 
 def argument_spec():
-    spec = dict(AUTH_ARG_SPEC)
-    spec.update(required=dict(type="list", elements="dict", required=True))
-    return spec
+    return dict(required=dict(type="list", elements="dict", required=True))
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
-    required = required_rules(module.params["required"])
+    module = ClusterModule(argument_spec(), client_options=dict(rediscover_once=True))
+    required = required_rules(module.options["required"])
     if not required:
         module.fail_json(msg="permission_check: required holds no ClusterRole or Role rules; pass the documents of "
                              "deploy/rbac/clusterrole.yml (lookup('ansible.builtin.file', ...) | from_yaml_all | list)")
 
     def work():
-        cluster = connect(module, check_mode=module.check_mode, rediscover_once=True)
+        cluster = module.cluster
         if may_do_everything(cluster):
             return {"everything": True, "missing": [], "incomplete": False, "requests": 1}
         wanted = scopes(required)
@@ -108,7 +103,7 @@ def main():
         return {"everything": False, "missing": missing_permissions(required, granted), "incomplete": incomplete,
                 "requests": 1 + len(wanted)}
 
-    result = run_cluster_work(module, "Failed to review the identity's permissions", work)
+    result = module.run(work, "Failed to review the identity's permissions")
     if result["missing"] and not result["incomplete"]:
         module.fail_json(msg=problem_message(result["missing"]), changed=False, **result)
     module.exit_json(changed=False, **result)

@@ -387,11 +387,8 @@ operator_problems:
 
 import copy
 
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import parse_kind
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import ConditionError
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift import (
@@ -418,8 +415,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits 
 
 
 def argument_spec():
-    spec = dict(AUTH_ARG_SPEC)
-    spec.update(
+    return dict(
         operators=dict(type="list", elements="dict", default=[], options=copy.deepcopy(OPERATOR_OPTIONS)),
         operator_roles=dict(type="dict", default={}),
         manifests=dict(type="list", elements="dict", default=[]),
@@ -438,7 +434,6 @@ def argument_spec():
         allow_unsupported_versions=dict(type="bool", default=False),
         upgrade_packages=dict(type="list", elements="str", default=[]),
     )
-    return spec
 
 
 def trimmed_package(manifest):
@@ -467,15 +462,15 @@ def problems_of(operators, subscriptions):
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
-    params = module.params
+    # Only reads: the client never writes, whatever the task's check mode.
+    module = ClusterModule(argument_spec(), client_options=dict(check_mode=True, rediscover_once=True))
+    params = module.options
     pools = list(params["machine_config_pools"])
     if params["memlock_pool"] and params["memlock_pool"] not in pools:
         pools.append(params["memlock_pool"])
 
     def work():
-        cluster = connect(module, check_mode=True, rediscover_once=True)
-        snapshot = SnapshotClient(cluster)
+        snapshot = SnapshotClient(module.cluster)
         if params["compare"]:
             kinds = prefetch_kinds(params["operators"], params["manifests"], params["waits"], params["prune_kinds"],
                                    sriov_states=True, machine_config_pools=bool(pools))
@@ -518,8 +513,8 @@ def main():
             entry["text"] = disruption.describe(entry)
         return found
 
-    snapshot, kinds, info, differences, versions, leftovers = run_cluster_work(
-        module, "Failed to read the cluster", work,
+    snapshot, kinds, info, differences, versions, leftovers = module.run(
+        work, "Failed to read the cluster",
         handlers=[((ConditionError, ValueError), lambda exc: module.fail_json(msg="Invalid input: %s" % exc))])
 
     found = disruptions_of(snapshot)

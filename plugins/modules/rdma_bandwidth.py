@@ -342,10 +342,9 @@ pods_left:
   elements: str
 """
 
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import clean_up_on_sigterm, run_cluster_work
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name, connect
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name
 from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import bandwidth_report
 from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.bandwidth_plan import (
     SettingsError,
@@ -361,8 +360,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
 
 def argument_spec():
-    spec = dict(AUTH_ARG_SPEC)
-    spec.update(
+    return dict(
         configuration=dict(type="dict", default={}),
         method=dict(type="str", choices=["shared_device", "host_device", "sriov_legacy"]),
         fabric=dict(type="str", choices=["roce", "infiniband"]),
@@ -402,22 +400,20 @@ def argument_spec():
         artifacts_dir=dict(type="path"),
         cluster_name=dict(type="str"),
     )
-    return spec
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
-    clean_up_on_sigterm()
-    if not names.is_image_reference(module.params["image"]):
-        module.fail_json(msg="image (verify_image): %r is not an image reference; use %s" % (module.params["image"], names.IMAGE_REFERENCE_HINT))
+    module = ClusterModule(argument_spec(), stop_on_sigterm=True)
+    options = module.options
+    if not names.is_image_reference(options["image"]):
+        module.fail_json(msg="image (verify_image): %r is not an image reference; use %s" % (options["image"], names.IMAGE_REFERENCE_HINT))
     try:
-        settings = settings_from(module.params)
+        # artifacts_dir and cluster_name are the reports', the rest the test's settings.
+        settings = settings_from(**dict((key, value) for key, value in options.items() if key not in ("artifacts_dir", "cluster_name")))
     except (SettingsError, ValueError, TypeError) as exc:
         module.fail_json(msg="Invalid options: %s" % exc)
     arguments = " ".join(perftest_args(settings))
-    cluster = run_cluster_work(module, "The bandwidth test failed", lambda: connect(module, check_mode=module.check_mode))
-    outcome = run_cluster_work(module, "The bandwidth test failed",
-                               lambda: BandwidthTest(cluster, settings).run(check_mode=module.check_mode))
+    outcome = module.run(lambda: BandwidthTest(module.cluster, settings).run(check_mode=module.check_mode), "The bandwidth test failed")
 
     if module.check_mode:
         module.exit_json(changed=False, passed=False, run_id=outcome["run_id"], arguments=arguments,
@@ -425,7 +421,7 @@ def main():
 
     pairs = outcome["pairs"]
     summary = summarize(pairs, settings["threshold"])
-    name = module.params["cluster_name"] or cluster_name(cluster.api_host()) or "cluster"
+    name = options["cluster_name"] or cluster_name(module.cluster.api_host()) or "cluster"
     report_input = {"pairs": pairs, "summary": summary, "cluster": name,
                     "configuration": settings["configuration_label"], "binary": settings["binary"], "arguments": arguments}
     result = dict(
@@ -446,11 +442,11 @@ def main():
             ", ".join(outcome["pods_left"]), outcome.get("cleanup_error") or "still terminating")
     elif not summary["all_passed"]:
         message = failure_message(pairs)
-    if module.params["artifacts_dir"]:
+    if options["artifacts_dir"]:
         try:
-            result["artifacts"] = bandwidth_report.write_artifacts(module.params["artifacts_dir"], report_input, result, settings, message)
+            result["artifacts"] = bandwidth_report.write_artifacts(options["artifacts_dir"], report_input, result, settings, message)
         except (IOError, OSError) as exc:
-            module.fail_json(msg="Cannot write the verification artifacts to %s: %s" % (module.params["artifacts_dir"], exc))
+            module.fail_json(msg="Cannot write the verification artifacts to %s: %s" % (options["artifacts_dir"], exc))
         result["pairs"] = [dict((k, v) for k, v in pair.items() if k not in ("server_log", "client_log")) for pair in pairs]
     else:
         result.update(report_markdown=bandwidth_report.markdown(report_input), report_html=bandwidth_report.html(report_input))

@@ -115,30 +115,27 @@ count:
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.runner import run_cluster_work
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import connect
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS, WaitFailed, describe_wait, run_wait
 
 
 def argument_spec():
-    spec = dict(AUTH_ARG_SPEC)
     # The options of one wait entry (as apply_manifests and plan_status take them), without the title;
     # run_wait supplies the timeout and grace period defaults.
-    spec.update((key, dict(value)) for key, value in WAIT_OPTIONS.items() if key != "title")
+    spec = dict((key, dict(value)) for key, value in WAIT_OPTIONS.items() if key != "title")
     spec["api_missing_ok"] = dict(type="bool", default=False)
     return spec
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
+    # A wait only reads: its client is built as for a task outside check mode.
+    module = ClusterModule(argument_spec(), client_options=dict(check_mode=False))
     if not HAS_JMESPATH:
         module.fail_json(msg=missing_required_lib("jmespath"), exception=JMESPATH_IMPORT_ERROR)
-    spec = dict((key, module.params[key]) for key in argument_spec() if key not in AUTH_ARG_SPEC)
-    result = run_cluster_work(module, "Waiting for %s failed" % describe_wait(spec), lambda: run_wait(connect(module), spec),
-                              handlers=[(WaitFailed, lambda exc: module.fail_json(msg=str(exc), **exc.details))])
+    spec = module.options
+    result = module.run(lambda: run_wait(module.cluster, spec), "Waiting for %s failed" % describe_wait(spec),
+                        handlers=[(WaitFailed, lambda exc: module.fail_json(msg=str(exc), **exc.details))])
     result.pop("title")
     module.exit_json(changed=False, **result)
 

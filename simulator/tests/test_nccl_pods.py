@@ -30,7 +30,7 @@ def settings(**extra):
     params = {"image": "registry.example/nccl-tests:2.19.6", "gpus_per_node": 8, "gpu_resource": "", "hcas": HCAS,
               "min_bytes": "1M", "max_bytes": "8G", "rails": []}
     params.update(extra)
-    return nccl_run.settings_from(params)
+    return nccl_run.settings_from(**params)
 
 
 def phase(kube, name):
@@ -122,9 +122,9 @@ def test_perftest_on_the_rail_that_is_down_cannot_connect(kube):
     connect while rail 2 of the same node passes."""
     from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import bandwidth_plan as bt
 
-    settings = bt.settings_from({"configuration": {}, "method": "shared_device", "fabric": "infiniband", "image": "registry.example/perftest",
-                                 "network": "railnet", "resources": {"rdma/unused": 1}, "gpu_resource": "", "rails": "first", "namespace": "default",
-                                 "start_timeout": 60, "run_timeout": 60, "gpu_rdma_mode": "none"})
+    settings = bt.settings_from(**{"configuration": {}, "method": "shared_device", "fabric": "infiniband", "image": "registry.example/perftest",
+                                   "network": "railnet", "resources": {"rdma/unused": 1}, "gpu_resource": "", "rails": "first", "namespace": "default",
+                                   "start_timeout": 60, "run_timeout": 60, "gpu_rdma_mode": "none"})
     kube.create({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition", "metadata": {"name": "railnet", "namespace": "default"},
                  "spec": {"config": '{"cniVersion": "0.3.1", "type": "ipoib", "master": "ibp60s0", '
                                     '"ipam": {"type": "whereabouts", "range": "192.168.50.0/24"}}'}})

@@ -30,10 +30,10 @@ OPERATORS = [
 ]
 
 
-def params(package, namespace):
-    return {"package": package, "namespace": namespace, "state": "present", "install_plan_approval": "Automatic",
+def operator(package, namespace):
+    return {"package": package, "namespace": namespace, "install_plan_approval": "Automatic",
             "namespace_labels": {"openshift.io/cluster-monitoring": "true"}, "namespace_annotations": {},
-            "package_namespace": "openshift-marketplace", "wait": True, "wait_timeout": 120, "failure_grace_period": 30}
+            "package_namespace": "openshift-marketplace"}
 
 
 def one_round(samples):
@@ -49,7 +49,7 @@ def one_round(samples):
         sim.store.subscribe(on_change)
         cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
         for package, namespace in OPERATORS:
-            result = OperatorInstaller(cluster, params(package, namespace)).run()
+            result = OperatorInstaller(cluster, operator(package, namespace), wait_timeout=120).run()
             returned = time.monotonic()
             returned_wall = datetime.now(timezone.utc)
             csv = result["csv"]

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import node_facts as nf
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.facts_nodes import FactsSettings
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import plan
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
@@ -167,7 +168,7 @@ def test_unschedulable_pod_is_a_node_failure_and_is_deleted(sim_factory, monkeyp
     params = {"namespace": NAMESPACE, "name_prefix": "gpudirect-facts", "image": nf.DEFAULT_IMAGE, "service_account": "gpudirect-facts",
               "manage_rbac": True, "scc": "hostmount-anyuid", "create_namespace": True, "timeout": 60, "tolerations": None}
     cluster = ClusterClient(get_api_client(kubeconfig=sim.kubeconfig))
-    result = nf.FactsRun(cluster, params).run()
+    result = nf.FactsRun(cluster, FactsSettings(**params)).run()
     assert list(result["nodes"]) == ["worker-0"]
     assert [(f["node"], f["error"]) for f in result["failed_nodes"]] == [
         ("gone-node", "pod cannot be scheduled: 0/%d nodes are available: node gone-node not found" % len(sim.profile.nodes))]

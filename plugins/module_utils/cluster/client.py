@@ -55,10 +55,10 @@ PAGE_SIZE = 500
 LIST_RESTARTS = 3
 
 
-def paged_list(request, path, params, page_size=PAGE_SIZE, on_page=None):
+def paged_list(request, path, query, page_size=PAGE_SIZE, on_page=None):
     """(items, list resourceVersion) of a collection read with limit + continue.
 
-    ``request(method, path, **params)`` returns the decoded body. All pages are one snapshot (the server reads
+    ``request(method, path, **query)`` returns the decoded body. All pages are one snapshot (the server reads
     them at the first page's resourceVersion); when that snapshot has expired (410 on a continued page), the
     list starts over, so the result is never a mix of two revisions. ``on_page(items, first)`` receives each page
     instead of the result (``first`` again after a restart, so that the caller starts over): a caller that keeps
@@ -68,10 +68,10 @@ def paged_list(request, path, params, page_size=PAGE_SIZE, on_page=None):
         items, token, list_rv = [], None, None
         try:
             while True:
-                query = dict(params, limit=page_size)
+                page_query = dict(query, limit=page_size)
                 if token:
-                    query["_continue"] = token
-                body = request("get", path, **query)
+                    page_query["_continue"] = token
+                body = request("get", path, **page_query)
                 meta = body.get("metadata") or {}
                 if list_rv is None:
                     list_rv = meta.get("resourceVersion")
@@ -254,13 +254,13 @@ class ClusterClient:
 
     # -- reads ---------------------------------------------------------------------------------
 
-    def _request(self, method, path, **params):
-        params.setdefault("_request_timeout", self.request_timeout)
-        return _decode(self.retry.call(self.dynamic.request, method, path, serialize=False, **params))
+    def _request(self, method, path, **query):
+        query.setdefault("_request_timeout", self.request_timeout)
+        return _decode(self.retry.call(self.dynamic.request, method, path, serialize=False, **query))
 
-    def raw_get(self, path, **params):
+    def raw_get(self, path, **query):
         """GET ``path`` (a URL path below the API server), decoded; retried and timed like every read."""
-        return self._request("get", path, **params)
+        return self._request("get", path, **query)
 
     def read_text(self, path, query_params=None):
         """GET ``path`` whose answer is text, not JSON (a pod's log); retried and timed like every read."""
@@ -291,12 +291,12 @@ class ClusterClient:
     def list(self, resource, namespace=None, label_selector=None, field_selector=None, page_size=None):
         """(items, list resourceVersion), read in pages of ``page_size`` (limit + continue, as client-go's pager
         does); items get apiVersion/kind filled in, as servers may omit them."""
-        params = {}
+        query = {}
         if label_selector:
-            params["label_selector"] = label_selector
+            query["label_selector"] = label_selector
         if field_selector:
-            params["field_selector"] = field_selector
-        items, list_rv = paged_list(self._request, resource.path(namespace=namespace), params, page_size or self.page_size)
+            query["field_selector"] = field_selector
+        items, list_rv = paged_list(self._request, resource.path(namespace=namespace), query, page_size or self.page_size)
         for item in items:
             item.setdefault("apiVersion", resource.group_version)
             item.setdefault("kind", resource.kind)
@@ -305,18 +305,18 @@ class ClusterClient:
     def list_pages(self, resource, on_page, namespace=None, label_selector=None, field_selector=None):
         """The list resourceVersion; the items go to ``on_page(items, first)`` page by page (see paged_list),
         with apiVersion/kind filled in. When ``on_page`` returns true the rest is not read."""
-        params = {}
+        query = {}
         if label_selector:
-            params["label_selector"] = label_selector
+            query["label_selector"] = label_selector
         if field_selector:
-            params["field_selector"] = field_selector
+            query["field_selector"] = field_selector
 
         def page(items, first):
             for item in items:
                 item.setdefault("apiVersion", resource.group_version)
                 item.setdefault("kind", resource.kind)
             return on_page(items, first)
-        return paged_list(self._request, resource.path(namespace=namespace), params, self.page_size, on_page=page)[1]
+        return paged_list(self._request, resource.path(namespace=namespace), query, self.page_size, on_page=page)[1]
 
     # -- writes --------------------------------------------------------------------------------
 
@@ -332,14 +332,14 @@ class ClusterClient:
         meta = body.get("metadata", {})
         namespace = meta.get("namespace") if resource.namespaced else None
         path = resource.path(namespace=namespace)
-        params = dict(self._write_params(), _request_timeout=self.request_timeout)
+        query = dict(self._write_params(), _request_timeout=self.request_timeout)
         sent = []
 
         def post():
             if sent and not meta.get("name") and not not_processed(sent[-1]):
                 raise sent[-1]
             try:
-                return self.dynamic.request("post", path, body=body, serialize=False, **params)
+                return self.dynamic.request("post", path, body=body, serialize=False, **query)
             except Exception as exc:  # pylint: disable=broad-except
                 sent.append(exc)
                 raise
@@ -386,12 +386,12 @@ class ClusterClient:
             return None
         meta = body["metadata"]
         path = resource.path(name=meta["name"], namespace=meta.get("namespace") if resource.namespaced else None)
-        params = dict(self._write_params(), field_manager=field_manager)
+        query = dict(self._write_params(), field_manager=field_manager)
         if force:
-            params["force_conflicts"] = "true"
+            query["force_conflicts"] = "true"
         for attempt in range(conflict_attempts):
             try:
-                return self._request("patch", path, body=body, content_type="application/apply-patch+yaml", **params)
+                return self._request("patch", path, body=body, content_type="application/apply-patch+yaml", **query)
             except Exception as exc:  # pylint: disable=broad-except
                 if api_status(exc) != 409 or attempt == conflict_attempts - 1 or not force or meta.get("resourceVersion"):
                     raise
@@ -403,23 +403,23 @@ class ClusterClient:
         if self.skip_writes:
             return None
         path = resource.path(name=name, namespace=namespace if resource.namespaced else None)
-        params = self._write_params()
+        query = self._write_params()
         if field_manager:
-            params["field_manager"] = field_manager
-        return self._request("patch", path, body=operations, content_type="application/json-patch+json", **params)
+            query["field_manager"] = field_manager
+        return self._request("patch", path, body=operations, content_type="application/json-patch+json", **query)
 
     def delete(self, resource, name, namespace=None, propagation_policy="Background", grace_period_seconds=None):
         """Delete; returns the server's answer, or None when the object was already gone."""
         if self.skip_writes:
             return {}
         path = resource.path(name=name, namespace=namespace if resource.namespaced else None)
-        params = self._write_params()
+        query = self._write_params()
         if propagation_policy:
-            params["propagation_policy"] = propagation_policy
+            query["propagation_policy"] = propagation_policy
         if grace_period_seconds is not None:
-            params["grace_period_seconds"] = int(grace_period_seconds)
+            query["grace_period_seconds"] = int(grace_period_seconds)
         try:
-            return self._request("delete", path, **params)
+            return self._request("delete", path, **query)
         except Exception as exc:  # pylint: disable=broad-except
             if api_status(exc) == 404:
                 return None
@@ -432,12 +432,12 @@ class ClusterClient:
             raise ClusterError("delete_collection needs a label selector")
         if self.skip_writes:
             return {"items": []}
-        params = dict(self._write_params(), label_selector=label_selector)
+        query = dict(self._write_params(), label_selector=label_selector)
         if grace_period_seconds is not None:
-            params["grace_period_seconds"] = grace_period_seconds
+            query["grace_period_seconds"] = grace_period_seconds
         if propagation_policy:
-            params["propagation_policy"] = propagation_policy
-        return self._request("delete", resource.path(namespace=namespace if resource.namespaced else None), **params)
+            query["propagation_policy"] = propagation_policy
+        return self._request("delete", resource.path(namespace=namespace if resource.namespaced else None), **query)
 
     def update(self, resource, name, namespace, mutate, conflict_attempts=5, current=None):
         """Read-modify-write with optimistic concurrency.
@@ -472,21 +472,21 @@ class ClusterClient:
         ``server_timeout`` (whole seconds) makes the server end the stream; ``read_timeout`` bounds
         each socket read on the client, so a caller can wake up for a deadline without an event.
         """
-        params = {
+        query = {
             "watch": "true",
             "allow_watch_bookmarks": "true",
             "timeout_seconds": max(1, int(server_timeout)),
         }
         if resource_version:
-            params["resource_version"] = resource_version
+            query["resource_version"] = resource_version
         if label_selector:
-            params["label_selector"] = label_selector
+            query["label_selector"] = label_selector
         if field_selector:
-            params["field_selector"] = field_selector
+            query["field_selector"] = field_selector
         if read_timeout is not None:
-            params["_request_timeout"] = (10, max(0.05, read_timeout))
+            query["_request_timeout"] = (10, max(0.05, read_timeout))
         path = resource.path(namespace=namespace)
-        return self.retry.call(self.dynamic.request, "get", path, serialize=False, **params)
+        return self.retry.call(self.dynamic.request, "get", path, serialize=False, **query)
 
 
 def iter_stream_lines(response):

@@ -8,7 +8,8 @@ kubernetes.core fills ``api_key`` from ``K8S_AUTH_API_KEY`` (an AWX credential s
 takes ``host`` from the task when one is given: a variable that names another host would send the credential's
 token there. A token also never travels over plain http, whether it comes from a parameter, K8S_AUTH_API_KEY or the
 kubeconfig's user (a kubeconfig's plain-http server is accepted only on a loopback address, where the token does not
-cross a network: the simulated cluster serves so). Every cluster module calls ``connect()``.
+cross a network: the simulated cluster serves so). Every cluster module connects through ``connect()``, which its
+ClusterModule (cluster/module_base.py) calls.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -45,12 +46,12 @@ def cluster_name(url):
     return host
 
 
-def connection_problem(params, environ=None):
-    """One sentence saying why these connection parameters would leak the token, or None."""
+def connection_problem(host=None, api_key=None, environ=None):
+    """One sentence saying why this host and token (the connection options) would leak the token, or None."""
     environ = os.environ if environ is None else environ
     env_host, env_key = environ.get("K8S_AUTH_HOST"), environ.get("K8S_AUTH_API_KEY")
     # As kubernetes.core's client does: a parameter wins, else the K8S_AUTH_* variable.
-    host, api_key = params.get("host") or env_host, params.get("api_key") or env_key
+    host, api_key = host or env_host, api_key or env_key
     if api_key and _normalise(host).startswith("http://"):
         return ("Refusing to send a bearer token over plain http to %s: give the API server's https:// URL "
                 "(gpudirect_api_host or K8S_AUTH_HOST)." % host)
@@ -106,20 +107,21 @@ def _is_loopback(url):
         return False
 
 
-def kubeconfig_problem(params, environ=None):
+def kubeconfig_problem(host=None, api_key=None, kubeconfig=None, context=None, environ=None):
     """One sentence when the kubeconfig's user credentials would go over plain http to a host that is not loopback, or
-    None. Tokens given as api_key or K8S_AUTH_API_KEY are connection_problem's."""
+    None (the arguments are the connection options of the same names). Tokens given as api_key or K8S_AUTH_API_KEY are
+    connection_problem's."""
     environ = os.environ if environ is None else environ
-    if params.get("api_key") or environ.get("K8S_AUTH_API_KEY"):
+    if api_key or environ.get("K8S_AUTH_API_KEY"):
         return None  # the token is not the kubeconfig's: connection_problem judges it
-    documents = _kubeconfig_documents(params.get("kubeconfig") or environ.get("K8S_AUTH_KUBECONFIG"), environ)
+    documents = _kubeconfig_documents(kubeconfig or environ.get("K8S_AUTH_KUBECONFIG"), environ)
     if not documents:
         return None
-    context_name = params.get("context") or environ.get("K8S_AUTH_CONTEXT") or next(
+    context_name = context or environ.get("K8S_AUTH_CONTEXT") or next(
         (document.get("current-context") for document in documents if document.get("current-context")), None)
     context = _named(documents, "contexts", context_name)
     # kubernetes.core builds the client from the kubeconfig, then a host option replaces its server.
-    server = str(params.get("host") or environ.get("K8S_AUTH_HOST")
+    server = str(host or environ.get("K8S_AUTH_HOST")
                  or _named(documents, "clusters", context.get("cluster")).get("server") or "")
     user = _named(documents, "users", context.get("user"))
     credentials = [key for key in ("token", "tokenFile", "auth-provider", "exec", "password") if user.get(key)]
@@ -129,21 +131,22 @@ def kubeconfig_problem(params, environ=None):
     return None
 
 
-def check_connection(module):
-    """Fail the module before any request when its connection parameters would leak the token."""
-    problem = connection_problem(module.params) or kubeconfig_problem(module.params)
+def check_connection(module, host=None, api_key=None, kubeconfig=None, context=None):
+    """Fail the module before any request when its connection options (of the same names) would leak the token."""
+    problem = connection_problem(host, api_key) or kubeconfig_problem(host, api_key, kubeconfig, context)
     if problem:
         module.fail_json(msg=problem)
 
 
-def connect(module, **client_options):
-    """The module's ClusterClient, after check_connection."""
+def connect(module, connection, **client_options):
+    """The module's ClusterClient, after check_connection; ``connection`` holds the module's connection options
+    (ClusterModule.connection). kubernetes.core's client reads them from ``module`` itself."""
     # Imported here: the kubernetes.core client needs the kubernetes library, which the module reports missing.
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
     from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import DEFAULT_RETRY
     from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
 
-    check_connection(module)
+    check_connection(module, **dict((key, connection.get(key)) for key in ("host", "api_key", "kubeconfig", "context")))
     # Building the client reads /version and discovery: a 5xx or a dropped connection there is as transient as on
     # any other request, so it gets the same retries.
     return ClusterClient(DEFAULT_RETRY.call(get_api_client, module), **client_options)

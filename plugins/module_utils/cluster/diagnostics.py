@@ -395,22 +395,22 @@ class DiagnosticsCollector:
         self.requests_sent = 0
         self.logs = []  # {namespace, pod, container, text} of failing containers (LOG_CAP at most)
 
-    def _request(self, method, path, **params):
+    def _request(self, method, path, **query):
         """Every read goes through the client (its timeouts and retries); diagnostics only read."""
         if method != "get":
             raise ValueError("diagnostics only read")
-        return self.cluster.raw_get(path, **params)
+        return self.cluster.raw_get(path, **query)
 
     def _list(self, request):
         """The items to keep of one list request, read in pages; capped kinds keep a part (self.capped says so)."""
-        params = {}
+        query = {}
         if request["label_selector"]:
-            params["label_selector"] = request["label_selector"]
+            query["label_selector"] = request["label_selector"]
         path = list_path(request["api_version"], request["plural"], request["namespace"])
         if request["kind"] not in CAPPED_KINDS:
-            return paged_list(self._request, path, params)[0]
+            return paged_list(self._request, path, query)[0]
         capped = _Capped(request["kind"])
-        paged_list(self._request, path, params, on_page=capped.page)
+        paged_list(self._request, path, query, on_page=capped.page)
         if len(capped.items) < capped.listed:
             self.capped.append({"kind": request["kind"], "namespace": request["namespace"], "listed": capped.listed,
                                 "abnormal": capped.abnormal, "written": len(capped.items)})
@@ -480,12 +480,12 @@ class DiagnosticsCollector:
         """The last LOG_LINES lines of each failing container (the previous run's for a crash loop), LOG_CAP at most."""
         for problem in pod_states.operand_problems(pods)[:LOG_CAP]:
             path = "/api/v1/namespaces/%s/pods/%s/log" % (problem["namespace"], problem["pod"])
-            params = [("container", problem["container"]), ("tailLines", LOG_LINES)]
+            query = [("container", problem["container"]), ("tailLines", LOG_LINES)]
             if problem["reason"] == "CrashLoopBackOff":
-                params.append(("previous", "true"))
+                query.append(("previous", "true"))
             self.requests_sent += 1
             try:
-                text = self.cluster.read_text(path, params)
+                text = self.cluster.read_text(path, query)
             except Exception as exc:  # pylint: disable=broad-except
                 text = "(no log: %s)" % scrub_text(api_message(exc), self.secrets)
             self.logs.append(dict(problem, text=scrub_text(text, self.secrets)))
@@ -565,12 +565,10 @@ def _write_private(path, text):
         handle.write(text)
 
 
-def client_secrets(k8s_client, params):
-    """Credential strings the client holds (bearer token, password): they are scrubbed from anything written."""
-    found = []
-    for key in ("api_key", "password"):
-        if params.get(key):
-            found.append(params[key])
+def client_secrets(k8s_client, api_key=None, password=None):
+    """Credential strings the client holds (bearer token, password), and the ``api_key`` and ``password`` the task
+    gave: they are scrubbed from anything written."""
+    found = [value for value in (api_key, password) if value]
     configuration = getattr(getattr(getattr(k8s_client, "client", None), "client", None), "configuration", None)
     if configuration is not None:
         for value in (getattr(configuration, "api_key", None) or {}).values():

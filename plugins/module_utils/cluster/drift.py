@@ -41,16 +41,15 @@ NOT_COPIED_CSV = "!olm.copiedFrom"
 WRITES = ("create", "update", "approve", "delete")
 
 
-def operator_params(entry):
+def operator_entry(entry):
     """An operators[] entry with olm_operator's defaults; empty strings mean unset, as in the roles."""
-    params = {}
+    operator = {}
     for key, spec in OPERATOR_OPTIONS.items():
         value = entry.get(key)
         if value in (None, ""):
             value = copy.deepcopy(spec.get("default"))
-        params[key] = value
-    params.update(state="present", wait=False, failure_grace_period=0, wait_timeout=0)
-    return params
+        operator[key] = value
+    return operator
 
 
 def prefetch_kinds(operators, manifests, waits, prune_kinds, sriov_states, olm_state=True, machine_config_pools=False):
@@ -59,7 +58,7 @@ def prefetch_kinds(operators, manifests, waits, prune_kinds, sriov_states, olm_s
     The first seven are what preflight checks; ``olm_state`` adds what the operators' state needs;
     ``machine_config_pools`` the pools (listed once, also for the waits on them).
     """
-    package_namespaces = sorted(set(operator_params(o)["package_namespace"] for o in operators)) or [MARKETPLACE]
+    package_namespaces = sorted(set(operator_entry(o)["package_namespace"] for o in operators)) or [MARKETPLACE]
     kinds = [CLUSTER_VERSION + (None, None), NODE + (None, None), CATALOG_SOURCE + (MARKETPLACE, None),
              PACKAGE_MANIFEST + (package_namespaces[0] if len(package_namespaces) == 1 else None, None),
              OPERATOR_GROUP + (None, None), SUBSCRIPTION + (None, None), NIC_CLUSTER_POLICY + (None, None)]
@@ -95,9 +94,10 @@ VERSION_KEYS = ("package", "namespace", "channel", "default_channel", "csv", "in
 
 
 def _operator_differences(snapshot, entry, versions=None):
-    params = operator_params(entry)
-    installer = OperatorInstaller(snapshot, params, check_mode=True)
-    where = "operator %s in %s" % (params["package"], params["namespace"])
+    operator = operator_entry(entry)
+    # What the installer would do now, without waiting: a check-mode run on the snapshot.
+    installer = OperatorInstaller(snapshot, operator, wait=False, failure_grace_period=0, wait_timeout=0, check_mode=True)
+    where = "operator %s in %s" % (operator["package"], operator["namespace"])
     try:
         result = installer.run()
     except ClusterError as exc:

@@ -12,6 +12,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from dataclasses import dataclass
+from typing import Dict, List, Optional
+
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -21,6 +24,34 @@ WORKER_LABEL = "node-role.kubernetes.io/worker"
 # machine-config-operator's master pool selects node-role.kubernetes.io/master). Facts pods mount host paths, so they
 # go there only when asked (allow_control_plane): a control-plane node runs etcd and the API server.
 CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane")
+
+
+@dataclass(frozen=True)
+class FactsSettings:
+    """What one gathering does: where its pods run, which nodes, the cache, the limits (gather_node_hardware's
+    options of the same names document each)."""
+
+    namespace: str
+    name_prefix: str
+    image: Optional[str] = None  # gather_node_hardware gives node_facts.DEFAULT_IMAGE by default
+    image_pull_policy: Optional[str] = None
+    nodes: Optional[List[str]] = None
+    node_selector: Optional[Dict[str, str]] = None
+    label_selectors: Optional[List[str]] = None
+    allow_control_plane: bool = False
+    nvidia_smi: bool = False
+    service_account: Optional[str] = None
+    tolerations: Optional[List[dict]] = None
+    create_namespace: bool = True
+    manage_rbac: bool = True
+    scc: Optional[str] = None
+    timeout: Optional[int] = None
+    pending_grace_period: Optional[int] = None
+    max_pods_in_flight: Optional[int] = None
+    cache: bool = True
+    refresh: bool = False
+    refresh_not_ready: bool = False
+    cache_only: bool = False
 
 
 def allocatable_gpus(node):

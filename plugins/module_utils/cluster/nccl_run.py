@@ -62,49 +62,54 @@ def rail_hcas(affinity, node, rail_devices=None):
     return ordered
 
 
-def settings_from(params):
-    """Validated settings from the module parameters; every problem in one SettingsError."""
+def settings_from(image, namespace=None, image_pull_policy=None, nodes=None, node_selector=None,
+                  gpu_resource="nvidia.com/gpu", gpus_per_node=None, rails=None, rail_rates_gbps=None, fabric=None,
+                  hcas=None, binary=None, min_bytes=None, max_bytes=None, worker_command=None, threshold=None,
+                  start_timeout=None, run_timeout=None, cleanup_timeout=None, service_account=None,
+                  pending_grace_period=None):
+    """Validated settings from the values of nccl_allreduce_test's options of the same names; every problem in one
+    SettingsError."""
     problems = []
-    rails = params.get("rails") or []
+    rails = rails or []
     for index, rail in enumerate(rails):
         if not rail.get("network") or not rail.get("resource"):
             problems.append("rails[%d]: network and resource are both required" % index)
-    nodes = list(params.get("nodes") or [])
+    nodes = list(nodes or [])
     if nodes and len(nodes) < 2:
         problems.append("nodes: give at least two nodes (an all-reduce on one node never crosses the rails)")
-    gpus = int(params.get("gpus_per_node") or 0)
+    gpus = int(gpus_per_node or 0)
     if gpus < 1:
         problems.append("gpus_per_node: must be at least 1")
-    threshold = float(params.get("threshold") or 0)
+    threshold = float(threshold or 0)
     if not 0 <= threshold <= 1:
         problems.append("threshold: must be in [0, 1] (0: the calibrated low end of published runs)")
-    rates = params.get("rail_rates_gbps") or []
+    rates = rail_rates_gbps or []
     if rails and rates and len(rates) != len(rails):
         problems.append("rail_rates_gbps: %d rates for %d rails" % (len(rates), len(rails)))
     if problems:
         raise SettingsError("; ".join(problems))
     return {
-        "namespace": params.get("namespace") or "default",
-        "image": params["image"],
-        "image_pull_policy": params.get("image_pull_policy") or "IfNotPresent",
+        "namespace": namespace or "default",
+        "image": image,
+        "image_pull_policy": image_pull_policy or "IfNotPresent",
         "nodes": nodes,
-        "node_selector": params.get("node_selector") or {},
-        "gpu_resource": params.get("gpu_resource", "nvidia.com/gpu"),
+        "node_selector": node_selector or {},
+        "gpu_resource": gpu_resource,
         "gpus_per_node": gpus,
         "rails": rails,
         "rail_rates_gbps": [float(rate) for rate in rates],
-        "fabric": params.get("fabric") or "infiniband",
-        "hcas": list(params.get("hcas") or []),
-        "binary": params.get("binary") or "all_reduce_perf_mpi",
-        "min_bytes": str(params.get("min_bytes") or "8"),
-        "max_bytes": str(params.get("max_bytes") or "8G"),
-        "worker_command": list(params.get("worker_command") or ["/usr/sbin/sshd", "-D", "-e"]),
+        "fabric": fabric or "infiniband",
+        "hcas": list(hcas or []),
+        "binary": binary or "all_reduce_perf_mpi",
+        "min_bytes": str(min_bytes or "8"),
+        "max_bytes": str(max_bytes or "8G"),
+        "worker_command": list(worker_command or ["/usr/sbin/sshd", "-D", "-e"]),
         "threshold": threshold,
-        "start_timeout": float(params.get("start_timeout") or 300),
-        "run_timeout": float(params.get("run_timeout") or 600),
-        "cleanup_timeout": float(params.get("cleanup_timeout") or 120),
-        "service_account": params.get("service_account") or "",
-        "pending_grace_period": float(params.get("pending_grace_period") or 60),
+        "start_timeout": float(start_timeout or 300),
+        "run_timeout": float(run_timeout or 600),
+        "cleanup_timeout": float(cleanup_timeout or 120),
+        "service_account": service_account or "",
+        "pending_grace_period": float(pending_grace_period or 60),
     }
 
 

@@ -276,13 +276,13 @@ class FactsRun:
     on_document(node, facts) sees each node's document once (cached or fresh), so the caller can write it out and
     keep only what it needs."""
 
-    def __init__(self, cluster, params, run_id=None, clock=time.monotonic, on_document=None):
+    def __init__(self, cluster, settings, run_id=None, clock=time.monotonic, on_document=None):
         self.cluster = cluster
-        self.params = params
+        self.settings = settings
         self.run_id = run_id or new_run_id()
         self.clock = clock
-        self.namespace = params["namespace"]
-        self.configmap = "%s-%s" % (params["name_prefix"], self.run_id)
+        self.namespace = settings.namespace
+        self.configmap = "%s-%s" % (settings.name_prefix, self.run_id)
         self.changed = False
         self.created = []
         self.on_document = on_document
@@ -293,21 +293,21 @@ class FactsRun:
             ("v1", "Node"), ("v1", "Pod"), ("v1", "ConfigMap"), ("v1", "Namespace"), ("v1", "ServiceAccount")))
 
     def plan(self, node_objects):
-        params = self.params
-        selected, unknown, how = select_nodes(node_objects, params.get("nodes"), params.get("node_selector"))
-        selected, _refused, _left_out = without_control_plane(node_objects, selected, how, params.get("allow_control_plane"))
+        settings = self.settings
+        selected, unknown, how = select_nodes(node_objects, settings.nodes, settings.node_selector)
+        selected, _refused, _left_out = without_control_plane(node_objects, selected, how, settings.allow_control_plane)
         # i20: a facts pod asks the device plugin for the node's GPUs (nvidia-smi) instead of NVIDIA_VISIBLE_DEVICES=all.
-        self._gpus = dict((n["metadata"]["name"], allocatable_gpus(n)) for n in node_objects) if params.get("nvidia_smi") else {}
+        self._gpus = dict((n["metadata"]["name"], allocatable_gpus(n)) for n in node_objects) if settings.nvidia_smi else {}
         return selected, unknown, how, [self._pod(node) for node in selected]
 
     def _pod(self, node):
-        params = self.params
-        return pod_manifest(pod_name(params["name_prefix"], self.run_id, node), self.namespace, node, self.run_id, self.configmap,
-                            params["image"], params.get("service_account"), params.get("tolerations"), getattr(self, "_gpus", {}).get(node, 0),
-                            params.get("timeout"), params.get("image_pull_policy") or "IfNotPresent")
+        settings = self.settings
+        return pod_manifest(pod_name(settings.name_prefix, self.run_id, node), self.namespace, node, self.run_id, self.configmap,
+                            settings.image, settings.service_account, settings.tolerations, getattr(self, "_gpus", {}).get(node, 0),
+                            settings.timeout, settings.image_pull_policy or "IfNotPresent")
 
     def list_nodes(self, resources):
-        selector = ",".join(self.params.get("label_selectors") or []) or None
+        selector = ",".join(self.settings.label_selectors or []) or None
         nodes, _rv = self.cluster.list(resources["Node"], label_selector=selector)
         return nodes
 
@@ -316,7 +316,7 @@ class FactsRun:
         ignored (re-gathered). An entry that ``usable(node, fingerprint, facts)`` accepts goes to ``take(node, facts)``
         while its page is read, and its facts are not kept: at 1000 nodes the documents are never all in memory at
         once (issue 38: holding them made the re-run's module process peak at 277 MB)."""
-        if not self.params.get("cache", True):
+        if not self.settings.cache:
             return {}
         cache = {}
 
@@ -346,19 +346,19 @@ class FactsRun:
         resources = self._resources()
         nodes = self.list_nodes(resources)
         by_name = dict((node["metadata"]["name"], node) for node in nodes)
-        selected, unknown, how = select_nodes(nodes, self.params.get("nodes"), self.params.get("node_selector"))
-        selected, refused, left_out = without_control_plane(nodes, selected, how, self.params.get("allow_control_plane"))
+        selected, unknown, how = select_nodes(nodes, self.settings.nodes, self.settings.node_selector)
+        selected, refused, left_out = without_control_plane(nodes, selected, how, self.settings.allow_control_plane)
         script = standalone_script()
         digest = script_digest(script)
-        fingerprints = dict((name, hardware_fingerprint(by_name.get(name) or {}, digest, self.params.get("nvidia_smi"))) for name in selected)
-        refresh = self.params.get("refresh")
+        fingerprints = dict((name, hardware_fingerprint(by_name.get(name) or {}, digest, self.settings.nvidia_smi)) for name in selected)
+        refresh = self.settings.refresh
         # A cached "not ready" may be out of date without any fingerprint change (the operators load drivers without a
         # reboot): with refresh_not_ready such nodes are read again; a ready document stays good until the fingerprint moves.
-        stale_verdict = self.params.get("refresh_not_ready")
+        stale_verdict = self.settings.refresh_not_ready
         labels = dict((name, node_labels(node)) for name, node in by_name.items())
         result = {
             "run_id": self.run_id, "namespace": self.namespace, "selection": how, "nodes": {}, "failed_nodes": [],
-            "pods": [], "configmap": self.configmap, "image": self.params["image"], "control_plane_left_out": left_out,
+            "pods": [], "configmap": self.configmap, "image": self.settings.image, "control_plane_left_out": left_out,
             "counts": {"selected": len(selected), "from_cache": 0, "gathered": 0, "failed": 0},
         }
         taken = set()
@@ -379,7 +379,7 @@ class FactsRun:
         result["failed_nodes"] = [{"node": name, "pod": None, "error": "no such node"} for name in unknown]
         # Named (or matched) control-plane nodes are a failure the user sees, not a silent omission.
         result["failed_nodes"] += [{"node": name, "pod": None, "error": CONTROL_PLANE_REFUSAL} for name in refused]
-        if check_mode or not pods or self.params.get("cache_only"):
+        if check_mode or not pods or self.settings.cache_only:
             result["counts"]["failed"] = len(result["failed_nodes"])
             return result
         try:
@@ -395,17 +395,17 @@ class FactsRun:
     def _prepare(self, resources):
         """The namespace, service account and SCC binding the pods need. What this run creates is removed again at
         its end (cleanup): a namespace that lets pods mount host paths must not outlive the run that needed it."""
-        params = self.params
+        settings = self.settings
         existing = self.cluster.get(resources["Namespace"], self.namespace)
         if existing is not None and (existing.get("metadata") or {}).get("deletionTimestamp"):
             self._wait_gone(resources["Namespace"], self.namespace)  # an earlier run's namespace still terminating
             existing = None
-        if existing is not None and params.get("create_namespace", True) and _left_by_a_run(existing):
+        if existing is not None and settings.create_namespace and _left_by_a_run(existing):
             # An interrupted run's namespace (issue 34): this run takes it over and removes it at its end, so that a
             # namespace whose pods may mount host paths does not outlive the runs that need it.
             self.created.append(("Namespace", self.namespace))
         if existing is None:
-            if not params.get("create_namespace", True):
+            if not settings.create_namespace:
                 raise ClusterError("Namespace %s does not exist. A cluster administrator creates it, its service account "
                                    "and the SCC the collector pods need once: oc apply -f deploy/rbac/workloads.yml "
                                    "(or set hardware_facts_create_namespace and hardware_facts_manage_rbac to create "
@@ -419,10 +419,10 @@ class FactsRun:
                                                    "security.openshift.io/scc.podSecurityLabelSync": "false"}}})
             self.created.append(("Namespace", self.namespace))
             self.changed = True
-        account = params.get("service_account")
+        account = settings.service_account
         if not account:
             return
-        if not params.get("manage_rbac", True):
+        if not settings.manage_rbac:
             # Prepared by an administrator: a missing account would only show as pods refused one by one.
             if self.cluster.get(resources["ServiceAccount"], account, self.namespace) is None:
                 raise ClusterError("Service account %s/%s does not exist. A cluster administrator creates it once: oc apply "
@@ -438,7 +438,7 @@ class FactsRun:
             self.changed = True
         elif _left_by_a_run(found):
             self.created.append(("ServiceAccount", account))
-        scc = params.get("scc")
+        scc = settings.scc
         if scc:
             resources["RoleBinding"] = self.cluster.resource("rbac.authorization.k8s.io/v1", "RoleBinding")
             binding = scc_role_binding(self.namespace, account, scc)
@@ -455,7 +455,7 @@ class FactsRun:
     def _wait_gone(self, resource, name):
         try:
             wait_for(self.cluster, resource, lambda state: not any(o["metadata"]["name"] == name for o in state or []),
-                     timeout=min(self.params.get("timeout") or 300, 300))
+                     timeout=min(self.settings.timeout or 300, 300))
         except WaitTimeout:
             raise ClusterError("Namespace %s is still terminating from an earlier facts run; try again when it is gone"
                                % name)
@@ -470,10 +470,10 @@ class FactsRun:
     def _gather(self, resources, pods, result, labels, keys):
         """Create pods, at most max_pods_in_flight at once; read each as it ends, then store its document."""
         run = self.pods = PodRun(self.cluster, self.namespace, RUN_LABEL, self.run_id,
-                                 grace=int(self.params.get("pending_grace_period") or 60), fail_at_once=("Unschedulable",),
+                                 grace=int(self.settings.pending_grace_period or 60), fail_at_once=("Unschedulable",),
                                  clock=self.clock)
-        cap = max(1, int(self.params.get("max_pods_in_flight") or DEFAULT_MAX_PODS_IN_FLIGHT))
-        timeout = float(self.params.get("timeout") or 300)
+        cap = max(1, int(self.settings.max_pods_in_flight or DEFAULT_MAX_PODS_IN_FLIGHT))
+        timeout = float(self.settings.timeout or 300)
         queue = list(pods)
         in_flight = {}
         node_of = {}
@@ -523,7 +523,7 @@ class FactsRun:
                             error += "; log: %s" % _tail(log)
                     fail(name, error)
                 elif now >= entry["deadline"]:
-                    fail(name, "timed out after %s s, pod %s" % (self.params.get("timeout"), pod_state_text(pod) if pod else "missing"))
+                    fail(name, "timed out after %s s, pod %s" % (self.settings.timeout, pod_state_text(pod) if pod else "missing"))
             touched.clear()
             fill(now)
             return not queue and not in_flight
@@ -537,7 +537,7 @@ class FactsRun:
         if not finished:
             for name in list(in_flight) + [p["metadata"]["name"] for p in queue]:
                 node_of.setdefault(name, name)
-                fail(name, "timed out after %s s" % self.params.get("timeout"))
+                fail(name, "timed out after %s s" % self.settings.timeout)
 
     def _read(self, run, name, node, result, labels, keys):
         try:
@@ -548,7 +548,7 @@ class FactsRun:
             return
         result["counts"]["gathered"] += 1
         fingerprint, cached = keys.get(node, (None, None))
-        if self.params.get("cache", True) and fingerprint:
+        if self.settings.cache and fingerprint:
             self._store(node, fingerprint, _document_line(text), cached)
         self._document(result, node, facts, labels.get(node))
 
@@ -556,7 +556,7 @@ class FactsRun:
         """Write the node's cache entry. A stale entry is replaced by delete and create: like the pods and the script,
         the collection's ConfigMaps in the facts namespace are created and deleted, never changed (least privilege)."""
         resource = self.cluster.require("v1", "ConfigMap")
-        name = cached[1] if cached else cache_name(self.params["name_prefix"], node)
+        name = cached[1] if cached else cache_name(self.settings.name_prefix, node)
         body = cache_configmap(name, self.namespace, node, fingerprint, line)
         for attempt in (1, 2):
             if cached or attempt == 2:

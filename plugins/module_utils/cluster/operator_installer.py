@@ -75,20 +75,30 @@ class Changes:
 class OperatorInstaller:
     """Drives one operator to installed (``present``) or removed (``absent``).
 
-    ``params`` are the module's options (see olm_operator's documentation).
+    ``operator`` is one operator entry (the keys of rules/olm_install.OPERATOR_OPTIONS); the other arguments say what
+    to do with it, as olm_operator's options of the same names document.
     """
 
-    def __init__(self, cluster, params, check_mode=False, warn=None, clock=time.monotonic):
+    def __init__(self, cluster, operator, state="present", wait=True, wait_timeout=600, failure_grace_period=30,
+                 remove_operator_group=False, remove_crds=False, remove_namespace=False, check_mode=False, warn=None,
+                 clock=time.monotonic):
         self.cluster = cluster
-        self.params = params
+        self.operator = operator
+        self.state = state
+        self.wait = wait
+        self.wait_timeout = wait_timeout
+        self.failure_grace_period = failure_grace_period
+        self.remove_operator_group = remove_operator_group
+        self.remove_crds = remove_crds
+        self.remove_namespace = remove_namespace
         self.check_mode = check_mode
         self.warn = warn or (lambda msg: None)
         self.clock = clock
         self.start = clock()
         self.changes = Changes()
-        self.namespace = params["namespace"]
-        self.package = params["package"]
-        self.subscription_name = params.get("subscription_name") or self.package
+        self.namespace = operator["namespace"]
+        self.package = operator["package"]
+        self.subscription_name = operator.get("subscription_name") or self.package
         self.timeline = []
         self.result = {"package": self.package, "namespace": self.namespace}
         self._health = None  # subscription_health()
@@ -98,7 +108,7 @@ class OperatorInstaller:
         return self.cluster.require(*api_kind)
 
     def remaining(self):
-        return max(0.0, float(self.params.get("wait_timeout") or 600) - (self.clock() - self.start))
+        return max(0.0, float(self.wait_timeout or 600) - (self.clock() - self.start))
 
     def finish(self, **extra):
         self.result.update(extra)
@@ -119,10 +129,10 @@ class OperatorInstaller:
     def package_manifest(self, subscription=None):
         """The package's PackageManifest entry from the catalog this operator uses (choose_package_manifest)."""
         resource = self._res(PACKAGE_MANIFEST)
-        pm_ns = self.params.get("package_namespace") or "openshift-marketplace"
-        source = self.params.get("source")
+        pm_ns = self.operator.get("package_namespace") or "openshift-marketplace"
+        source = self.operator.get("source")
         items, _rv = self.cluster.list(resource, pm_ns, field_selector="metadata.name=%s" % self.package)
-        manifest, problem = choose_package_manifest(items, self.params, subscription)
+        manifest, problem = choose_package_manifest(items, self.operator, subscription)
         if problem:
             raise self.fail(problem)
         if manifest is None:
@@ -135,8 +145,8 @@ class OperatorInstaller:
 
         Returns (exists for real now, created by this call)."""
         resource = self._res(NAMESPACE)
-        labels = dict(self.params.get("namespace_labels") or {})
-        annotations = dict(self.params.get("namespace_annotations") or {})
+        labels = dict(self.operator.get("namespace_labels") or {})
+        annotations = dict(self.operator.get("namespace_annotations") or {})
         if existing is not None and (existing.get("status") or {}).get("phase") == "Terminating":
             if self.check_mode:
                 raise self.fail("Namespace %s is terminating; it would have to finish before the operator can be installed" % self.namespace)
@@ -176,7 +186,7 @@ class OperatorInstaller:
 
     def ensure_operator_group(self, install_modes, namespace_exists, namespace_created=False):
         resource = self._res(OPERATOR_GROUP)
-        desired_spec = desired_operator_group_spec(install_modes, self.namespace, self.params.get("target_namespaces"))
+        desired_spec = desired_operator_group_spec(install_modes, self.namespace, self.operator.get("target_namespaces"))
         groups = []
         if namespace_exists and not namespace_created:
             groups, _rv = self.cluster.list(resource, self.namespace)
@@ -189,7 +199,7 @@ class OperatorInstaller:
             if not is_managed(group):
                 if not operator_group_fits(group, install_modes, self.namespace):
                     raise self.fail(foreign_operator_group_error(group, install_modes, self.namespace))
-                if self.params.get("target_namespaces") is not None and \
+                if self.operator.get("target_namespaces") is not None and \
                         operator_group_mode(group.get("spec"), self.namespace) != operator_group_mode(desired_spec, self.namespace):
                     self.warn("OperatorGroup %s (not created by this module) is used as it is; target_namespaces was not applied" % name)
                 self.changes.record("none", "OperatorGroup", name, self.namespace)
@@ -208,7 +218,7 @@ class OperatorInstaller:
             before, after, _changed = self.cluster.update(resource, name, self.namespace, mutate)
             self.changes.record("update", "OperatorGroup", name, self.namespace, before=before, after=after)
             return after
-        name = self.params.get("operator_group_name") or self.namespace
+        name = self.operator.get("operator_group_name") or self.namespace
         body = {"apiVersion": OPERATOR_GROUP[0], "kind": "OperatorGroup",
                 "metadata": {"name": name, "namespace": self.namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}},
                 "spec": desired_spec}
@@ -221,14 +231,14 @@ class OperatorInstaller:
         spec = {
             "name": self.package,
             "channel": channel,
-            "source": self.params.get("source") or status.get("catalogSource"),
-            "sourceNamespace": self.params.get("source_namespace") or status.get("catalogSourceNamespace"),
-            "installPlanApproval": self.params.get("install_plan_approval") or "Automatic",
+            "source": self.operator.get("source") or status.get("catalogSource"),
+            "sourceNamespace": self.operator.get("source_namespace") or status.get("catalogSourceNamespace"),
+            "installPlanApproval": self.operator.get("install_plan_approval") or "Automatic",
         }
-        if self.params.get("starting_csv"):
-            spec["startingCSV"] = self.params["starting_csv"]
-        if self.params.get("subscription_config"):
-            spec["config"] = self.params["subscription_config"]
+        if self.operator.get("starting_csv"):
+            spec["startingCSV"] = self.operator["starting_csv"]
+        if self.operator.get("subscription_config"):
+            spec["config"] = self.operator["subscription_config"]
         return spec
 
     def ensure_subscription(self, desired_spec, namespace_exists, existing):
@@ -340,13 +350,13 @@ class OperatorInstaller:
             resource = self._res(SUBSCRIPTION)
             groups = self._res(OPERATOR_GROUP)
             self._health = SubscriptionHealth(lambda: self.cluster.get(resource, self.subscription_name, self.namespace),
-                                              self.params.get("failure_grace_period", 30), clock=self.clock,
+                                              self.failure_grace_period, clock=self.clock,
                                               count_operator_groups=lambda: len(self.cluster.list(groups, self.namespace)[0]))
         return self._health
 
     def wait_for_csv(self, wanted_csv):
         resource = self._res(CSV)
-        progress = CsvProgress(wanted_csv, self.params.get("failure_grace_period", 30), clock=self.clock)
+        progress = CsvProgress(wanted_csv, self.failure_grace_period, clock=self.clock)
         health = self.subscription_health()
 
         def settled(csv):
@@ -392,11 +402,11 @@ class OperatorInstaller:
         catalog update or a moved default channel must not turn a routine re-run into an upgrade. Under
         Automatic approval OLM upgrades by itself, so the CSV it is moving to (currentCSV) is the one to wait for.
         """
-        if self.params.get("starting_csv"):
-            return self.params["starting_csv"]
+        if self.operator.get("starting_csv"):
+            return self.operator["starting_csv"]
         status = (existing or {}).get("status") or {}
         if status.get("installedCSV"):
-            if uses_automatic_approval(self.params):
+            if uses_automatic_approval(self.operator):
                 return status.get("currentCSV") or status["installedCSV"]
             return status["installedCSV"]
         wanted = channel_entry.get("currentCSV")
@@ -437,22 +447,22 @@ class OperatorInstaller:
             csv=wanted_csv, installed_csv=installed, upgrade_available=offered)
 
     def present(self):
-        problem = pin_problem(self.params)
+        problem = pin_problem(self.operator)
         if problem:
             raise self.fail(problem)
         # A namespace that does not exist yet holds nothing: no Subscription, OperatorGroup or CSV to read in it.
         namespace = self.cluster.get(self._res(NAMESPACE), self.namespace)
         subscriptions = self.existing_subscriptions() if namespace is not None else []
-        problem = approval_problem(self.params, subscriptions)
+        problem = approval_problem(self.operator, subscriptions)
         if problem:
             raise self.fail(problem)
         existing = next((s for s in subscriptions if s["metadata"]["name"] == self.subscription_name), None)
         manifest = self.package_manifest(existing)
         # An installed operator stays on its channel unless one is asked for: the package's default moves.
         kept_channel = ((existing or {}).get("spec") or {}).get("channel")
-        channel_entry, channel = resolve_channel(manifest, self.params.get("channel") or kept_channel)
+        channel_entry, channel = resolve_channel(manifest, self.operator.get("channel") or kept_channel)
         default_channel = (manifest.get("status") or {}).get("defaultChannel")
-        if not self.params.get("channel") and kept_channel and default_channel and kept_channel != default_channel:
+        if not self.operator.get("channel") and kept_channel and default_channel and kept_channel != default_channel:
             self.warn("The default channel of %s is now %s; the Subscription stays on %s. Set the channel to move." % (
                 self.package, default_channel, kept_channel))
         install_modes = (channel_entry.get("currentCSVDesc") or {}).get("installModes") or []
@@ -475,7 +485,7 @@ class OperatorInstaller:
 
         csv_resource = self._res(CSV)
         current = self.cluster.get(csv_resource, wanted_csv, self.namespace) if namespace_exists and not namespace_created else None
-        no_wait = self.check_mode or not self.params.get("wait", True)
+        no_wait = self.check_mode or not self.wait
         if no_wait and namespace_exists and csv_phase(current) != "Succeeded" and desired["installPlanApproval"] == "Manual":
             self.approve_if_present(wanted_csv)
         if no_wait:
@@ -510,8 +520,8 @@ class OperatorInstaller:
             items, _rv = self.cluster.list(self._res(CSV), self.namespace,
                                            label_selector="operators.coreos.com/%s.%s" % (self.package, self.namespace))
             names = [i["metadata"]["name"] for i in items]
-        if not names and self.params.get("starting_csv"):
-            names = [self.params["starting_csv"]]
+        if not names and self.operator.get("starting_csv"):
+            names = [self.operator["starting_csv"]]
         return sorted(set(names))
 
     def _delete(self, api_kind, name, namespace=None):
@@ -545,7 +555,7 @@ class OperatorInstaller:
         subscription = self.cluster.get(sub_resource, self.subscription_name, self.namespace)
         csv_names = self._installed_csv_names(subscription)
         crd_names = []
-        if self.params.get("remove_crds"):
+        if self.remove_crds:
             csv_resource = self._res(CSV)
             for name in csv_names:
                 csv = self.cluster.get(csv_resource, name, self.namespace) or {}
@@ -557,9 +567,9 @@ class OperatorInstaller:
             self._delete(SUBSCRIPTION, self.subscription_name, self.namespace)
         for name in csv_names:
             self._delete(CSV, name, self.namespace)
-        if self.params.get("remove_operator_group") and not self.params.get("remove_namespace"):
+        if self.remove_operator_group and not self.remove_namespace:
             groups, _rv = self.cluster.list(self._res(OPERATOR_GROUP), self.namespace)
-            wanted_name = self.params.get("operator_group_name")
+            wanted_name = self.operator.get("operator_group_name")
             for group in groups:
                 if is_managed(group) or group["metadata"]["name"] == wanted_name:
                     self._delete(OPERATOR_GROUP, group["metadata"]["name"], self.namespace)
@@ -567,15 +577,15 @@ class OperatorInstaller:
                     self.warn("OperatorGroup %s was not created by this module; left in place" % group["metadata"]["name"])
         for name in sorted(set(crd_names)):
             self._delete(CRD, name)
-        if self.params.get("remove_namespace"):
+        if self.remove_namespace:
             self._delete(NAMESPACE, self.namespace)
-            if not self.check_mode and self.params.get("wait", True):
+            if not self.check_mode and self.wait:
                 self._wait_namespace_gone(ns_resource)
         return self.finish(phase=None, timeline=[], diff=self.changes.diffs)
 
     def run(self):
         try:
-            if self.params.get("state") == "absent":
+            if self.state == "absent":
                 return self.absent()
             return self.present()
         except OLMError as exc:

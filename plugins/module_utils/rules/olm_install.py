@@ -137,8 +137,9 @@ def _from_source(package_manifest, source, source_namespace):
     return status.get("catalogSource") == source and (not source_namespace or status.get("catalogSourceNamespace") == source_namespace)
 
 
-def choose_package_manifest(manifests, params, subscription=None, names=None):
-    """(PackageManifest, problem): the entry of ``params["package"]`` the operator installs from, or why none fits.
+def choose_package_manifest(manifests, operator, subscription=None, names=None):
+    """(PackageManifest, problem): the entry of ``operator["package"]`` (an operator entry) it installs from, or why
+    none fits.
 
     The package server lists a package once per CatalogSource that holds it, all under the package's name, and a GET
     by name answers any one of them (operator-lifecycle-manager, pkg/package-server/provider/registry.go: the cache
@@ -148,11 +149,11 @@ def choose_package_manifest(manifests, params, subscription=None, names=None):
     set them, for the problem text. (None, None) when no entry has the package's name at all.
     """
     names = dict({"source": "source", "source_namespace": "source_namespace"}, **(names or {}))
-    package = params["package"]
+    package = operator["package"]
     listed = [m for m in manifests if (m.get("metadata") or {}).get("name") == package]
     if not listed:
         return None, None
-    source, source_namespace = params.get("source"), params.get("source_namespace")
+    source, source_namespace = operator.get("source"), operator.get("source_namespace")
     if source:
         fits = [m for m in listed if _from_source(m, source, source_namespace)]
     else:
@@ -183,15 +184,15 @@ def operator_package_choices(operators, manifests, subscriptions, roles=None):
     the listed PackageManifests and the existing Subscriptions. With ``roles`` (package -> role), problems name the
     role's <role>_source and <role>_source_namespace variables instead of the options."""
     choices = []
-    for params in operators:
-        own = params.get("subscription_name") or params["package"]
-        home = params.get("package_namespace") or "openshift-marketplace"
-        subscription = next((s for s in subscriptions if s["metadata"].get("namespace") == params["namespace"]
+    for operator in operators:
+        own = operator.get("subscription_name") or operator["package"]
+        home = operator.get("package_namespace") or "openshift-marketplace"
+        subscription = next((s for s in subscriptions if s["metadata"].get("namespace") == operator["namespace"]
                              and s["metadata"]["name"] == own), None)
-        role = (roles or {}).get(params["package"])
+        role = (roles or {}).get(operator["package"])
         names = {"source": "%s_source" % role, "source_namespace": "%s_source_namespace" % role} if role else None
         here = [m for m in manifests if (m.get("metadata") or {}).get("namespace") in (None, home)]
-        choices.append(choose_package_manifest(here, params, subscription, names))
+        choices.append(choose_package_manifest(here, operator, subscription, names))
     return choices
 
 
@@ -452,31 +453,31 @@ def subscription_summary(subscription):
     return ", ".join(parts)
 
 
-def _approval(spec_or_params, key):
-    return (spec_or_params or {}).get(key) or "Automatic"
+def _approval(spec_or_operator, key):
+    return (spec_or_operator or {}).get(key) or "Automatic"
 
 
-def uses_automatic_approval(params):
+def uses_automatic_approval(operator):
     """Whether the options leave InstallPlans to OLM (install_plan_approval unset or Automatic)."""
-    return _approval(params, "install_plan_approval") == "Automatic"
+    return _approval(operator, "install_plan_approval") == "Automatic"
 
 
-def pin_problem(params):
+def pin_problem(operator):
     """Why ``starting_csv`` with Automatic approval cannot hold a version, or None.
 
     OLM's resolver replaces an installed CSV with any bundle of the channel that replaces or skips it
     (operator-lifecycle-manager, pkg/controller/registry/resolver/resolver.go, getSubscriptionVariables), and
     Automatic approval installs that plan at once: startingCSV only chooses the first install.
     """
-    if params.get("starting_csv") and uses_automatic_approval(params):
+    if operator.get("starting_csv") and uses_automatic_approval(operator):
         return ("starting_csv=%s with install_plan_approval=Automatic does not pin the version: OLM installs %s and then "
                 "upgrades along the channel without asking. Set install_plan_approval to Manual to pin it (the collection "
                 "then approves exactly that CSV), or leave starting_csv empty to follow the channel." % (
-                    params["starting_csv"], params["starting_csv"]))
+                    operator["starting_csv"], operator["starting_csv"]))
     return None
 
 
-def approval_problem(params, subscriptions):
+def approval_problem(operator, subscriptions):
     """Why the namespace's other Subscriptions make this one's approval mode impossible, or None.
 
     ``subscriptions`` are Subscription objects (existing ones and, for preflight, the planned ones). OLM makes
@@ -484,9 +485,9 @@ def approval_problem(params, subscriptions):
     CSVs of several Subscriptions (operator-lifecycle-manager, pkg/controller/operators/catalog/operator.go,
     syncResolvingNamespace).
     """
-    namespace = params["namespace"]
-    own = params.get("subscription_name") or params["package"]
-    mine = _approval(params, "install_plan_approval")
+    namespace = operator["namespace"]
+    own = operator.get("subscription_name") or operator["package"]
+    mine = _approval(operator, "install_plan_approval")
     others = sorted(set("%s (%s)" % (s["metadata"]["name"], _approval(s.get("spec"), "installPlanApproval"))
                         for s in subscriptions
                         if s["metadata"].get("namespace") == namespace and s["metadata"]["name"] != own
@@ -497,18 +498,18 @@ def approval_problem(params, subscriptions):
             "InstallPlan of a namespace Manual as soon as one Subscription there is Manual, and one plan can install "
             "several operators: an Automatic operator would wait forever, and approving a plan could upgrade the other "
             "operator. Install %s into its own namespace, or give both the same approval." % (
-                namespace, ", ".join(others), own, mine, params["package"]))
+                namespace, ", ".join(others), own, mine, operator["package"]))
 
 
-def operator_problems(params, subscriptions):
+def operator_problems(operator, subscriptions):
     """Every reason, known before any write, why the operator's options cannot be honoured."""
-    return [p for p in (pin_problem(params), approval_problem(params, subscriptions)) if p]
+    return [p for p in (pin_problem(operator), approval_problem(operator, subscriptions)) if p]
 
 
-def planned_subscription(params):
+def planned_subscription(operator):
     """The identity and approval of the Subscription the options describe (for approval_problem)."""
-    return {"metadata": {"namespace": params["namespace"], "name": params.get("subscription_name") or params["package"]},
-            "spec": {"installPlanApproval": _approval(params, "install_plan_approval")}}
+    return {"metadata": {"namespace": operator["namespace"], "name": operator.get("subscription_name") or operator["package"]},
+            "spec": {"installPlanApproval": _approval(operator, "install_plan_approval")}}
 
 
 def upgrade_offer(subscription):

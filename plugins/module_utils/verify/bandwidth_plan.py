@@ -93,17 +93,24 @@ def is_network_selection(text):
             and (not interface or names.is_ifname(interface)) and text.count("@") <= 1)
 
 
-def settings_from(params):
-    """Normalise and check the module parameters; returns a dict the other helpers read."""
-    configuration = params.get("configuration") or {}
-    method = params.get("method") or configuration.get("method")
-    fabric = params.get("fabric") or configuration.get("fabric")
+def settings_from(configuration=None, method=None, fabric=None, namespace=None, network=None, resources=None, rails=None,
+                  gpu_resource="nvidia.com/gpu", gpu_rdma_mode=None, gpu_index=None, image=None, image_pull_policy=None,
+                  binary=None, rdma_device=None, nic_ports=None, link_rate_gbps=None, threshold=None, rdma_cm=True,
+                  gid_index=None, qps=None, message_size=None, sweep=False, iterations=None, duration=None, port=None,
+                  extra_args=None, secondary_interface=None, nodes=None, node_selector=None, service_account=None,
+                  start_timeout=None, run_timeout=None, pending_grace_period=None, cleanup_timeout=None,
+                  parallel_pairs=None, parallel_rails=True):
+    """Normalise and check the values of rdma_bandwidth_test's options of the same names; returns a dict the other
+    helpers read."""
+    configuration = configuration or {}
+    method = method or configuration.get("method")
+    fabric = fabric or configuration.get("fabric")
     errors = []
     if method not in ("shared_device", "host_device", "sriov_legacy"):
         errors.append("method must be shared_device, host_device or sriov_legacy (from configuration.method), got %r" % (method,))
     if fabric not in LINK_LAYERS:
         errors.append("fabric must be roce or infiniband (from configuration.fabric), got %r" % (fabric,))
-    network = params.get("network")
+    given_network, given_resources = network, resources
     if network and not is_network_selection(network):
         # The value becomes the pods' Multus annotation verbatim: JSON or a list there would attach other networks.
         errors.append("network %r is not a network name: give [namespace/]name[@interface] (DNS-1123 names, "
@@ -112,7 +119,7 @@ def settings_from(params):
     # Multus finds a network's NetworkAttachmentDefinition in the pod's namespace or in one of its global namespaces
     # (names.attachable_networks): without a namespace the pods run where the configuration's first network lives; the
     # verify role gives its own namespace (gpudirect-verify) and the pods name a network of "default" as default/<name>.
-    namespace = params.get("namespace") or (networks[0].get("namespace") if networks and not network else None) or "default"
+    namespace = namespace or (networks[0].get("namespace") if networks and not network else None) or "default"
     if not network:
         attachable = names.attachable_networks(networks, namespace)
         if attachable:
@@ -125,25 +132,24 @@ def settings_from(params):
                              ", ".join(sorted(set(str(n.get("namespace")) for n in networks)))))
     if not network and not networks:
         errors.append("no secondary network: give network, or a configuration (plan summary) with networks")
-    resources = dict(params.get("resources") or configuration.get("pod_resources") or {})
+    resources = dict(resources or configuration.get("pod_resources") or {})
     if not resources:
         errors.append("no RDMA resource: give resources, or a configuration (plan summary) with pod_resources")
-    gpu_mode = params.get("gpu_rdma_mode") or configuration.get("gpu_rdma_mode") or "dmabuf"
+    gpu_mode = gpu_rdma_mode or configuration.get("gpu_rdma_mode") or "dmabuf"
     if gpu_mode not in GPU_MODES:
         errors.append("gpu_rdma_mode must be one of %s, got %r" % (", ".join(GPU_MODES), gpu_mode))
     # None: the calibrated lower bound of the tested hardware (bandwidth_calibration.expected), per pair.
-    threshold = params.get("threshold")
     if threshold is not None and not 0 < float(threshold) <= 1:
         errors.append("threshold must be in (0, 1], got %r" % (threshold,))
-    if params.get("link_rate_gbps") is not None and float(params["link_rate_gbps"]) <= 0:
-        errors.append("link_rate_gbps must be positive, got %r" % (params["link_rate_gbps"],))
-    for name in ("qps", "duration", "iterations", "message_size", "parallel_pairs"):
-        if params.get(name) is not None and int(params[name]) < 1:
-            errors.append("%s must be at least 1, got %r" % (name, params[name]))
-    gpu_resource = params.get("gpu_resource", "nvidia.com/gpu")
+    if link_rate_gbps is not None and float(link_rate_gbps) <= 0:
+        errors.append("link_rate_gbps must be positive, got %r" % (link_rate_gbps,))
+    for name, value in (("qps", qps), ("duration", duration), ("iterations", iterations), ("message_size", message_size),
+                        ("parallel_pairs", parallel_pairs)):
+        if value is not None and int(value) < 1:
+            errors.append("%s must be at least 1, got %r" % (name, value))
     if gpu_mode != "none" and not gpu_resource:
         errors.append("gpu_rdma_mode %s puts the buffers in GPU memory: gpu_resource must name the GPU resource" % gpu_mode)
-    rail_mode = params.get("rails") or "all"
+    rail_mode = rails or "all"
     if rail_mode not in RAIL_MODES:
         errors.append("rails must be all or first, got %r" % (rail_mode,))
     if errors:
@@ -151,13 +157,13 @@ def settings_from(params):
     groups = (configuration.get("nic_selection") or {}).get("groups") or []
     rails = []
     # A network or resources given by the user pin the test to that one network, as before rails existed.
-    if rail_mode == "all" and len(groups) > 1 and not params.get("network") and not params.get("resources"):
+    if rail_mode == "all" and len(groups) > 1 and not given_network and not given_resources:
         for index, group in enumerate(groups):
             rail, problem = _plan_rail(index, group, networks, namespace, resources)
             if problem:
                 errors.append(problem)
             rails.append(rail)
-        if len(rails) > 1 and params.get("rdma_device"):
+        if len(rails) > 1 and rdma_device:
             errors.append("rdma_device names one device for all %d rails: leave it empty (each rail's device comes from nic_ports) "
                           "or set rails to first" % len(rails))
         if errors:
@@ -167,10 +173,9 @@ def settings_from(params):
     for rail in rails:
         rail["count"] = len(rails)
     selection = _selection(rails[0])
-    sweep = bool(params.get("sweep"))
-    duration = int(params.get("duration") or 10)
-    iterations = int(params.get("iterations") or 5000)
-    run_timeout = params.get("run_timeout")
+    sweep = bool(sweep)
+    duration = int(duration or 10)
+    iterations = int(iterations or 5000)
     if not run_timeout:
         # A sweep is 23 sizes of `iterations` messages; a single size runs `duration` seconds plus set-up.
         run_timeout = 120 + (23 * max(1, iterations // 1000) if sweep else duration)
@@ -183,33 +188,33 @@ def settings_from(params):
         "resources": dict(rails[0]["resources"]),
         "gpu_resource": gpu_resource or "",
         "gpu_rdma_mode": gpu_mode,
-        "gpu_index": int(params.get("gpu_index") or 0),
-        "image": params.get("image"),
-        "image_pull_policy": params.get("image_pull_policy") or "IfNotPresent",
-        "binary": params.get("binary") or "ib_write_bw",
-        "rdma_device": params.get("rdma_device") or "",
-        "nic_ports": list(params.get("nic_ports") or []),
-        "link_rate_gbps": float(params["link_rate_gbps"]) if params.get("link_rate_gbps") is not None else None,
+        "gpu_index": int(gpu_index or 0),
+        "image": image,
+        "image_pull_policy": image_pull_policy or "IfNotPresent",
+        "binary": binary or "ib_write_bw",
+        "rdma_device": rdma_device or "",
+        "nic_ports": list(nic_ports or []),
+        "link_rate_gbps": float(link_rate_gbps) if link_rate_gbps is not None else None,
         "threshold": float(threshold) if threshold is not None else None,
-        "rdma_cm": params.get("rdma_cm", True) is not False,
-        "gid_index": params.get("gid_index"),
-        "qps": int(params.get("qps") or 16),
-        "message_size": int(params.get("message_size") or 65536),
+        "rdma_cm": rdma_cm is not False,
+        "gid_index": gid_index,
+        "qps": int(qps or 16),
+        "message_size": int(message_size or 65536),
         "sweep": sweep,
         "iterations": iterations,
         "duration": duration,
-        "port": int(params.get("port") or 18515),
-        "extra_args": [str(a) for a in params.get("extra_args") or []],
-        "secondary_interface": params.get("secondary_interface") or "net1",
-        "nodes": list(params.get("nodes") or []),
-        "node_selector": dict(params.get("node_selector") or {}),
-        "start_timeout": int(params.get("start_timeout") or 600),
+        "port": int(port or 18515),
+        "extra_args": [str(a) for a in extra_args or []],
+        "secondary_interface": secondary_interface or "net1",
+        "nodes": list(nodes or []),
+        "node_selector": dict(node_selector or {}),
+        "start_timeout": int(start_timeout or 600),
         "run_timeout": int(run_timeout),
-        "pending_grace_period": int(params.get("pending_grace_period") if params.get("pending_grace_period") is not None else 60),
-        "cleanup_timeout": int(params.get("cleanup_timeout") or 120),
-        "parallel_pairs": int(params.get("parallel_pairs") or DEFAULT_PARALLEL_PAIRS),
-        "parallel_rails": rails_in_parallel(params.get("parallel_rails", True), gpu_mode),
-        "service_account": params.get("service_account") or "",
+        "pending_grace_period": int(pending_grace_period if pending_grace_period is not None else 60),
+        "cleanup_timeout": int(cleanup_timeout or 120),
+        "parallel_pairs": int(parallel_pairs or DEFAULT_PARALLEL_PAIRS),
+        "parallel_rails": rails_in_parallel(parallel_rails, gpu_mode),
+        "service_account": service_account or "",
         "selection": selection,
         "rails": rails,
         "configuration_label": configuration.get("configuration") or "%s/%s" % (method, fabric),

@@ -11,7 +11,7 @@ CONFIGURATION = {"method": "shared_device", "fabric": "roce", "pod_resources": {
 
 @pytest.mark.parametrize("network", ["rdma-net", "default/rdma-net", "default/rdma-net@net1"])
 def test_one_network_name_is_accepted(network):
-    settings = bandwidth_plan.settings_from({"configuration": CONFIGURATION, "network": network})
+    settings = bandwidth_plan.settings_from(**{"configuration": CONFIGURATION, "network": network})
     assert settings["network"] == network
 
 
@@ -22,4 +22,4 @@ def test_one_network_name_is_accepted(network):
 ])
 def test_anything_else_is_refused_naming_the_form(network):
     with pytest.raises(bandwidth_plan.SettingsError, match=r"is not a network name: give \[namespace/\]name\[@interface\]"):
-        bandwidth_plan.settings_from({"configuration": CONFIGURATION, "network": network})
+        bandwidth_plan.settings_from(**{"configuration": CONFIGURATION, "network": network})

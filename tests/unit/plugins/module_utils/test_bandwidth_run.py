@@ -30,7 +30,7 @@ PORTS = [
 def settings(variables=None, **params):
     summary = render_all(SHARED_ROCE if variables is None else variables)["summary"]
     params.setdefault("image", "registry.example/perftest:1")
-    return bt.settings_from(dict(params, configuration=summary))
+    return bt.settings_from(**dict(params, configuration=summary))
 
 
 def test_settings_come_from_the_plan_summary():
@@ -46,7 +46,7 @@ def test_settings_come_from_the_plan_summary():
 
 def test_settings_report_every_problem_at_once():
     with pytest.raises(bt.SettingsError) as info:
-        bt.settings_from({"image": "x", "threshold": 1.5, "qps": 0})
+        bt.settings_from(**{"image": "x", "threshold": 1.5, "qps": 0})
     text = str(info.value)
     for part in ("method must be", "fabric must be", "no secondary network", "no RDMA resource", "threshold", "qps must be"):
         assert part in text
@@ -283,7 +283,7 @@ def test_rail_options_that_cannot_work_are_refused():
     summary = render_all(TWO_RAILS)["summary"]
     summary["networks"] = summary["networks"][:1]  # the second rail's network missing from the plan
     with pytest.raises(bt.SettingsError, match=r"rail 1 \(ens2f0np0\): no network rdmashared-net-2 in namespace default"):
-        bt.settings_from({"image": "x", "configuration": summary})
+        bt.settings_from(**{"image": "x", "configuration": summary})
 
 
 def test_rails_in_several_namespaces_take_the_network_of_the_pods_namespace():

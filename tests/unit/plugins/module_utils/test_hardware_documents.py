@@ -14,6 +14,7 @@ import os
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import hardware_facts, hardware_report
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import node_facts
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.facts_nodes import FactsSettings
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import collector
 from ansible_collections.gpudirect.openshift.tests.unit.fixtures import synthetic_sysfs as synth
 
@@ -134,7 +135,7 @@ def test_cached_documents_go_out_page_by_page_and_are_not_kept(tmp_path):
     items = [node_facts.cache_configmap("c-%d" % n, "ns", "node-%d" % n, "fp-%d" % n, line) for n in range(7)]
     items.append({"metadata": {"name": "broken", "annotations": {}}, "binaryData": {node_facts.CACHE_KEY: "not gzip"}})
     cluster = PagedCluster(items, page_size=3)
-    run = node_facts.FactsRun(cluster, {"namespace": "ns", "name_prefix": "gpudirect-facts"})
+    run = node_facts.FactsRun(cluster, FactsSettings(namespace="ns", name_prefix="gpudirect-facts"))
     taken = []
     cache = run._cache({"ConfigMap": None}, usable=lambda node, fingerprint, doc: node != "node-4",
                        take=lambda node, doc: taken.append((node, cluster.read, doc["readiness"]["ready"])))

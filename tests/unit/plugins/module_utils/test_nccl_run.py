@@ -31,9 +31,9 @@ def test_nccl_environment():
 
 
 def test_worker_and_launcher_pods():
-    settings = nccl_run.settings_from({"image": "img", "gpus_per_node": 8, "hcas": ["mlx5_0", "mlx5_1"],
-                                       "rails": [{"network": "rail0", "resource": "rdma/rail0"},
-                                                 {"network": "rail1", "resource": "rdma/rail1"}]})
+    settings = nccl_run.settings_from(**{"image": "img", "gpus_per_node": 8, "hcas": ["mlx5_0", "mlx5_1"],
+                                         "rails": [{"network": "rail0", "resource": "rdma/rail0"},
+                                                   {"network": "rail1", "resource": "rdma/rail1"}]})
     worker = nccl_run.worker_manifest(settings, "abc", 0, "node-a")
     assert worker["metadata"]["annotations"] == {"k8s.v1.cni.cncf.io/networks": "rail0,rail1"}
     assert worker["spec"]["containers"][0]["resources"]["limits"] == {"rdma/rail0": "1", "rdma/rail1": "1", "nvidia.com/gpu": "8"}
@@ -48,13 +48,13 @@ def test_worker_and_launcher_pods():
 
 def test_settings_refuse_what_cannot_work():
     with pytest.raises(nccl_run.SettingsError) as info:
-        nccl_run.settings_from({"image": "img", "nodes": ["one"], "gpus_per_node": 0, "threshold": 2,
-                                "rails": [{"network": "rail0"}], "rail_rates_gbps": [400, 400]})
+        nccl_run.settings_from(**{"image": "img", "nodes": ["one"], "gpus_per_node": 0, "threshold": 2,
+                                  "rails": [{"network": "rail0"}], "rail_rates_gbps": [400, 400]})
     text = str(info.value)
     for part in ("rails[0]: network and resource", "nodes: give at least two", "gpus_per_node", "threshold", "rail_rates_gbps: 2 rates for 1 rails"):
         assert part in text
     # 0 (the default) is the calibrated threshold, not a refusal
-    assert nccl_run.settings_from({"image": "img", "gpus_per_node": 8})["threshold"] == 0
+    assert nccl_run.settings_from(**{"image": "img", "gpus_per_node": 8})["threshold"] == 0
 
 
 def test_suspects_name_node_nic_and_gpu():
@@ -69,7 +69,7 @@ def test_suspects_name_node_nic_and_gpu():
 
 
 def test_judge_unparsable_output():
-    settings = nccl_run.settings_from({"image": "img", "gpus_per_node": 8, "rail_rates_gbps": [400]})
+    settings = nccl_run.settings_from(**{"image": "img", "gpus_per_node": 8, "rail_rates_gbps": [400]})
     result = nccl_run.judge(settings, "hello", {})
     assert result["passed"] is False and result["code"] == "unparsable_output"
 
@@ -81,7 +81,7 @@ def test_html_report_shows_verdict_suspects_and_chart():
     fixture = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "nccl", "a3mega_2x8_h100_v2.1x.txt")
     with open(fixture) as handle:
         log = handle.read()
-    settings = nccl_run.settings_from({"image": "img", "gpus_per_node": 8, "rail_rates_gbps": [400] * 8})
+    settings = nccl_run.settings_from(**{"image": "img", "gpus_per_node": 8, "rail_rates_gbps": [400] * 8})
     suspects = [{"rail": 3, "node": "ztan-mig-gq73", "nic": "ibp94s0", "rdma_device": "mlx5_3", "gpu": 3,
                  "problem": "at 200 Gb/s, the others at 400"}]
     result = nccl_run.judge(settings, log, {"ztan-mig-235z": "node-a", "ztan-mig-gq73": "node-b"}, suspects)

@@ -88,7 +88,7 @@ def test_nvidia_smi_asks_the_device_plugin_for_the_gpus_instead_of_visible_devic
     assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
     assert container["command"][container["command"].index("--nvidia-smi") + 1] == "auto"
     params = {"namespace": "ns", "name_prefix": "gpudirect-facts", "image": "img", "nvidia_smi": True, "nodes": ["gpu-0", "cpu-0"]}
-    run = nf.FactsRun(None, params, run_id="abcde")
+    run = nf.FactsRun(None, facts_nodes.FactsSettings(**params), run_id="abcde")
     nodes = [{"metadata": {"name": "gpu-0", "labels": {}}, "status": {"allocatable": {"nvidia.com/gpu": "4"}}},
              {"metadata": {"name": "cpu-0", "labels": {}}, "status": {"allocatable": {"cpu": "8"}}}]
     _selected, _unknown, _how, pods = run.plan(nodes)
@@ -160,16 +160,18 @@ def test_control_plane_nodes_get_no_facts_pod_unless_asked():
     assert facts_nodes.without_control_plane(COMPACT, ["cp-1"], "names", False) == ([], ["cp-1"], [])
     assert facts_nodes.without_control_plane(COMPACT, ["master-0", "cp-1"], "names", True) == (["master-0", "cp-1"], [], [])
     params = {"namespace": "gpudirect-facts", "name_prefix": "gpudirect-facts", "image": "img"}
-    automatic = nf.FactsRun(_NodesOnly(COMPACT), dict(params), run_id="abcde").run(check_mode=True)
+    automatic = nf.FactsRun(_NodesOnly(COMPACT), facts_nodes.FactsSettings(**params), run_id="abcde").run(check_mode=True)
     assert [p["node"] for p in automatic["pods"]] == ["worker-0"] and automatic["control_plane_left_out"] == ["master-0"]
     assert automatic["failed_nodes"] == []
-    named = nf.FactsRun(_NodesOnly(COMPACT), dict(params, nodes=["cp-1", "worker-0"]), run_id="abcde").run(check_mode=True)
+    settings = facts_nodes.FactsSettings(**dict(params, nodes=["cp-1", "worker-0"]))
+    named = nf.FactsRun(_NodesOnly(COMPACT), settings, run_id="abcde").run(check_mode=True)
     assert [p["node"] for p in named["pods"]] == ["worker-0"]
     assert named["failed_nodes"] == [{"node": "cp-1", "pod": None, "error": facts_nodes.CONTROL_PLANE_REFUSAL}]
     assert "hardware_facts_allow_control_plane: true" in facts_nodes.CONTROL_PLANE_REFUSAL
-    asked = nf.FactsRun(_NodesOnly(COMPACT), dict(params, nodes=["cp-1"], allow_control_plane=True), run_id="abcde").run(check_mode=True)
+    settings = facts_nodes.FactsSettings(**dict(params, nodes=["cp-1"], allow_control_plane=True))
+    asked = nf.FactsRun(_NodesOnly(COMPACT), settings, run_id="abcde").run(check_mode=True)
     assert [p["node"] for p in asked["pods"]] == ["cp-1"] and asked["failed_nodes"] == []
-    _selected, _unknown, _how, pods = nf.FactsRun(None, dict(params), run_id="abcde").plan(COMPACT)
+    _selected, _unknown, _how, pods = nf.FactsRun(None, facts_nodes.FactsSettings(**params), run_id="abcde").plan(COMPACT)
     assert [p["spec"]["nodeName"] for p in pods] == ["worker-0"]
 
 

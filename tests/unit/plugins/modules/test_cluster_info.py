@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import with_connection_options
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import info
 from ansible_collections.gpudirect.openshift.plugins.modules import cluster_info
 
@@ -115,6 +116,6 @@ def test_non_integer_quantities_count_as_zero():
 
 
 def test_argument_spec():
-    spec = cluster_info.argument_spec()
+    spec = with_connection_options(cluster_info.argument_spec())
     assert spec["nodes"] == {"type": "list", "elements": "str"}
     assert "kubeconfig" in spec and spec["kubeconfig"]["no_log"] is True

@@ -19,6 +19,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import o
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, absent, wait_for
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.modules import olm_operator
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import with_connection_options
 
 
 def modes(*supported):
@@ -533,7 +534,7 @@ def test_waiter_error_event_other_than_gone_fails():
 
 
 def test_argument_spec_reuses_kubernetes_core_auth_options():
-    spec = olm_operator.argument_spec()
+    spec = with_connection_options(olm_operator.argument_spec())
     for key in ("kubeconfig", "context", "host", "api_key", "validate_certs"):
         assert key in spec
     assert spec["install_plan_approval"]["choices"] == ["Automatic", "Manual"]
