@@ -14,7 +14,11 @@ only (matchConditions on request.userInfo.username), any content the collection 
 - Subscriptions: in each operator namespace only that operator's package, from its CatalogSource and namespace; no
   spec.config unless a --vars file sets one; OperatorGroups only in the operator namespaces, targeting their own
   namespace or all namespaces, never a label selector;
-- Pods: hostPath volumes only at the paths the facts pods read (/sys and three /proc entries), mounted read-only.
+- Pods: hostPath volumes only at the paths the facts pods read (/sys and three /proc entries), mounted read-only; and,
+  unless a --vars file sets hardware_facts_allow_control_plane: true, no pod placed on a control-plane node: no
+  nodeSelector or required/preferred node affinity (In, Exists) on the control-plane role labels, no toleration of the
+  control-plane taints, and (policy gpudirect-openshift-pod-placement, with the control-plane Nodes as its params) no
+  spec.nodeName or kubernetes.io/hostname nodeSelector that names a control-plane node.
 
 It reads the same plan as hack/gen_clusterrole.py: the example configurations (each also with MachineConfigs on), the
 operator catalogue and any `--vars` files.
@@ -24,6 +28,7 @@ operator catalogue and any `--vars` files.
     python hack/gen_admission_policies.py --check              # exit 1 when the committed file is out of date
     python hack/gen_admission_policies.py --vars my-vars.yml   # also admit what your configuration renders
     python hack/gen_admission_policies.py --output FILE        # write elsewhere
+    python hack/gen_admission_policies.py --openshift-version 4.16   # refused: the v1 API is not served there
 """
 
 import argparse
@@ -40,6 +45,30 @@ OUTPUT = os.path.join(ROOT, "deploy", "rbac", "admission-policies.yml")
 API_VERSION = "admissionregistration.k8s.io/v1"
 PREFIX = "gpudirect-openshift"
 CONTROL_PLANE_POOLS = ("master", "arbiter")
+# admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy is served from Kubernetes 1.30: kubernetes/kubernetes
+# staging/src/k8s.io/api/admissionregistration/v1/types.go (+k8s:prerelease-lifecycle-gen:introduced=1.30 on the policy
+# and binding types) and pkg/features/kube_features.go (ValidatingAdmissionPolicy GA and locked on in 1.30; beta and off
+# by default in 1.28 and 1.29). The Kubernetes minor of each OpenShift minor of the support table (docs/support.md), from
+# the OpenShift release notes ("OpenShift Container Platform 4.N is based on Kubernetes 1.M"); simulator/profiles has
+# the same table.
+FIRST_KUBERNETES_MINOR = 30
+KUBERNETES_MINOR_OF_OPENSHIFT = {"4.16": 29, "4.17": 30, "4.18": 31, "4.19": 32, "4.20": 33}
+
+
+def openshift_version_problem(openshift_version):
+    """None when the policies apply on this OpenShift (major.minor or a full version); else why not and what to do."""
+    minor = ".".join(str(openshift_version).strip().split(".")[:2])
+    kubernetes = KUBERNETES_MINOR_OF_OPENSHIFT.get(minor)
+    if kubernetes is None:
+        return ("--openshift-version %s is not in the support table (%s): give one of those versions"
+                % (openshift_version, ", ".join(sorted(KUBERNETES_MINOR_OF_OPENSHIFT))))
+    if kubernetes < FIRST_KUBERNETES_MINOR:
+        first = min(v for v, k in KUBERNETES_MINOR_OF_OPENSHIFT.items() if k >= FIRST_KUBERNETES_MINOR)
+        return ("--openshift-version %s: OpenShift %s is Kubernetes 1.%d, which does not serve ValidatingAdmissionPolicy "
+                "admissionregistration.k8s.io/v1 (Kubernetes 1.%d, OpenShift %s, and later); nothing was written. Apply "
+                "workloads.yml and clusterrole.yml alone there (docs/least-privilege.md)"
+                % (openshift_version, minor, kubernetes, FIRST_KUBERNETES_MINOR, first))
+    return None
 # The taints that keep workloads off control-plane nodes (kubeadm and OpenShift set them; the second is the old name).
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 
@@ -84,6 +113,7 @@ class Plan:
         self.operators = {}             # namespace -> {"package", "sources", "source_namespaces"}
         self.subscription_config = False
         self.allow_control_plane = False
+        self.allow_control_plane_pods = False
 
     def add_configuration(self, variables):
         catalogue, machineconfigs, names, plan, releases = _collection()
@@ -109,6 +139,8 @@ class Plan:
                 self.repositories.add(component["repository"].rstrip("/"))
         if variables.get("gpudirect_rdma_machineconfig_allow_control_plane"):
             self.allow_control_plane = True
+        if variables.get("hardware_facts_allow_control_plane"):
+            self.allow_control_plane_pods = True
         for operator in catalogue.resolve(variables):
             entry = self.operators.setdefault(operator["namespace"], {"package": operator["package"], "sources": set(),
                                                                       "source_namespaces": set()})
@@ -266,8 +298,71 @@ def policies(plan, username):
         {"name": "hostPaths", "expression": cel(facts_host_paths())},
         {"name": "hostVolumes", "expression": "has(object.spec.volumes) ? "
                                               "object.spec.volumes.filter(v, has(v.hostPath)).map(v, v.name) : []"},
-    ], pod_validations()))
+    ] + ([] if plan.allow_control_plane_pods else [{"name": "controlPlane", "expression": cel(list(CONTROL_PLANE_TAINTS))}]),
+        pod_validations() + ([] if plan.allow_control_plane_pods else pod_placement_validations())))
+    if not plan.allow_control_plane_pods:
+        docs.append(node_name_policy(who))
     return docs
+
+
+def pod_placement_validations():
+    """Pods of the automation stay off control-plane nodes by label and taint (issue 34: a facts pod on a control-plane
+    node was admitted). The role labels and the taints have the same keys (kubeadm and OpenShift set both)."""
+    # A node-affinity expression that selects control-plane nodes: In or Exists on a role label (NotIn and
+    # DoesNotExist keep pods off them). The conditional operator guards each comprehension (cel-python, as above).
+    selects = "(e.key in variables.controlPlane && (e.operator == 'In' || e.operator == 'Exists'))"
+    terms = "(has({t}.matchExpressions) ? {t}.matchExpressions.all(e, !%s) : true)" % selects
+    affinity = "object.spec.affinity.nodeAffinity"
+    required = affinity + ".requiredDuringSchedulingIgnoredDuringExecution"
+    preferred = affinity + ".preferredDuringSchedulingIgnoredDuringExecution"
+    return [
+        {"expression": "has(object.spec.nodeSelector) ? !object.spec.nodeSelector.exists(k, k in variables.controlPlane) : true",
+         "messageExpression": "'pod ' + object.metadata.name + %s" % cel(
+             ": no nodeSelector on the control-plane labels (%s); set hardware_facts_allow_control_plane and regenerate with "
+             "hack/gen_admission_policies.py --vars" % ", ".join(CONTROL_PLANE_TAINTS))},
+        {"expression": "!has(object.spec.affinity) || !has(object.spec.affinity.nodeAffinity) || "
+                       "((has({r}) ? {r}.nodeSelectorTerms.all(t, {rt}) : true) && (has({p}) ? {p}.all(p, {pt}) : true))"
+                       .format(r=required, p=preferred, rt=terms.format(t="t"), pt=terms.format(t="p.preference")),
+         "messageExpression": "'pod ' + object.metadata.name + %s" % cel(
+             ": no node affinity onto control-plane nodes (%s)" % ", ".join(CONTROL_PLANE_TAINTS))},
+        {"expression": "has(object.spec.tolerations) ? object.spec.tolerations.all(t, !has(t.key) || !(t.key in variables.controlPlane)) "
+                       ": true",
+         "messageExpression": "'pod ' + object.metadata.name + %s" % cel(
+             ": no toleration of the control-plane taints (%s)" % ", ".join(CONTROL_PLANE_TAINTS))},
+    ]
+
+
+def node_name_policy(who):
+    """Policy and bindings: a pod of the automation names no control-plane node (spec.nodeName, or the
+    kubernetes.io/hostname nodeSelector the verify pods use). CEL reads no other object, so the control-plane Nodes are
+    the policy's params (paramKind Node), selected by role label, one binding per label: kube-apiserver evaluates the
+    validations once per param and skips the policy when no Node matches (parameterNotFoundAction: Allow), e.g. on a
+    cluster whose nodes carry only one of the two labels (Kubernetes
+    staging/src/k8s.io/api/admissionregistration/v1/types.go, ParamRef.selector and parameterNotFoundAction)."""
+    name = "%s-pod-placement" % PREFIX
+    hostname = "kubernetes.io/hostname"
+    policy = {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": {"name": name, "labels": _labels()},
+              "spec": {"failurePolicy": "Fail", "paramKind": {"apiVersion": "v1", "kind": "Node"},
+                       "matchConstraints": {"resourceRules": [_rule("", "v1", ["pods"])]},
+                       "matchConditions": [dict(c) for c in who], "validations": [
+                           {"expression": "!has(object.spec.nodeName) || object.spec.nodeName != params.metadata.name",
+                            "messageExpression": "'pod ' + object.metadata.name + ' names the control-plane node ' + "
+                                                 "params.metadata.name + %s" % cel(
+                                                     "; set hardware_facts_allow_control_plane and regenerate with "
+                                                     "hack/gen_admission_policies.py --vars")},
+                           {"expression": "!has(object.spec.nodeSelector) || !(%s in object.spec.nodeSelector) || "
+                                          "!has(params.metadata.labels) || !(%s in params.metadata.labels) || "
+                                          "object.spec.nodeSelector[%s] != params.metadata.labels[%s]"
+                                          % (cel(hostname), cel(hostname), cel(hostname), cel(hostname)),
+                            "messageExpression": "'pod ' + object.metadata.name + ' selects the control-plane node ' + "
+                                                 "params.metadata.name + ' by its kubernetes.io/hostname label'"}]}}
+    bindings = [{"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
+                 "metadata": {"name": "%s-%s" % (name, label.rpartition("/")[2]), "labels": _labels()},
+                 "spec": {"policyName": name, "validationActions": ["Deny"],
+                          "paramRef": {"selector": {"matchExpressions": [{"key": label, "operator": "Exists"}]},
+                                       "parameterNotFoundAction": "Allow"}}}
+                for label in CONTROL_PLANE_TAINTS]
+    return [policy] + bindings
 
 
 def facts_host_paths():
@@ -338,7 +433,14 @@ def main(argv=None):
     parser.add_argument("--output", default=OUTPUT)
     parser.add_argument("--check", action="store_true", help="compare with --output instead of writing it; exit 1 when different")
     parser.add_argument("--vars", action="append", default=[], help="a variables file whose rendered objects to admit as well")
+    parser.add_argument("--openshift-version", help="the cluster's OpenShift version: refuse, before writing, one that does "
+                                                    "not serve the policies' API (older than 4.17)")
     args = parser.parse_args(argv)
+    if args.openshift_version:
+        problem = openshift_version_problem(args.openshift_version)
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
     text = generate(var_files=args.vars)
     if args.check:
         current = open(args.output, encoding="utf-8").read() if os.path.exists(args.output) else ""
