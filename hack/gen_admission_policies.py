@@ -117,7 +117,8 @@ class Plan:
 
     def add_configuration(self, variables):
         catalogue, machineconfigs, names, plan, releases = _collection()
-        result = plan.render_all(variables)
+        # The renderer takes the gpudirect_rdma_* and operator variables; the facts role's setting is read here only.
+        result = plan.render_all(dict((k, v) for k, v in variables.items() if k != "hardware_facts_allow_control_plane"))
         if result["errors"]:
             raise SystemExit("a configuration does not render: %s" % "; ".join(result["errors"]))
         for item in result["manifests"]:

@@ -67,7 +67,8 @@ def test_committed_policies_are_what_the_generator_writes(tmp_path):
     assert "'99-gpu-gpudirect-rdma': 'gpu'" in variables[("gpudirect-openshift-machineconfigs", "roles")]
     assert "mirror.example.com" not in gen.generate()
     # hardware_facts_allow_control_plane: the pods may go to control-plane nodes, so no placement check is generated.
-    mine.write_text(yaml.safe_dump(dict(variables, hardware_facts_allow_control_plane=True)))
+    with open(os.path.join(ROOT, "playbooks", "vars", "examples", "1-shared-device-roce.yml"), encoding="utf-8") as handle:
+        mine.write_text(yaml.safe_dump(dict(yaml.safe_load(handle), hardware_facts_allow_control_plane=True)))
     allowed = yaml.safe_load(gen.generate(var_files=[str(mine)]))["items"]
     assert "gpudirect-openshift-pod-placement" not in {i["metadata"]["name"] for i in allowed}
     pods = [i for i in allowed if i["metadata"]["name"] == "gpudirect-openshift-pods" and i["kind"] == "ValidatingAdmissionPolicy"][0]
