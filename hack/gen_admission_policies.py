@@ -10,7 +10,9 @@ only (matchConditions on request.userInfo.username), any content the collection 
 - NicClusterPolicy, ClusterPolicy, NodeFeatureDiscovery: every image (a component's `repository`, or an `image` that is
   a full reference) from the repositories the configurations render (the collection's defaults for every Network
   Operator release, plus the repositories of --vars files: mirrors); no node affinity, and no toleration of the
-  control-plane taints or of every taint;
+  control-plane taints or of every taint; an image the release table (render/releases.py) or a --vars file pins by digest
+  (the device plugins, the IPoIB CNI) only by digest: its component's `version`, or a full `image`, carries @sha256:
+  (the DOCA driver and the verify image have no digest a source gives: docs/upgrades.md);
 - Subscriptions: in each operator namespace only that operator's package, from its CatalogSource and namespace; no
   spec.config unless a --vars file sets one; OperatorGroups only in the operator namespaces, targeting their own
   namespace or all namespaces, never a label selector;
@@ -110,6 +112,7 @@ class Plan:
         self.files = {}                 # path -> set of data URLs (None: any content, e.g. the udev rules)
         self.kernel_arguments = set()
         self.repositories = set()
+        self.pinned_images = set()      # repository/image names rendered with a digest
         self.operators = {}             # namespace -> {"package", "sources", "source_namespaces"}
         self.subscription_config = False
         self.allow_control_plane = False
@@ -135,9 +138,13 @@ class Plan:
         self.files[machineconfigs.UDEV_RULES_PATH] = None
         for image in result["images"]:
             self.repositories.add(image["image"].rpartition("/")[0])
+            if "@sha256:" in image["image"]:
+                self.pinned_images.add(image_name(image["image"]))
         for components in releases.NETWORK_OPERATOR_RELEASES.values():
             for component in components.values():
                 self.repositories.add(component["repository"].rstrip("/"))
+                if "@sha256:" in component["version"]:
+                    self.pinned_images.add("%s/%s" % (component["repository"].rstrip("/"), component["image"]))
         if variables.get("gpudirect_rdma_machineconfig_allow_control_plane"):
             self.allow_control_plane = True
         if variables.get("hardware_facts_allow_control_plane"):
@@ -155,6 +162,13 @@ class Plan:
             for name, role in self.machineconfig_roles.items():
                 if role in CONTROL_PLANE_POOLS:
                     raise SystemExit("MachineConfig %s is for the control-plane pool %s, which no configuration allows" % (name, role))
+
+
+def image_name(reference):
+    """'registry/repo/image:tag@sha256:...' -> 'registry/repo/image' (a registry's port stays: only the last segment's
+    tag and digest go)."""
+    repository, _slash, last = reference.partition("@")[0].rpartition("/")
+    return "%s/%s" % (repository, last.partition(":")[0])
 
 
 def configurations(var_files=()):
@@ -186,6 +200,15 @@ def _images_ok(component, repositories):
     return ("((!has({c}.repository) || {c}.repository in {r}) && "
             "(!has({c}.image) || !{c}.image.contains('/') || {r}.exists(x, {c}.image.startsWith(x + '/'))))"
             .format(c=component, r=repositories))
+
+
+def _digest_ok(component, pinned):
+    """CEL: a component of an image the collection pins by digest names it by digest: `repository` + `image` with a
+    `version` holding @sha256:, or a full `image` reference holding it."""
+    return ("((!has({c}.repository) || !has({c}.image) || !((string({c}.repository) + '/' + string({c}.image)) in {p}) || "
+            "(has({c}.version) && string({c}.version).contains('@sha256:'))) && "
+            "(!has({c}.image) || !{p}.exists(x, string({c}.image) == x || string({c}.image).startsWith(x + ':') || "
+            "string({c}.image).startsWith(x + '@')) || string({c}.image).contains('@sha256:')))".format(c=component, p=pinned))
 
 
 def _placement_ok(component):
@@ -257,6 +280,11 @@ def policies(plan, username):
          "messageExpression": "object.kind + ' ' + object.metadata.name + %s" % cel(
              ": images only from the configured repositories %s; regenerate with hack/gen_admission_policies.py --vars "
              "for a mirror" % ", ".join(repositories))},
+        {"expression": "!has(object.spec) || object.spec.all(k, type(%s) == map ? (%s && %s.all(j, type(%s) == map ? %s : true)) : true)"
+                       % (component, _digest_ok(component, "variables.pinnedImages"), component, child,
+                          _digest_ok(child, "variables.pinnedImages")),
+         "messageExpression": "object.kind + ' ' + object.metadata.name + %s" % cel(
+             ": these images only by digest (@sha256:), as the release table pins them: %s" % ", ".join(sorted(plan.pinned_images)))},
         {"expression": "!has(object.spec) || (%s && object.spec.all(k, type(%s) == map ? (%s && %s.all(j, type(%s) == map ? %s : true)) : true))"
                        % (_placement_ok("object.spec"), component, _placement_ok(component), component, child, _placement_ok(child)),
          "messageExpression": "object.kind + ' ' + object.metadata.name + %s" % cel(
@@ -265,6 +293,7 @@ def policies(plan, username):
     docs.append(_policy("operands", [_rule("mellanox.com", "*", ["nicclusterpolicies"]), _rule("nvidia.com", "*", ["clusterpolicies"]),
                                      _rule("nfd.openshift.io", "*", ["nodefeaturediscoveries"])], who, [
         {"name": "repositories", "expression": cel(repositories)},
+        {"name": "pinnedImages", "expression": cel(sorted(plan.pinned_images))},
         {"name": "controlPlaneTaints", "expression": cel(list(CONTROL_PLANE_TAINTS))},
     ], operand_validations))
     packages = dict((ns, entry["package"]) for ns, entry in plan.operators.items())

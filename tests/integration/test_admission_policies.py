@@ -160,6 +160,15 @@ def test_root_on_every_node_five_ways_is_refused_with_the_policys_message(conver
     image = {"spec": {"ofedDriver": {"repository": "evil.example.com/x"}}}
     message = _denied(send(automation, "PATCH", NCP, image), "gpudirect-openshift-operands")
     assert message.startswith("NicClusterPolicy nic-cluster-policy: images only from the configured repositories")
+    # An image the release table pins by digest (issue 34, LOW: images by digest), from its own repository by tag only.
+    tag_only = {"spec": {"rdmaSharedDevicePlugin": {"repository": "nvcr.io/nvidia/mellanox", "image": "k8s-rdma-shared-dev-plugin",
+                                                    "version": "network-operator-v26.4.1"}}}
+    message = _denied(send(automation, "PATCH", NCP, tag_only), "gpudirect-openshift-operands")
+    assert message.startswith("NicClusterPolicy nic-cluster-policy: these images only by digest (@sha256:), as the release table "
+                              "pins them: ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin"), message
+    full = {"spec": {"rdmaSharedDevicePlugin": {"image": "nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin:latest"}}}
+    assert _denied(send(automation, "PATCH", NCP, full), "gpudirect-openshift-operands").startswith(
+        "NicClusterPolicy nic-cluster-policy: these images only by digest")
     affinity = {"spec": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": "node-role.kubernetes.io/master", "operator": "Exists"}]}]}},
         "tolerations": [{"operator": "Exists"}]}}
