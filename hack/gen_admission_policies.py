@@ -328,7 +328,10 @@ def policies(plan, username):
         {"name": "hostPaths", "expression": cel(facts_host_paths())},
         {"name": "hostVolumes", "expression": "has(object.spec.volumes) ? "
                                               "object.spec.volumes.filter(v, has(v.hostPath)).map(v, v.name) : []"},
-    ] + ([] if plan.allow_control_plane_pods else [{"name": "controlPlane", "expression": cel(list(CONTROL_PLANE_TAINTS))}]),
+    ] + ([] if plan.allow_control_plane_pods else [
+        {"name": "controlPlane", "expression": cel(list(CONTROL_PLANE_TAINTS))},
+        {"name": "nodeAffinity", "expression": "has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) ? "
+                                               "[object.spec.affinity.nodeAffinity] : []"}]),
         pod_validations() + ([] if plan.allow_control_plane_pods else pod_placement_validations())))
     if not plan.allow_control_plane_pods:
         docs.append(node_name_policy(who))
@@ -342,16 +345,16 @@ def pod_placement_validations():
     # DoesNotExist keep pods off them). The conditional operator guards each comprehension (cel-python, as above).
     selects = "(e.key in variables.controlPlane && (e.operator == 'In' || e.operator == 'Exists'))"
     terms = "(has({t}.matchExpressions) ? {t}.matchExpressions.all(e, !%s) : true)" % selects
-    affinity = "object.spec.affinity.nodeAffinity"
-    required = affinity + ".requiredDuringSchedulingIgnoredDuringExecution"
-    preferred = affinity + ".preferredDuringSchedulingIgnoredDuringExecution"
+    # variables.nodeAffinity: the pod's node affinity as a list of zero or one, so the field paths stay short.
+    required = "a.requiredDuringSchedulingIgnoredDuringExecution"
+    preferred = "a.preferredDuringSchedulingIgnoredDuringExecution"
     return [
         {"expression": "has(object.spec.nodeSelector) ? !object.spec.nodeSelector.exists(k, k in variables.controlPlane) : true",
          "messageExpression": "'pod ' + object.metadata.name + %s" % cel(
              ": no nodeSelector on the control-plane labels (%s); set hardware_facts_allow_control_plane and regenerate with "
              "hack/gen_admission_policies.py --vars" % ", ".join(CONTROL_PLANE_TAINTS))},
-        {"expression": "!has(object.spec.affinity) || !has(object.spec.affinity.nodeAffinity) || "
-                       "((has({r}) ? {r}.nodeSelectorTerms.all(t, {rt}) : true) && (has({p}) ? {p}.all(p, {pt}) : true))"
+        {"expression": "variables.nodeAffinity.all(a, (has({r}) ? {r}.nodeSelectorTerms.all(t, {rt}) : true) && "
+                       "(has({p}) ? {p}.all(p, {pt}) : true))"
                        .format(r=required, p=preferred, rt=terms.format(t="t"), pt=terms.format(t="p.preference")),
          "messageExpression": "'pod ' + object.metadata.name + %s" % cel(
              ": no node affinity onto control-plane nodes (%s)" % ", ".join(CONTROL_PLANE_TAINTS))},

@@ -170,6 +170,13 @@ def test_medium_facts_pods_get_no_writable_host_path_no_group_0_no_control_plane
     assert denials("gpudirect-openshift-pods", selected, POD) == [
         "pod p: no nodeSelector on the control-plane labels (node-role.kubernetes.io/control-plane, node-role.kubernetes.io/master); "
         "set hardware_facts_allow_control_plane and regenerate with hack/gen_admission_policies.py --vars"]
+    def affinity(operator):
+        return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "node-role.kubernetes.io/control-plane", "operator": operator}]}]}}}
+
+    assert denials("gpudirect-openshift-pods", pod(affinity=affinity("Exists")), POD) == [
+        "pod p: no node affinity onto control-plane nodes (node-role.kubernetes.io/control-plane, node-role.kubernetes.io/master)"]
+    assert denials("gpudirect-openshift-pods", pod(affinity=affinity("DoesNotExist")), POD) == []
     master = {"metadata": {"name": "master-0", "labels": {"node-role.kubernetes.io/master": "", "kubernetes.io/hostname": "master-0"}}}
     assert denials("gpudirect-openshift-pod-placement", pod(nodeName="master-0"), POD, params=master)[0].startswith(
         "pod p names the control-plane node master-0")
