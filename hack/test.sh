@@ -15,6 +15,13 @@ STATIC_LANE=(sanity lint docs release molecule)
 PYTEST_LANE=(unit simulator integration)
 PYTEST_ARGS=(-q -p no:cacheprovider -n "${GPUDIRECT_TEST_WORKERS:-2}" --dist loadgroup --durations=60)
 LOG_DIR="${GPUDIRECT_TEST_LOG_DIR:-$ROOT/.cache/test-logs}"
+# Module tasks import their module_utils from the AnsiballZ zip, which Python compiles again on every task: the
+# stages that run playbooks keep that bytecode (hack/zip_bytecode_cache/sitecustomize.py says how and what it saves).
+# GPUDIRECT_ZIP_BYTECODE_DIR= (empty) turns it off.
+zip_bytecode_cache() {
+  export GPUDIRECT_ZIP_BYTECODE_DIR="${GPUDIRECT_ZIP_BYTECODE_DIR-$ROOT/.cache/zip-bytecode}"
+  export PYTHONPATH="$ROOT/hack/zip_bytecode_cache${PYTHONPATH:+:$PYTHONPATH}"
+}
 
 # ansible-test insists on a real (not symlinked) ansible_collections/<ns>/<name> tree.
 workspace() {
@@ -41,8 +48,10 @@ stage_commands() {
     unit)
       pytest "${PYTEST_ARGS[@]}" tests/unit ;;
     simulator)
+      zip_bytecode_cache
       pytest "${PYTEST_ARGS[@]}" simulator/tests ;;
     integration)
+      zip_bytecode_cache
       pytest "${PYTEST_ARGS[@]}" tests/integration ;;
     lint)
       ansible-lint --profile production --offline && antsibull-changelog lint && python hack/gen_argument_specs.py --check ;;
@@ -51,6 +60,7 @@ stage_commands() {
       # copies the dependency with git, which copies nothing, and every module's kubernetes.core doc fragment is missing.
       GIT_CEILING_DIRECTORIES="$VENV" antsibull-docs lint-collection-docs --plugin-docs --skip-rstcheck "$ROOT/.cache/collections/ansible_collections/gpudirect/openshift" ;;
     molecule)
+      zip_bytecode_cache
       # Every scenario shares the same playbooks and differs only by its variables file and profile (checked by
       # tests/integration/test_molecule_layout.py), and test_site.py converges each configuration's variables: the
       # test command runs the harness in full on the operators scenario and one scenario per fabric (shared device

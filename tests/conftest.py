@@ -41,3 +41,29 @@ def pytest_collection_modifyitems(config, items):
         random.Random(order.split(":", 1)[1]).shuffle(items)
     elif order:
         raise pytest.UsageError("GPUDIRECT_TEST_ORDER=%r: use reverse or random:<seed>" % order)
+
+
+class XdistGroups:
+    """``--dist loadgroup`` on pytest 9.2: pytest-xdist 3.8 marks a grouped test by rewriting ``item._nodeid``, which
+    pytest 9.2 no longer reads (``Node.nodeid`` is now built from ``item._id``, a ``_pytest.nodeid.NodeId``), so every
+    ``xdist_group`` mark was silently ignored and a module's converged fixtures were set up again on each worker that
+    ran one of its tests. This gives the grouped tests the ``<id>@<group>`` ids xdist's scheduler splits on. It runs
+    last, only on xdist workers asked for loadgroup, and leaves ids that already carry a group alone (an xdist that
+    still works)."""
+
+    @staticmethod
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(config, items):
+        if not getattr(config.option, "loadgroup", False):
+            return
+        from _pytest.nodeid import NodeId  # pylint: disable=import-outside-toplevel
+
+        for item in items:
+            groups = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                             for mark in item.iter_markers("xdist_group")})
+            if groups and "@" not in item.nodeid:
+                item._id = NodeId.parse("%s@%s" % (item.nodeid, "_".join(groups)))  # pylint: disable=protected-access
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(XdistGroups(), "gpudirect-xdist-groups")

@@ -35,9 +35,6 @@ NOT_RUN = {
 }
 MANAGED = "app.kubernetes.io/managed-by=gpudirect.openshift"
 
-pytestmark = pytest.mark.xdist_group("journeys")
-
-
 def documented_commands():
     """The journey commands of README.md and docs/index.md, in order, comments and blank lines dropped."""
     commands = []
