@@ -71,6 +71,8 @@ def openshift_version_problem(openshift_version):
                 "workloads.yml and clusterrole.yml alone there (docs/least-privilege.md)"
                 % (openshift_version, minor, kubernetes, FIRST_KUBERNETES_MINOR, first))
     return None
+
+
 # The taints that keep workloads off control-plane nodes (kubeadm and OpenShift set them; the second is the old name).
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 

@@ -5,24 +5,38 @@ admission policies evaluated by the simulator's CEL, simulator/admission_policy.
 role defaults. Where a finding also has a test elsewhere (an integration test that needs a converged cluster, or a
 unit file of its own), the test calls into that check or names it in its docstring:
 
-| Finding | Here | Also |
-|---|---|---|
-| HIGH root on every node, five ways | test_high_root_on_every_node_five_ways | integration/test_admission_policies.py::test_root_on_every_node_five_ways_is_refused_with_the_policys_message |
-| HIGH the cluster pull secret (list on MachineConfigs) | test_high_machineconfigs_cannot_be_listed_or_watched | unit/plugins/module_utils/test_machineconfigs_by_name.py |
-| MEDIUM verify namespace: Secrets, tokens, others' pods | test_medium_verify_pods_mount_no_secret_or_token_and_run_in_their_own_namespace | integration/test_least_privilege.py::test_the_automation_identity_cannot_reach_beyond_its_namespaces |
-| MEDIUM facts SCC: writable /, group 0, control plane | test_medium_facts_pods_get_no_writable_host_path_no_group_0_no_control_plane_node | integration/test_admission_policies.py (two pod tests) |
-| MEDIUM a killed facts run leaves its grant | test_medium_a_killed_facts_run_cleans_up_on_sigterm | integration/test_facts_grants.py |
-| MEDIUM udev_rules_from_facts: a MAC another node claims | test_medium_udev_rules_from_facts_refuse_a_mac_two_nodes_claim | unit/security/test_udev_rules_from_facts.py |
-| MEDIUM must_gather copies credentials and others' networks | test_medium_must_gather_redacts_credentials_and_keeps_only_own_networks | unit/security/test_diagnostics_redaction.py |
-| LOW kubeconfig bearer token over http | test_low_kubeconfig_token_over_plain_http | unit/security/test_kubeconfig_http.py |
-| LOW name checks accept a trailing newline | test_low_name_checks_refuse_a_trailing_newline | unit/security/test_anchored_names.py |
-| LOW survey text becomes the raw Multus annotation | test_low_verify_network_is_one_network_name | unit/security/test_verify_network_text.py |
-| LOW verify and DOCA images not pinned by digest | test_low_images_by_digest_where_a_source_gives_one | integration/test_admission_policies.py (tag-only image) |
-| LOW three operators default to Automatic approval | test_low_every_operator_defaults_to_manual_approval | unit/plugins/module_utils/render/test_gitops.py |
-| LOW render.yml deletes files it did not write | test_low_render_removes_only_the_files_it_recorded | integration/test_render_output.py |
-| LOW Markdown hardware report not escaped | test_low_markdown_report_is_escaped | unit/security/test_report_escaping.py |
-| LOW role rights on namespaces never used | test_low_roles_only_in_the_documented_namespaces | integration/test_least_privilege.py |
-| LOW requires_ansible admits vulnerable ansible-core | test_low_requires_ansible_leaves_out_the_template_injection_releases | integration/test_supported_ansible.py |
+- HIGH root on every node, five ways: test_high_root_on_every_node_five_ways
+  (also integration/test_admission_policies.py::test_root_on_every_node_five_ways_is_refused_with_the_policys_message)
+- HIGH the cluster pull secret (list on MachineConfigs): test_high_machineconfigs_cannot_be_listed_or_watched
+  (also unit/plugins/module_utils/test_machineconfigs_by_name.py)
+- MEDIUM verify namespace: Secrets, tokens, others' pods: test_medium_verify_pods_mount_no_secret_or_token_and_run_in_their_own_namespace
+  (also integration/test_least_privilege.py::test_the_automation_identity_cannot_reach_beyond_its_namespaces)
+- MEDIUM facts SCC: writable /, group 0, control plane: test_medium_facts_pods_get_no_writable_host_path_no_group_0_no_control_plane_node
+  (also integration/test_admission_policies.py (two pod tests))
+- MEDIUM a killed facts run leaves its grant: test_medium_a_killed_facts_run_cleans_up_on_sigterm
+  (also integration/test_facts_grants.py)
+- MEDIUM udev_rules_from_facts: a MAC another node claims: test_medium_udev_rules_from_facts_refuse_a_mac_two_nodes_claim
+  (also unit/security/test_udev_rules_from_facts.py)
+- MEDIUM must_gather copies credentials and others' networks: test_medium_must_gather_redacts_credentials_and_keeps_only_own_networks
+  (also unit/security/test_diagnostics_redaction.py)
+- LOW kubeconfig bearer token over http: test_low_kubeconfig_token_over_plain_http
+  (also unit/security/test_kubeconfig_http.py)
+- LOW name checks accept a trailing newline: test_low_name_checks_refuse_a_trailing_newline
+  (also unit/security/test_anchored_names.py)
+- LOW survey text becomes the raw Multus annotation: test_low_verify_network_is_one_network_name
+  (also unit/security/test_verify_network_text.py)
+- LOW verify and DOCA images not pinned by digest: test_low_images_by_digest_where_a_source_gives_one
+  (also integration/test_admission_policies.py (tag-only image))
+- LOW three operators default to Automatic approval: test_low_every_operator_defaults_to_manual_approval
+  (also unit/plugins/module_utils/render/test_gitops.py)
+- LOW render.yml deletes files it did not write: test_low_render_removes_only_the_files_it_recorded
+  (also integration/test_render_output.py)
+- LOW Markdown hardware report not escaped: test_low_markdown_report_is_escaped
+  (also unit/security/test_report_escaping.py)
+- LOW role rights on namespaces never used: test_low_roles_only_in_the_documented_namespaces
+  (also integration/test_least_privilege.py)
+- LOW requires_ansible admits vulnerable ansible-core: test_low_requires_ansible_leaves_out_the_template_injection_releases
+  (also integration/test_supported_ansible.py)
 """
 
 import copy
@@ -103,7 +117,7 @@ def test_high_root_on_every_node_five_ways():
             "driver": {"repository": "evil.example.com/x", "image": "driver", "version": "1"}}},
          "ClusterPolicy gpu-cluster-policy: images only from the configured repositories"),
         ("gpudirect-openshift-operands", NFD, {"metadata": {"name": "nfd-instance", "namespace": "openshift-nfd"},
-                                              "kind": "NodeFeatureDiscovery", "spec": {"operand": {"image": "evil.example.com/x/nfd:1"}}},
+                                               "kind": "NodeFeatureDiscovery", "spec": {"operand": {"image": "evil.example.com/x/nfd:1"}}},
          "NodeFeatureDiscovery nfd-instance: images only from the configured repositories"),
         ("gpudirect-openshift-operators", SUBSCRIPTION, {"metadata": {"name": "x", "namespace": "nvidia-gpu-operator"},
                                                          "kind": "Subscription", "spec": {
@@ -164,12 +178,13 @@ def test_medium_facts_pods_get_no_writable_host_path_no_group_0_no_control_plane
 
     root = pod(volumes=[{"name": "h", "hostPath": {"path": "/"}}],
                containers=[{"name": "c", "image": "x", "volumeMounts": [{"name": "h", "mountPath": "/h"}]}])
-    assert [m.split(": ", 1)[1][:15] for m in denials("gpudirect-openshift-pods", root, POD)] == ["host paths only",
-                                                                                                 "host paths are "]
+    found = [m.split(": ", 1)[1][:15] for m in denials("gpudirect-openshift-pods", root, POD)]
+    assert found == ["host paths only", "host paths are "]
     selected = pod(nodeSelector={"node-role.kubernetes.io/master": ""})
     assert denials("gpudirect-openshift-pods", selected, POD) == [
         "pod p: no nodeSelector on the control-plane labels (node-role.kubernetes.io/control-plane, node-role.kubernetes.io/master); "
         "set hardware_facts_allow_control_plane and regenerate with hack/gen_admission_policies.py --vars"]
+
     def affinity(operator):
         return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchExpressions": [{"key": "node-role.kubernetes.io/control-plane", "operator": operator}]}]}}}
