@@ -10,11 +10,17 @@ only (matchConditions on request.userInfo.username), any content the collection 
 - NicClusterPolicy, ClusterPolicy, NodeFeatureDiscovery: every image (a component's `repository`, or an `image` that is
   a full reference) from the repositories the configurations render (the collection's defaults for every Network
   Operator release, plus the repositories of --vars files: mirrors); no node affinity, and no toleration of the
-  control-plane taints or of every taint;
+  control-plane taints or of every taint; an image the release table (render/releases.py) or a --vars file pins by digest
+  (the device plugins, the IPoIB CNI) only by digest: its component's `version`, or a full `image`, carries @sha256:
+  (the DOCA driver and the verify image have no digest a source gives: docs/upgrades.md);
 - Subscriptions: in each operator namespace only that operator's package, from its CatalogSource and namespace; no
   spec.config unless a --vars file sets one; OperatorGroups only in the operator namespaces, targeting their own
   namespace or all namespaces, never a label selector;
-- Pods: hostPath volumes only at the paths the facts pods read (/sys and three /proc entries), mounted read-only.
+- Pods: hostPath volumes only at the paths the facts pods read (/sys and three /proc entries), mounted read-only; and,
+  unless a --vars file sets hardware_facts_allow_control_plane: true, no pod placed on a control-plane node: no
+  nodeSelector or required/preferred node affinity (In, Exists) on the control-plane role labels, no toleration of the
+  control-plane taints, and (policy gpudirect-openshift-pod-placement, with the control-plane Nodes as its params) no
+  spec.nodeName or kubernetes.io/hostname nodeSelector that names a control-plane node.
 
 It reads the same plan as hack/gen_clusterrole.py: the example configurations (each also with MachineConfigs on), the
 operator catalogue and any `--vars` files.
@@ -24,6 +30,7 @@ operator catalogue and any `--vars` files.
     python hack/gen_admission_policies.py --check              # exit 1 when the committed file is out of date
     python hack/gen_admission_policies.py --vars my-vars.yml   # also admit what your configuration renders
     python hack/gen_admission_policies.py --output FILE        # write elsewhere
+    python hack/gen_admission_policies.py --openshift-version 4.16   # refused: the v1 API is not served there
 """
 
 import argparse
@@ -40,6 +47,32 @@ OUTPUT = os.path.join(ROOT, "deploy", "rbac", "admission-policies.yml")
 API_VERSION = "admissionregistration.k8s.io/v1"
 PREFIX = "gpudirect-openshift"
 CONTROL_PLANE_POOLS = ("master", "arbiter")
+# admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy is served from Kubernetes 1.30: kubernetes/kubernetes
+# staging/src/k8s.io/api/admissionregistration/v1/types.go (+k8s:prerelease-lifecycle-gen:introduced=1.30 on the policy
+# and binding types) and pkg/features/kube_features.go (ValidatingAdmissionPolicy GA and locked on in 1.30; beta and off
+# by default in 1.28 and 1.29). The Kubernetes minor of each OpenShift minor of the support table (docs/support.md), from
+# the OpenShift release notes ("OpenShift Container Platform 4.N is based on Kubernetes 1.M"); simulator/profiles has
+# the same table.
+FIRST_KUBERNETES_MINOR = 30
+KUBERNETES_MINOR_OF_OPENSHIFT = {"4.16": 29, "4.17": 30, "4.18": 31, "4.19": 32, "4.20": 33}
+
+
+def openshift_version_problem(openshift_version):
+    """None when the policies apply on this OpenShift (major.minor or a full version); else why not and what to do."""
+    minor = ".".join(str(openshift_version).strip().split(".")[:2])
+    kubernetes = KUBERNETES_MINOR_OF_OPENSHIFT.get(minor)
+    if kubernetes is None:
+        return ("--openshift-version %s is not in the support table (%s): give one of those versions"
+                % (openshift_version, ", ".join(sorted(KUBERNETES_MINOR_OF_OPENSHIFT))))
+    if kubernetes < FIRST_KUBERNETES_MINOR:
+        first = min(v for v, k in KUBERNETES_MINOR_OF_OPENSHIFT.items() if k >= FIRST_KUBERNETES_MINOR)
+        return ("--openshift-version %s: OpenShift %s is Kubernetes 1.%d, which does not serve ValidatingAdmissionPolicy "
+                "admissionregistration.k8s.io/v1 (Kubernetes 1.%d, OpenShift %s, and later); nothing was written. Apply "
+                "workloads.yml and clusterrole.yml alone there (docs/least-privilege.md)"
+                % (openshift_version, minor, kubernetes, FIRST_KUBERNETES_MINOR, first))
+    return None
+
+
 # The taints that keep workloads off control-plane nodes (kubeadm and OpenShift set them; the second is the old name).
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 
@@ -81,13 +114,16 @@ class Plan:
         self.files = {}                 # path -> set of data URLs (None: any content, e.g. the udev rules)
         self.kernel_arguments = set()
         self.repositories = set()
+        self.pinned_images = set()      # repository/image names rendered with a digest
         self.operators = {}             # namespace -> {"package", "sources", "source_namespaces"}
         self.subscription_config = False
         self.allow_control_plane = False
+        self.allow_control_plane_pods = False
 
     def add_configuration(self, variables):
         catalogue, machineconfigs, names, plan, releases = _collection()
-        result = plan.render_all(variables)
+        # The renderer takes the gpudirect_rdma_* and operator variables; the facts role's setting is read here only.
+        result = plan.render_all(dict((k, v) for k, v in variables.items() if k != "hardware_facts_allow_control_plane"))
         if result["errors"]:
             raise SystemExit("a configuration does not render: %s" % "; ".join(result["errors"]))
         for item in result["manifests"]:
@@ -104,11 +140,17 @@ class Plan:
         self.files[machineconfigs.UDEV_RULES_PATH] = None
         for image in result["images"]:
             self.repositories.add(image["image"].rpartition("/")[0])
+            if "@sha256:" in image["image"]:
+                self.pinned_images.add(image_name(image["image"]))
         for components in releases.NETWORK_OPERATOR_RELEASES.values():
             for component in components.values():
                 self.repositories.add(component["repository"].rstrip("/"))
+                if "@sha256:" in component["version"]:
+                    self.pinned_images.add("%s/%s" % (component["repository"].rstrip("/"), component["image"]))
         if variables.get("gpudirect_rdma_machineconfig_allow_control_plane"):
             self.allow_control_plane = True
+        if variables.get("hardware_facts_allow_control_plane"):
+            self.allow_control_plane_pods = True
         for operator in catalogue.resolve(variables):
             entry = self.operators.setdefault(operator["namespace"], {"package": operator["package"], "sources": set(),
                                                                       "source_namespaces": set()})
@@ -122,6 +164,13 @@ class Plan:
             for name, role in self.machineconfig_roles.items():
                 if role in CONTROL_PLANE_POOLS:
                     raise SystemExit("MachineConfig %s is for the control-plane pool %s, which no configuration allows" % (name, role))
+
+
+def image_name(reference):
+    """'registry/repo/image:tag@sha256:...' -> 'registry/repo/image' (a registry's port stays: only the last segment's
+    tag and digest go)."""
+    repository, _slash, last = reference.partition("@")[0].rpartition("/")
+    return "%s/%s" % (repository, last.partition(":")[0])
 
 
 def configurations(var_files=()):
@@ -153,6 +202,15 @@ def _images_ok(component, repositories):
     return ("((!has({c}.repository) || {c}.repository in {r}) && "
             "(!has({c}.image) || !{c}.image.contains('/') || {r}.exists(x, {c}.image.startsWith(x + '/'))))"
             .format(c=component, r=repositories))
+
+
+def _digest_ok(component, pinned):
+    """CEL: a component of an image the collection pins by digest names it by digest: `repository` + `image` with a
+    `version` holding @sha256:, or a full `image` reference holding it."""
+    return ("((!has({c}.repository) || !has({c}.image) || !((string({c}.repository) + '/' + string({c}.image)) in {p}) || "
+            "(has({c}.version) && string({c}.version).contains('@sha256:'))) && "
+            "(!has({c}.image) || !{p}.exists(x, string({c}.image) == x || string({c}.image).startsWith(x + ':') || "
+            "string({c}.image).startsWith(x + '@')) || string({c}.image).contains('@sha256:')))".format(c=component, p=pinned))
 
 
 def _placement_ok(component):
@@ -224,6 +282,14 @@ def policies(plan, username):
          "messageExpression": "object.kind + ' ' + object.metadata.name + %s" % cel(
              ": images only from the configured repositories %s; regenerate with hack/gen_admission_policies.py --vars "
              "for a mirror" % ", ".join(repositories))},
+        # Only the NicClusterPolicy: the pinned images are the Network Operator's (render/releases.py); the conditional
+        # keeps cel-python from walking the larger ClusterPolicy a second time (each write must answer within seconds).
+        {"expression": "object.kind != 'NicClusterPolicy' || !has(object.spec) ? true : object.spec.all(k, type(%s) == map ? "
+                       "(%s && %s.all(j, type(%s) == map ? %s : true)) : true)"
+                       % (component, _digest_ok(component, "variables.pinnedImages"), component, child,
+                          _digest_ok(child, "variables.pinnedImages")),
+         "messageExpression": "object.kind + ' ' + object.metadata.name + %s" % cel(
+             ": these images only by digest (@sha256:), as the release table pins them: %s" % ", ".join(sorted(plan.pinned_images)))},
         {"expression": "!has(object.spec) || (%s && object.spec.all(k, type(%s) == map ? (%s && %s.all(j, type(%s) == map ? %s : true)) : true))"
                        % (_placement_ok("object.spec"), component, _placement_ok(component), component, child, _placement_ok(child)),
          "messageExpression": "object.kind + ' ' + object.metadata.name + %s" % cel(
@@ -232,6 +298,7 @@ def policies(plan, username):
     docs.append(_policy("operands", [_rule("mellanox.com", "*", ["nicclusterpolicies"]), _rule("nvidia.com", "*", ["clusterpolicies"]),
                                      _rule("nfd.openshift.io", "*", ["nodefeaturediscoveries"])], who, [
         {"name": "repositories", "expression": cel(repositories)},
+        {"name": "pinnedImages", "expression": cel(sorted(plan.pinned_images))},
         {"name": "controlPlaneTaints", "expression": cel(list(CONTROL_PLANE_TAINTS))},
     ], operand_validations))
     packages = dict((ns, entry["package"]) for ns, entry in plan.operators.items())
@@ -266,8 +333,74 @@ def policies(plan, username):
         {"name": "hostPaths", "expression": cel(facts_host_paths())},
         {"name": "hostVolumes", "expression": "has(object.spec.volumes) ? "
                                               "object.spec.volumes.filter(v, has(v.hostPath)).map(v, v.name) : []"},
-    ], pod_validations()))
+    ] + ([] if plan.allow_control_plane_pods else [
+        {"name": "controlPlane", "expression": cel(list(CONTROL_PLANE_TAINTS))},
+        {"name": "nodeAffinity", "expression": "has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) ? "
+                                               "[object.spec.affinity.nodeAffinity] : []"}]),
+        pod_validations() + ([] if plan.allow_control_plane_pods else pod_placement_validations())))
+    if not plan.allow_control_plane_pods:
+        docs.append(node_name_policy(who))
     return docs
+
+
+def pod_placement_validations():
+    """Pods of the automation stay off control-plane nodes by label and taint (issue 34: a facts pod on a control-plane
+    node was admitted). The role labels and the taints have the same keys (kubeadm and OpenShift set both)."""
+    # A node-affinity expression that selects control-plane nodes: In or Exists on a role label (NotIn and
+    # DoesNotExist keep pods off them). The conditional operator guards each comprehension (cel-python, as above).
+    selects = "(e.key in variables.controlPlane && (e.operator == 'In' || e.operator == 'Exists'))"
+    terms = "(has({t}.matchExpressions) ? {t}.matchExpressions.all(e, !%s) : true)" % selects
+    # variables.nodeAffinity: the pod's node affinity as a list of zero or one, so the field paths stay short.
+    required = "a.requiredDuringSchedulingIgnoredDuringExecution"
+    preferred = "a.preferredDuringSchedulingIgnoredDuringExecution"
+    return [
+        {"expression": "has(object.spec.nodeSelector) ? !object.spec.nodeSelector.exists(k, k in variables.controlPlane) : true",
+         "messageExpression": "'pod ' + object.metadata.name + %s" % cel(
+             ": no nodeSelector on the control-plane labels (%s); set hardware_facts_allow_control_plane and regenerate with "
+             "hack/gen_admission_policies.py --vars" % ", ".join(CONTROL_PLANE_TAINTS))},
+        {"expression": "variables.nodeAffinity.all(a, (has({r}) ? {r}.nodeSelectorTerms.all(t, {rt}) : true) && "
+                       "(has({p}) ? {p}.all(p, {pt}) : true))"
+                       .format(r=required, p=preferred, rt=terms.format(t="t"), pt=terms.format(t="p.preference")),
+         "messageExpression": "'pod ' + object.metadata.name + %s" % cel(
+             ": no node affinity onto control-plane nodes (%s)" % ", ".join(CONTROL_PLANE_TAINTS))},
+        {"expression": "has(object.spec.tolerations) ? object.spec.tolerations.all(t, !has(t.key) || !(t.key in variables.controlPlane)) "
+                       ": true",
+         "messageExpression": "'pod ' + object.metadata.name + %s" % cel(
+             ": no toleration of the control-plane taints (%s)" % ", ".join(CONTROL_PLANE_TAINTS))},
+    ]
+
+
+def node_name_policy(who):
+    """Policy and bindings: a pod of the automation names no control-plane node (spec.nodeName, or the
+    kubernetes.io/hostname nodeSelector the verify pods use). CEL reads no other object, so the control-plane Nodes are
+    the policy's params (paramKind Node), selected by role label, one binding per label: kube-apiserver evaluates the
+    validations once per param and skips the policy when no Node matches (parameterNotFoundAction: Allow), e.g. on a
+    cluster whose nodes carry only one of the two labels (Kubernetes
+    staging/src/k8s.io/api/admissionregistration/v1/types.go, ParamRef.selector and parameterNotFoundAction)."""
+    name = "%s-pod-placement" % PREFIX
+    hostname = "kubernetes.io/hostname"
+    policy = {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": {"name": name, "labels": _labels()},
+              "spec": {"failurePolicy": "Fail", "paramKind": {"apiVersion": "v1", "kind": "Node"},
+                       "matchConstraints": {"resourceRules": [_rule("", "v1", ["pods"])]},
+                       "matchConditions": [dict(c) for c in who], "validations": [
+                           {"expression": "!has(object.spec.nodeName) || object.spec.nodeName != params.metadata.name",
+                            "messageExpression": "'pod ' + object.metadata.name + ' names the control-plane node ' + "
+                                                 "params.metadata.name + %s" % cel(
+                                                     "; set hardware_facts_allow_control_plane and regenerate with "
+                                                     "hack/gen_admission_policies.py --vars")},
+                           {"expression": "!has(object.spec.nodeSelector) || !(%s in object.spec.nodeSelector) || "
+                                          "!has(params.metadata.labels) || !(%s in params.metadata.labels) || "
+                                          "object.spec.nodeSelector[%s] != params.metadata.labels[%s]"
+                                          % (cel(hostname), cel(hostname), cel(hostname), cel(hostname)),
+                            "messageExpression": "'pod ' + object.metadata.name + ' selects the control-plane node ' + "
+                                                 "params.metadata.name + ' by its kubernetes.io/hostname label'"}]}}
+    bindings = [{"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
+                 "metadata": {"name": "%s-%s" % (name, label.rpartition("/")[2]), "labels": _labels()},
+                 "spec": {"policyName": name, "validationActions": ["Deny"],
+                          "paramRef": {"selector": {"matchExpressions": [{"key": label, "operator": "Exists"}]},
+                                       "parameterNotFoundAction": "Allow"}}}
+                for label in CONTROL_PLANE_TAINTS]
+    return [policy] + bindings
 
 
 def facts_host_paths():
@@ -338,7 +471,14 @@ def main(argv=None):
     parser.add_argument("--output", default=OUTPUT)
     parser.add_argument("--check", action="store_true", help="compare with --output instead of writing it; exit 1 when different")
     parser.add_argument("--vars", action="append", default=[], help="a variables file whose rendered objects to admit as well")
+    parser.add_argument("--openshift-version", help="the cluster's OpenShift version: refuse, before writing, one that does "
+                                                    "not serve the policies' API (older than 4.17)")
     args = parser.parse_args(argv)
+    if args.openshift_version:
+        problem = openshift_version_problem(args.openshift_version)
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
     text = generate(var_files=args.vars)
     if args.check:
         current = open(args.output, encoding="utf-8").read() if os.path.exists(args.output) else ""

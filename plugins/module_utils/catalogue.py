@@ -19,16 +19,19 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 # role: the prefix of the entry's variables (and the per-operator role's name, where there is one);
 # phase: the renderer's phase that holds the operator's own custom resource (None: the operator gets none);
 # catalog_source: the CatalogSource that carries it (render.yml writes it; on a cluster an empty <role>_source lets
-# the PackageManifest decide); namespace_alias: an older gpudirect_rdma_* variable that may also name the namespace.
+# the PackageManifest decide); namespace_alias: an older gpudirect_rdma_* variable that may also name the namespace;
+# install_plan_approval: Manual for all four (issue 34): with Automatic, OLM installs every new CSV of the channel, and
+# its operand images, without a run and without review; with Manual the collection approves only the InstallPlan that
+# lists the wanted CSV (olm_install), so nothing newer runs until playbooks/upgrade.yml approves it.
 OPERATORS = (
     {"role": "nfd", "title": "Node Feature Discovery", "package": "nfd", "namespace": "openshift-nfd",
      "namespace_alias": "gpudirect_rdma_nfd_namespace", "catalog_source": "redhat-operators",
-     "install_plan_approval": "Automatic", "phase": "nfd"},
+     "install_plan_approval": "Manual", "phase": "nfd"},
     {"role": "sriov_network_operator", "title": "SR-IOV Network Operator", "package": "sriov-network-operator",
      "namespace": "openshift-sriov-network-operator", "namespace_alias": "gpudirect_rdma_sriov_operator_namespace",
-     "catalog_source": "redhat-operators", "install_plan_approval": "Automatic", "phase": "sriov_operator"},
+     "catalog_source": "redhat-operators", "install_plan_approval": "Manual", "phase": "sriov_operator"},
     {"role": "nvidia_network_operator", "title": "NVIDIA Network Operator", "package": "nvidia-network-operator",
-     "namespace": "nvidia-network-operator", "catalog_source": "certified-operators", "install_plan_approval": "Automatic",
+     "namespace": "nvidia-network-operator", "catalog_source": "certified-operators", "install_plan_approval": "Manual",
      "phase": "nic_cluster_policy"},
     # NVIDIA's OpenShift guide installs the GPU Operator with Manual approval.
     {"role": "nvidia_gpu_operator", "title": "NVIDIA GPU Operator", "package": "gpu-operator-certified",

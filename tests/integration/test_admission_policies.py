@@ -49,7 +49,7 @@ def test_committed_policies_are_what_the_generator_writes(tmp_path):
     bindings = [i for i in items if i["kind"] == "ValidatingAdmissionPolicyBinding"]
     assert {p["metadata"]["name"] for p in policies} == {b["spec"]["policyName"] for b in bindings} == {
         "gpudirect-openshift-machineconfigs", "gpudirect-openshift-operands", "gpudirect-openshift-operators",
-        "gpudirect-openshift-pods"}
+        "gpudirect-openshift-pods", "gpudirect-openshift-pod-placement"}
     assert all(b["spec"]["validationActions"] == ["Deny"] for b in bindings)
     assert all(p["spec"]["matchConditions"] == [{"name": "automation-identity", "expression": "request.userInfo.username == "
                                                  "'system:serviceaccount:gpudirect-automation:gpudirect-automation'"}]
@@ -62,10 +62,17 @@ def test_committed_policies_are_what_the_generator_writes(tmp_path):
                                         gpudirect_rdma_machineconfig_pool="gpu")))
     variables = dict(((policy["metadata"]["name"], v["name"]), v["expression"]) for policy in
                      yaml.safe_load(gen.generate(var_files=[str(mine)]))["items"] if policy["kind"] == "ValidatingAdmissionPolicy"
-                     for v in policy["spec"]["variables"])
+                     for v in policy["spec"].get("variables", []))
     assert "'mirror.example.com/nvidia'" in variables[("gpudirect-openshift-operands", "repositories")]
     assert "'99-gpu-gpudirect-rdma': 'gpu'" in variables[("gpudirect-openshift-machineconfigs", "roles")]
     assert "mirror.example.com" not in gen.generate()
+    # hardware_facts_allow_control_plane: the pods may go to control-plane nodes, so no placement check is generated.
+    with open(os.path.join(ROOT, "playbooks", "vars", "examples", "1-shared-device-roce.yml"), encoding="utf-8") as handle:
+        mine.write_text(yaml.safe_dump(dict(yaml.safe_load(handle), hardware_facts_allow_control_plane=True)))
+    allowed = yaml.safe_load(gen.generate(var_files=[str(mine)]))["items"]
+    assert "gpudirect-openshift-pod-placement" not in {i["metadata"]["name"] for i in allowed}
+    pods = [i for i in allowed if i["metadata"]["name"] == "gpudirect-openshift-pods" and i["kind"] == "ValidatingAdmissionPolicy"][0]
+    assert "controlPlane" not in {v["name"] for v in pods["spec"]["variables"]}
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +104,7 @@ def test_the_collection_converges_and_reruns_with_the_policies_installed(converg
     assert converged["refused"] == []
     sim = converged["sim"]
     policies = sim.store.list(sim.store.find_type("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"))[0]
-    assert len(policies) == 4
+    assert len(policies) == 5
     # The automation really wrote the kinds the policies check.
     written = {(e["plural"], e["code"]) for e in sim.requests.entries() if e.get("user") == "system:serviceaccount:%s:%s" % ACCOUNT
                and e["verb"] in ("create", "patch", "update")}
@@ -153,6 +160,15 @@ def test_root_on_every_node_five_ways_is_refused_with_the_policys_message(conver
     image = {"spec": {"ofedDriver": {"repository": "evil.example.com/x"}}}
     message = _denied(send(automation, "PATCH", NCP, image), "gpudirect-openshift-operands")
     assert message.startswith("NicClusterPolicy nic-cluster-policy: images only from the configured repositories")
+    # An image the release table pins by digest (issue 34, LOW: images by digest), from its own repository by tag only.
+    tag_only = {"spec": {"rdmaSharedDevicePlugin": {"repository": "nvcr.io/nvidia/mellanox", "image": "k8s-rdma-shared-dev-plugin",
+                                                    "version": "network-operator-v26.4.1"}}}
+    message = _denied(send(automation, "PATCH", NCP, tag_only), "gpudirect-openshift-operands")
+    assert message.startswith("NicClusterPolicy nic-cluster-policy: these images only by digest (@sha256:), as the release table "
+                              "pins them: ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin"), message
+    full = {"spec": {"rdmaSharedDevicePlugin": {"image": "nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin:latest"}}}
+    assert _denied(send(automation, "PATCH", NCP, full), "gpudirect-openshift-operands").startswith(
+        "NicClusterPolicy nic-cluster-policy: these images only by digest")
     affinity = {"spec": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": "node-role.kubernetes.io/master", "operator": "Exists"}]}]}},
         "tolerations": [{"operator": "Exists"}]}}
@@ -218,4 +234,51 @@ def test_pods_mount_only_the_facts_host_paths_and_only_read_only(converged):
         resp = automation.post(sim.url + pods, json=facts_pod(name, path, read_only), timeout=10)
         assert "pod %s%s" % (name, expected) in _denied(resp, "gpudirect-openshift-pods")
     resp = automation.post(sim.url + pods, json=facts_pod("sys-read-only", "/sys", True), timeout=10)
+    assert resp.status_code == 201, resp.text
+
+
+def test_pods_of_the_automation_stay_off_control_plane_nodes(converged):
+    """Issue 34 (MEDIUM, point 3): a facts pod was admitted on a control-plane node. With the automation's token, a pod
+    naming a control-plane node (spec.nodeName, a kubernetes.io/hostname nodeSelector), selecting the control-plane
+    role labels (nodeSelector, node affinity) or tolerating their taint is refused with the policy's message; the same
+    pod on a worker is admitted, and so were the converge's facts and verify pods."""
+    sim = converged["sim"]
+    automation = requests.Session()
+    automation.headers["Authorization"] = "Bearer " + converged["token"]
+    nodes = sim.store.list(sim.store.find_type("", "v1", "nodes"))[0]
+    masters = [n for n in nodes if "node-role.kubernetes.io/master" in (n["metadata"].get("labels") or {})]
+    workers = [n for n in nodes if n not in masters]
+    assert masters and workers, "the profile has no control-plane node: the policy was not tried"
+    master, worker = masters[0]["metadata"], workers[0]["metadata"]
+
+    def pod(name, **spec):
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": dict({
+            "serviceAccountName": "gpudirect-facts", "automountServiceAccountToken": False,
+            "containers": [{"name": "c", "image": "registry.example/x:1"}]}, **spec)}
+
+    pods = "/api/v1/namespaces/gpudirect-facts/pods"
+    on_master_role = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]}]}}
+    for body, policy, expected in (
+            (pod("by-name", nodeName=master["name"]), "gpudirect-openshift-pod-placement",
+             "pod by-name names the control-plane node %s; set hardware_facts_allow_control_plane" % master["name"]),
+            (pod("by-hostname", nodeSelector={"kubernetes.io/hostname": master["labels"]["kubernetes.io/hostname"]}),
+             "gpudirect-openshift-pod-placement", "pod by-hostname selects the control-plane node %s" % master["name"]),
+            (pod("by-role", nodeSelector={"node-role.kubernetes.io/master": ""}), "gpudirect-openshift-pods",
+             "pod by-role: no nodeSelector on the control-plane labels"),
+            (pod("by-affinity", affinity={"nodeAffinity": on_master_role}), "gpudirect-openshift-pods",
+             "pod by-affinity: no node affinity onto control-plane nodes"),
+            (pod("by-toleration", tolerations=[{"key": "node-role.kubernetes.io/master", "operator": "Exists",
+                                                "effect": "NoSchedule"}]), "gpudirect-openshift-pods",
+             "pod by-toleration: no toleration of the control-plane taints")):
+        resp = automation.post(sim.url + pods, json=body, timeout=10)
+        message = resp.json().get("message", "") if resp.status_code == 422 else resp.text
+        binding = policy if policy != "gpudirect-openshift-pod-placement" else None
+        assert resp.status_code == 422, (resp.status_code, resp.text)
+        assert "ValidatingAdmissionPolicy '%s' with binding '%s" % (policy, binding or policy) in message, message
+        assert expected in message, message
+    keep_off = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "node-role.kubernetes.io/master", "operator": "DoesNotExist"}]}]}}
+    resp = automation.post(sim.url + pods, json=pod("on-worker", nodeName=worker["name"], affinity={"nodeAffinity": keep_off},
+                                                    tolerations=[{"operator": "Exists"}]), timeout=10)
     assert resp.status_code == 201, resp.text

@@ -276,11 +276,11 @@ def test_argument_spec_change_without_regenerating_is_detected(repo_copy):
     edit_spec(repo_copy, "preflight", lambda options: options.update(
         preflight_extra_retries={"type": "int", "default": 3, "description": "Added option."}))
     assert generate(repo_copy, "--check").returncode == 0  # a new advanced setting changes no survey
-    edit_spec(repo_copy, "nfd", lambda options: options["nfd_install_plan_approval"].update(default="Manual"))
+    edit_spec(repo_copy, "nfd", lambda options: options["nfd_install_plan_approval"].update(default="Automatic"))
     ask_in_site_survey(repo_copy, "preflight_extra_retries")
     stale = generate(repo_copy, "--check")
     assert stale.returncode == 1
-    assert '"default": "Manual"' in stale.stdout and "preflight_extra_retries" in stale.stdout
+    assert '"default": "Automatic"' in stale.stdout and "preflight_extra_retries" in stale.stdout
 
     assert generate(repo_copy).returncode == 0
     assert generate(repo_copy, "--check").returncode == 0

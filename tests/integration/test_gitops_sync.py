@@ -43,6 +43,8 @@ def render_tree(tmp_path, pin=V25_3_1, example=EXAMPLE, port="ens1f0np0"):
     for entry in operators:
         if entry["role"] == "nvidia_gpu_operator":
             entry.update(channel="v25.3", install_plan_approval="Manual", starting_csv=pin)
+        else:  # every operator defaults to Manual; this test follows the GPU Operator's approver only
+            entry.update(install_plan_approval="Automatic")
     entries, errors = olm.olm_manifests(variables, operators)
     assert rendered["errors"] == [] and errors == []
     for item in gitops.gitops_tree(entries, rendered["manifests"], workload=rendered["workload"], cluster="lab", owners=owners):

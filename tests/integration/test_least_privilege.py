@@ -95,7 +95,7 @@ def test_every_playbook_runs_under_the_generated_roles():
     sim = holder["sim"]
     ran = entries[holder["mark"]:] if isinstance(holder["mark"], int) else entries
     assert [e for e in ran if e["code"] in (403, 422)] == []
-    assert len(sim.store.list(sim.store.find_type("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"))[0]) == 4
+    assert len(sim.store.list(sim.store.find_type("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"))[0]) == 5
     assert sum(1 for e in ran if e.get("user") == "system:serviceaccount:gpudirect-automation:gpudirect-automation") > 200
     assert any(e["verb"] == "create" and e["plural"] == "pods" and e["namespace"] == "gpudirect-facts" and e["code"] == 201
                for e in ran), "facts pods ran under the SCC deploy/rbac/workloads.yml provides"

@@ -131,7 +131,9 @@ def test_render_writes_the_olm_objects_and_olm_installs_the_operators_from_them(
     out = tmp_path / "out"
     proc = subprocess.run(["ansible-playbook", "playbooks/render.yml", "-e", "@" + example("shared_device/roce"),
                            "-e", "render_dir=%s" % out, "-e", "nvidia_gpu_operator_install_plan_approval=Automatic",
-                           "-e", "nfd_channel=stable"],
+                           # Applied as files, nothing approves a Manual plan (every operator's default): Automatic here.
+                           "-e", "nfd_install_plan_approval=Automatic", "-e", "sriov_network_operator_install_plan_approval=Automatic",
+                           "-e", "nvidia_network_operator_install_plan_approval=Automatic", "-e", "nfd_channel=stable"],
                           cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     files = sorted(p.name for p in out.glob("*.yaml"))
@@ -235,13 +237,16 @@ def test_the_first_install_writes_its_channels_and_csvs_as_inventory_pins(sim_fa
     assert first.rc == 0, first.output[-4000:]
     pins = yaml.safe_load(pins_file.read_text())
     assert oct(pins_file.stat().st_mode & 0o777) == "0o600"
-    # The GPU Operator (Manual by default) is pinned to what OLM resolved; the others keep their channel.
+    # Every operator (Manual by default, issue 34) is pinned to what OLM resolved.
     assert pins["nvidia_gpu_operator_channel"] == "v26.7"
     assert pins["nvidia_gpu_operator_starting_csv"] == "gpu-operator-certified.v26.7.0"
     assert pins["nvidia_gpu_operator_install_plan_approval"] == "Manual"
-    assert pins["nvidia_network_operator_channel"] == "stable" and "nvidia_network_operator_starting_csv" not in pins
-    assert "# nvidia_network_operator_starting_csv: \"nvidia-network-operator.v26.4.1\"" in pins_file.read_text()
+    assert pins["nvidia_network_operator_channel"] == "stable"
+    assert pins["nvidia_network_operator_starting_csv"] == "nvidia-network-operator.v26.4.1"
     assert pins["nfd_channel"] == "stable" and pins["sriov_network_operator_channel"] == "stable"
+    assert pins["nfd_starting_csv"].startswith("nfd.") and pins["sriov_network_operator_starting_csv"].startswith("sriov-network-operator.")
+    assert all(pins["%s_install_plan_approval" % role] == "Manual"
+               for role in ("nfd", "sriov_network_operator", "nvidia_network_operator", "nvidia_gpu_operator"))
     again = run_playbook(sim, "-e", "@" + example("shared_device/roce"), "-e", "@%s" % pins_file,
                          "-e", "gpudirect_always_converge=true")
     assert again.rc == 0 and again.writes == 0, (again.writes, again.output[-3000:])

@@ -97,9 +97,10 @@ def test_input_warnings_become_task_warnings(tmp_path):
 
 def test_gitops_output_is_the_tree_and_a_manual_operator_without_its_pin_fails_naming_the_variable(capsys):
     code, output = run_module({"variables": SHARED_ROCE, "olm_manifests": True, "output_format": "gitops"}, capsys)
-    # The catalogue installs the GPU Operator with Manual approval; the tree cannot approve an unpinned plan.
+    # The catalogue installs every operator with Manual approval; the tree cannot approve an unpinned plan.
     assert code == 1 and "gitops_files" not in output
-    assert output["msg"].startswith("nvidia_gpu_operator_starting_csv: Manual approval in the GitOps tree needs the CSV")
+    assert output["msg"].startswith("nfd_starting_csv: Manual approval in the GitOps tree needs the CSV")
+    assert "nvidia_gpu_operator_starting_csv: Manual approval in the GitOps tree needs the CSV" in output["msg"]
     code, output = run_module({"variables": SHARED_ROCE, "olm_manifests": True, "output_format": "gitops", "gitops_cluster": "lab-a",
                                "operators": [{"role": "nvidia_gpu_operator", "package": "gpu-operator-certified",
                                               "namespace": "nvidia-gpu-operator", "catalog_source": "certified-operators",

@@ -36,11 +36,27 @@ RENDER_CASES = [pytest.param(path, id=os.path.basename(path)[:-4]) for path in E
 
 
 def operators(approval="Manual", pin=PIN):
+    """The catalogue with the GPU Operator's approval and pin; the other three Automatic, so that only the GPU Operator
+    gets an approver (every operator defaults to Manual: test_every_operator_defaults_to_manual_and_needs_its_pin)."""
     found = catalogue.resolve({})
     for entry in found:
         if entry["role"] == "nvidia_gpu_operator":
             entry.update(install_plan_approval=approval, starting_csv=pin)
+        else:
+            entry.update(install_plan_approval="Automatic")
     return found
+
+
+def test_every_operator_defaults_to_manual_and_needs_its_pin():
+    """Issue 34 (LOW): NFD, SR-IOV and the Network Operator defaulted to Automatic. Now all four default to Manual, so
+    a GitOps tree without pins names each operator's starting_csv variable."""
+    found = catalogue.resolve({})
+    assert [(entry["role"], entry["install_plan_approval"]) for entry in found] == [
+        ("nfd", "Manual"), ("sriov_network_operator", "Manual"), ("nvidia_network_operator", "Manual"), ("nvidia_gpu_operator", "Manual")]
+    entries, _errors = olm.olm_manifests({}, found)
+    assert [error.split(":", 1)[0] for error in gitops.approval_errors(entries, found)] == [
+        "nfd_starting_csv", "sriov_network_operator_starting_csv", "nvidia_network_operator_starting_csv",
+        "nvidia_gpu_operator_starting_csv"]
 
 
 def render(variables, cluster="lab-a", ops=None):

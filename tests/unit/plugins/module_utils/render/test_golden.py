@@ -38,6 +38,8 @@ SIMULATOR_VARS = os.path.join(ROOT, "playbooks", "vars", "simulator")
 FACTS = os.path.join(ROOT, "tests", "unit", "fixtures", "facts")
 # The pin a GitOps tree needs for the GPU Operator's Manual approval (its InstallPlan approver Job names it).
 GPU_OPERATOR_PIN = "gpu-operator-certified.v25.3.4"
+PINS = {"nfd": "nfd.4.20.0-202511041207", "sriov_network_operator": "sriov-network-operator.v4.20.0-202511041207",
+        "nvidia_network_operator": "nvidia-network-operator.v26.4.1", "nvidia_gpu_operator": GPU_OPERATOR_PIN}
 
 
 def _load(path):
@@ -73,9 +75,9 @@ def _text(manifest):
 def _operators(pinned):
     operators = catalogue.resolve({})
     if pinned:
+        # Every operator defaults to Manual approval, so the GitOps tree pins each (the simulated catalog's heads).
         for entry in operators:
-            if entry["role"] == "nvidia_gpu_operator":
-                entry["starting_csv"] = GPU_OPERATOR_PIN
+            entry["starting_csv"] = PINS[entry["role"]]
     return operators
 
 
