@@ -67,7 +67,7 @@ def settings_from(image, namespace=None, image_pull_policy=None, nodes=None, nod
                   hcas=None, binary=None, min_bytes=None, max_bytes=None, worker_command=None, threshold=None,
                   start_timeout=None, run_timeout=None, cleanup_timeout=None, service_account=None,
                   pending_grace_period=None):
-    """Validated settings from the values of nccl_allreduce_test's options of the same names; every problem in one
+    """Validated settings from the values of nccl_allreduce's options of the same names; every problem in one
     SettingsError."""
     problems = []
     rails = rails or []

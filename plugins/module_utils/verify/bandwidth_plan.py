@@ -100,7 +100,7 @@ def settings_from(configuration=None, method=None, fabric=None, namespace=None, 
                   extra_args=None, secondary_interface=None, nodes=None, node_selector=None, service_account=None,
                   start_timeout=None, run_timeout=None, pending_grace_period=None, cleanup_timeout=None,
                   parallel_pairs=None, parallel_rails=True):
-    """Normalise and check the values of rdma_bandwidth_test's options of the same names; returns a dict the other
+    """Normalise and check the values of rdma_bandwidth's options of the same names; returns a dict the other
     helpers read."""
     configuration = configuration or {}
     method = method or configuration.get("method")
