@@ -193,8 +193,10 @@ def test_sriov_policy_creates_vfs_rebooting_one_node_at_a_time(lab):
     ib = next(i for i in state["status"]["interfaces"] if i["name"] == "ibs2f0")
     assert ib["numVfs"] == 0
     for name in (SRV32, SRV33):
+        # back from its reboot, the node advertises the VFs once the device plugin registered again (devicemanager.py)
+        wait(lambda node_name=name: lab.node(node_name)["status"]["allocatable"].get("openshift.io/sriovlegacy") == "8", timeout=10,
+             what="%s advertises its VFs" % name)
         node = lab.node(name)
-        assert node["status"]["allocatable"]["openshift.io/sriovlegacy"] == "8"
         assert not (node.get("spec") or {}).get("unschedulable")
         assert [c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
     lab.create({"apiVersion": SRIOV, "kind": "SriovNetwork", "metadata": {"name": "sriov-network", "namespace": SRIOV_NS},

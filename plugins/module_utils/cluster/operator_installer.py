@@ -79,13 +79,13 @@ class OperatorInstaller:
     to do with it, as olm_operator's options of the same names document.
     """
 
-    def __init__(self, cluster, operator, state="present", wait=True, wait_timeout=600, failure_grace_period=30,
+    def __init__(self, cluster, operator, state="present", wait=True, wait_for="csv", wait_timeout=600, failure_grace_period=30,
                  remove_operator_group=False, remove_crds=False, remove_namespace=False, check_mode=False, warn=None,
                  clock=time.monotonic):
         self.cluster = cluster
         self.operator = operator
         self.state = state
-        self.wait = wait
+        self.wait, self.wait_for = wait, wait_for
         self.wait_timeout = wait_timeout
         self.failure_grace_period = failure_grace_period
         self.remove_operator_group = remove_operator_group
@@ -495,9 +495,7 @@ class OperatorInstaller:
         if csv_phase(current) != "Succeeded":
             if desired["installPlanApproval"] == "Manual":
                 self.approve_install_plan(wanted_csv)
-            if self.params.get("wait_for") == "install_plan":
-                # OLM now installs the CSV by itself; a later call (wait_for=csv) waits for it, so that several
-                # operators install side by side (site.yml, gpudirect_install_order=overlapped).
+            if self.wait_for == "install_plan":  # OLM installs the CSV by itself; a later call waits (overlapped installs)
                 conditions = ((current or {}).get("status") or {}).get("conditions")
                 return self.finish(phase=csv_phase(current), timeline=merge_timeline(conditions, []),
                                    version=self._version(current), diff=self.changes.diffs)

@@ -205,9 +205,9 @@ def test_medium_a_killed_facts_run_cleans_up_on_sigterm():
     """A facts run killed with hardware_facts_manage_rbac left its hostmount-anyuid RoleBinding. The modules turn
     SIGTERM into SystemExit, so their cleanup (finally) runs; integration/test_facts_grants.py shows the next run
     removing an interrupted run's labelled grant and a SIGTERM'd run removing its own."""
-    from ansible_collections.gpudirect.openshift.tests.unit.plugins.module_utils import test_runner  # pylint: disable=import-outside-toplevel
+    from ansible_collections.gpudirect.openshift.tests.unit.plugins.module_utils import test_module_base  # pylint: disable=import-outside-toplevel
 
-    test_runner.test_sigterm_becomes_system_exit_so_finally_blocks_run()
+    test_module_base.test_sigterm_becomes_system_exit_so_finally_blocks_run()
 
 
 def test_medium_udev_rules_from_facts_refuse_a_mac_two_nodes_claim():
