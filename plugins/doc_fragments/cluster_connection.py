@@ -1,13 +1,8 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
-
-
-class ModuleDocFragment(object):
+class ModuleDocFragment:
     # How a cluster module reaches the API server. The options are kubernetes.core's AUTH_ARG_SPEC
     # (plugins/module_utils/args_common.py), which the modules take as their argument spec, and kubernetes.core's
     # client (plugins/module_utils/k8s/client.py, _create_auth_spec and _create_headers) reads the K8S_AUTH_*

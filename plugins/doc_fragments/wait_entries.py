@@ -1,13 +1,8 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
 
-__metaclass__ = type
-
-
-class ModuleDocFragment(object):
+class ModuleDocFragment:
     # The options of one wait (module_utils/cluster/waits.py WAIT_OPTIONS). DOCUMENTATION nests them under a
     # ``waits`` list (apply_manifests, plan_status: the module documents ``waits`` itself and the fragment adds the
     # suboptions); OBJECT gives them as the module's own options (resource_wait waits on one entry). ansible-test

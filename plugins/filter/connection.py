@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """connection_problem: the check that every cluster module makes, for plays that also run kubernetes.core modules.
@@ -6,9 +5,6 @@
 Documentation lives next to this file (connection_problem.yml).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
@@ -23,7 +19,7 @@ def connection_problem_filter(params, environ=None):
     return connection_problem(params.get('host'), params.get('api_key'), None if environ is None else dict(environ)) or ''
 
 
-class FilterModule(object):
+class FilterModule:
     """Connection safety filter."""
 
     def filters(self):

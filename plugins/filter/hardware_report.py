@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Reports of gathered node hardware facts: hardware_report_markdown, hardware_report_html.
@@ -6,9 +5,6 @@
 Documentation of each filter lives next to this file (hardware_report_markdown.yml, hardware_report_html.yml).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
@@ -37,7 +33,7 @@ def hardware_report_html(nodes, title='GPU/NIC inventory', failed=None):
     return render_html(nodes, title=to_text(title), failed=failed)
 
 
-class FilterModule(object):
+class FilterModule:
     """Hardware report filters."""
 
     def filters(self):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """managed_kinds: the kinds the collection prunes, from the one list in module_utils/names.py; machineconfig_names: the names
@@ -8,9 +7,6 @@ select_labelled: the objects that match a label selector.
 Documentation lives next to this file (managed_kinds.yml, machineconfig_names.yml, select_labelled.yml).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
@@ -42,7 +38,7 @@ def select_labelled(objects, selector):
             and labels_match(requirements, (obj.get('metadata') or {}).get('labels'))]
 
 
-class FilterModule(object):
+class FilterModule:
     """Kinds and objects the collection manages."""
 
     def filters(self):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2025 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters over nccl-tests output: nccl_tests_parse, nccl_allreduce_evaluate; nccl_rails for its input.
@@ -6,9 +5,6 @@
 Documentation of each filter lives next to this file (nccl_tests_parse.yml, nccl_allreduce_evaluate.yml, nccl_rails.yml).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
@@ -52,7 +48,7 @@ def nccl_rails(summary, nic_ports=None, gpu_nic_affinity=None, namespace=None):
         raise AnsibleFilterError('nccl_rails: %s' % exc)
 
 
-class FilterModule(object):
+class FilterModule:
     """nccl-tests output filters."""
 
     def filters(self):

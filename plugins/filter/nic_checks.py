@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """reported_nic_problems: the NIC variables against what the SR-IOV config daemons report, or the hardware facts.
@@ -6,9 +5,6 @@
 Documentation lives next to this file (reported_nic_problems.yml).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
@@ -32,7 +28,7 @@ def reported_nic_problems_filter(summary, node_states, num_vfs=None, from_facts=
     return reported_nic_problems(summary or {}, node_states or [], num_vfs)
 
 
-class FilterModule(object):
+class FilterModule:
     """NIC input checks against the cluster."""
 
     def filters(self):

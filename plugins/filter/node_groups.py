@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """node_group_problems: the node groups of a plan against the nodes their selectors pick.
@@ -6,9 +5,6 @@
 Documentation lives next to this file (node_group_problems.yml).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
@@ -23,7 +19,7 @@ def node_group_problems_filter(summary, selected):
     return node_group_problems(summary or {}, selected or [])
 
 
-class FilterModule(object):
+class FilterModule:
     """Node group checks against the cluster."""
 
     def filters(self):

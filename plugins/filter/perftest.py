@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2025 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters over perftest output: ib_write_bw_parse, ib_write_bw_evaluate, perftest_diagnose.
@@ -6,9 +5,6 @@
 Documentation of each filter lives next to this file (ib_write_bw_parse.yml and friends).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
@@ -77,7 +73,7 @@ def perftest_diagnose(data=None, log=None, phase=None, reason=None, message=None
         raise AnsibleFilterError('perftest_diagnose: %s' % exc)
 
 
-class FilterModule(object):
+class FilterModule:
     """perftest output filters."""
 
     def filters(self):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """run_summary: the lines site.yml ends with (module_utils/rules/summary.py).
@@ -6,9 +5,6 @@
 Documentation lives next to this file (run_summary.yml).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
@@ -25,7 +21,7 @@ def run_summary_filter(operator_results, host="", cluster_source="", cluster=Non
                        nic_facts=nic_facts)
 
 
-class FilterModule(object):
+class FilterModule:
     """The run's summary."""
 
     def filters(self):

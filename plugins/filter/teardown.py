@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """teardown_leftovers: what a teardown leaves and the operator namespaces it may still remove, from
@@ -7,9 +6,6 @@ module_utils/teardown_leftovers.py.
 Documentation lives next to this file (teardown_leftovers.yml).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import teardown_leftovers as rules
 from ansible_collections.gpudirect.openshift.plugins.module_utils.plain_data import plain
@@ -27,7 +23,7 @@ def teardown_leftovers(found, operator_namespaces, remove_machineconfigs=False, 
     }
 
 
-class FilterModule(object):
+class FilterModule:
     """What a teardown leaves."""
 
     def filters(self):

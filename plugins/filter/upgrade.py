@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """upgrade_plan_report and upgrade_outcome: the upgrade planning rules (module_utils/rules/upgrade_plan.py) for the
@@ -7,9 +6,6 @@ preflight role's upgrade mode.
 Documentation lives next to this file (upgrade_plan_report.yml, upgrade_outcome.yml).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
@@ -44,7 +40,7 @@ def upgrade_outcome(plan, status_after):
     return {"operators": outcome, "keep_these_pins": upgrade_plan.pins_to_keep(plan), "line": upgrade_plan.upgraded_line(outcome)}
 
 
-class FilterModule(object):
+class FilterModule:
     """Upgrade planning."""
 
     def filters(self):

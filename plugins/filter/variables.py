@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """misspelt_variables and role_argument_spec: the variable names and types the collection reads, from
@@ -7,9 +6,6 @@ module_utils/variable_names.py.
 Documentation lives next to this file (misspelt_variables.yml, role_argument_spec.yml).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import glob
 import os
@@ -50,7 +46,7 @@ def role_argument_spec(roles_dir):
     return variable_names.merged_options(read_roles(str(roles_dir))[0])
 
 
-class FilterModule(object):
+class FilterModule:
     """Variable names and types of the collection."""
 
     def filters(self):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """rdma_waits, machineconfig_pool_wait, operator_waits, teardown_wait and plan_target: readiness waits built in Python
@@ -8,9 +7,6 @@ Documentation lives next to this file (rdma_waits.yml, machineconfig_pool_wait.y
 plan_target.yml, rollout_timeout.yml).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
@@ -132,7 +128,7 @@ def plan_target(plan, min_gpu_nodes=1, min_nic_nodes=1, min_ready_nodes=1, nfd_n
                              _flag('nfd_all_selected_nodes', nfd_all_selected_nodes), _flag('rdma_all_selected_nodes', rdma_all_selected_nodes))
 
 
-class FilterModule(object):
+class FilterModule:
     """Readiness waits."""
 
     def filters(self):

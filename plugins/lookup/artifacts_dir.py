@@ -1,10 +1,6 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 name: artifacts_dir
@@ -77,13 +73,13 @@ def _kubeconfig_server(path, context=None):
         import yaml  # PyYAML comes with ansible-core
         with open(os.path.expanduser(path)) as handle:
             config = yaml.safe_load(handle) or {}
-    except (IOError, OSError, ValueError, ImportError, AttributeError):
+    except (OSError, ValueError, ImportError, AttributeError):
         return None
     except Exception:  # pylint: disable=broad-except  # a malformed file names no cluster; the modules say why
         return None
     context = context or config.get("current-context")
-    contexts = dict((c.get("name"), c.get("context") or {}) for c in config.get("contexts") or [] if isinstance(c, dict))
-    clusters = dict((c.get("name"), c.get("cluster") or {}) for c in config.get("clusters") or [] if isinstance(c, dict))
+    contexts = {c.get("name"): c.get("context") or {} for c in config.get("contexts") or [] if isinstance(c, dict)}
+    clusters = {c.get("name"): c.get("cluster") or {} for c in config.get("clusters") or [] if isinstance(c, dict)}
     return (clusters.get((contexts.get(context) or {}).get("cluster")) or {}).get("server")
 
 

@@ -1,10 +1,6 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 name: input_lookups
@@ -65,7 +61,7 @@ def calls_lookup(value):
 
 def lookup_problems(raw_variables, names=()):
     """One sentence per variable (gpudirect_rdma_* and `names`) whose raw value calls a lookup; the value never shown."""
-    wanted = sorted(set(name for name in raw_variables if str(name).startswith(PREFIX)) | set(n for n in names if n in raw_variables))
+    wanted = sorted({name for name in raw_variables if str(name).startswith(PREFIX)} | {n for n in names if n in raw_variables})
     return ["%s: the value holds Jinja that calls a lookup (it would run on the controller before it could be checked); "
             "give the value itself (a string, list or mapping), not a lookup." % name
             for name in wanted if calls_lookup(raw_variables[name])]

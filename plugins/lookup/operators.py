@@ -1,10 +1,6 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 name: operators
@@ -109,5 +105,5 @@ class LookupModule(LookupBase):
             except ValueError as exc:
                 raise AnsibleLookupError(str(exc))
         if self.get_option("olm_only"):
-            operators = [dict((key, operator[key]) for key in OLM_KEYS) for operator in operators]
+            operators = [{key: operator[key] for key in OLM_KEYS} for operator in operators]
         return operators

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The operator catalogue: every operator the collection installs through OLM, as data, in install order.
@@ -8,9 +7,6 @@ diagnostics all read this one table. Each entry's <role>_<setting> variables (nf
 defaults; ``gpudirect_extra_operators`` appends operators beyond these four (same keys). Standard library only.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import re
 
@@ -180,7 +176,7 @@ def install_plan(roles, after=None, order="overlapped", operators=None):
         raise ValueError("gpudirect_install_order: %r is not one of %s" % (order, ", ".join(INSTALL_ORDERS)))
     roles = list(roles)
     after = INSTALL_AFTER if after is None else after
-    edges = dict((role, tuple(after.get(role) or ())) for role in roles)
+    edges = {role: tuple(after.get(role) or ()) for role in roles}
     for role, needs in edges.items():
         unknown = [need for need in needs if need not in edges]
         if unknown:
@@ -196,7 +192,7 @@ def install_plan(roles, after=None, order="overlapped", operators=None):
         ordered.append(ready)
     operators = roles if operators is None else [role for role in ordered if role in operators]
     return {"order": ordered, "subscribe_together": list(operators) if order == "overlapped" else [],
-            "after": dict((role, list(needs)) for role, needs in edges.items())}
+            "after": {role: list(needs) for role, needs in edges.items()}}
 
 
 def _cycle(stuck, edges):
@@ -215,5 +211,5 @@ def subscribe_together(operators, order="overlapped"):
     roles = [operator["role"] for operator in operators]
     steps = roles + [step for step in INSTALL_AFTER if step not in roles]
     plan = install_plan(steps, order=order, operators=roles)
-    by_role = dict((operator["role"], operator) for operator in operators)
+    by_role = {operator["role"]: operator for operator in operators}
     return [by_role[role] for role in plan["subscribe_together"]]

@@ -1,13 +1,9 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 """Label selectors as the API server reads them (k8s.io/apimachinery pkg/labels/selector.go: =, ==, !=, in, notin,
 exists, !exists), matched in memory. Standard library only: the snapshot client and the filters share it."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import re
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -14,9 +13,6 @@ who regenerated the role with `--vars` holds other names than the committed file
 as holding its verb on its resource. A missing verb, resource or namespace is found; a missing name is not.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 CLUSTER = ""  # the scope of cluster-wide rules (a ClusterRole bound by a ClusterRoleBinding)
 ROLE_FILE = "deploy/rbac/clusterrole.yml"

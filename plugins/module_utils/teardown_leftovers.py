@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a teardown leaves of the collection's objects, and why; and the operator namespaces a later teardown may still
@@ -10,17 +9,13 @@ teardown_remove_namespaces can remove it: the label is the proof it was the coll
 Subscription without the collection's OperatorGroup runs an operator someone else installed, and stays.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 
 def _names(objects):
     return sorted(((item or {}).get("metadata") or {}).get("name") for item in objects or [] if (item or {}).get("metadata"))
 
 
 def _namespaces_of(objects):
-    return set(((item or {}).get("metadata") or {}).get("namespace") for item in objects or [])
+    return {((item or {}).get("metadata") or {}).get("namespace") for item in objects or []}
 
 
 def orphaned_namespaces(namespaces, subscriptions, operator_groups, operator_namespaces):

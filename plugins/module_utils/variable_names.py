@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Misspelt variable names: a name with one of the collection's prefixes that is not a variable the collection
@@ -6,9 +5,6 @@ reads, but is close to one, is most likely a typo that would otherwise be ignore
 point 8). Pure functions; the known names come from the input model (render/input_fields.py FIELDS), the roles' argument
 specifications and defaults, and the few play-level variables below."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import difflib
 import re
@@ -85,6 +81,6 @@ def merged_options(argument_specs=()):
         for entry in ((document or {}).get("argument_specs") or {}).values():
             for name, spec in ((entry or {}).get("options") or {}).items():
                 if name not in merged:
-                    merged[name] = dict((key, value) for key, value in (spec or {}).items()
-                                        if key not in ("required", "description", "default"))
+                    merged[name] = {key: value for key, value in (spec or {}).items()
+                                    if key not in ("required", "description", "default")}
     return merged

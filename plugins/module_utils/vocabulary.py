@@ -1,13 +1,9 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The collection's shared vocabulary, standard library only: labels, vendor IDs, PCIe relations, normalisers and
 how an object is named in messages. Renderers, the cluster layer and the modules import these; the hardware readers,
 which run alone in a pod, keep their own copies, which tests/unit/test_one_definition.py holds equal to these."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import re
 
@@ -35,7 +31,7 @@ MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 
 # `nvidia-smi topo -m` PCIe relations, nearest first.
 TOPOLOGY_RELATIONS = ("PIX", "PXB", "PHB", "NODE", "SYS")
-TOPOLOGY_RANK = dict((name, rank) for rank, name in enumerate(TOPOLOGY_RELATIONS, 1))
+TOPOLOGY_RANK = {name: rank for rank, name in enumerate(TOPOLOGY_RELATIONS, 1)}
 
 _PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
 _HEX4 = re.compile(r"^[0-9a-f]{4}\Z")

@@ -1,11 +1,7 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -271,7 +267,7 @@ def main():
     except ValueError as exc:
         prune_kinds = []
         problems.append(str(exc))
-    by_name = sorted(set("%s/%s" % k for k in prune_kinds if k in READ_BY_NAME_KINDS))
+    by_name = sorted({"%s/%s" % k for k in prune_kinds if k in READ_BY_NAME_KINDS})
     if by_name and params["prune_names"] is None and params["state"] != "absent":
         problems.append("prune_names: required for %s, which the collection reads by name only (never listed); give the "
                         "names to look for, for example with the gpudirect.openshift.machineconfig_names filter" % ", ".join(by_name))
@@ -325,7 +321,7 @@ def main():
 
 
 def _counts(results):
-    counts = dict((action, 0) for action in ("created", "patched", "deleted", "unchanged"))
+    counts = {action: 0 for action in ("created", "patched", "deleted", "unchanged")}
     for result in results:
         counts[result["action"]] += 1
     return counts

@@ -1,11 +1,7 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -350,7 +346,7 @@ def main():
 
     def work():
         documents = Documents(report_dir, params["return_facts"])
-        settings = FactsSettings(**dict((field.name, params[field.name]) for field in dataclasses.fields(FactsSettings)))
+        settings = FactsSettings(**{field.name: params[field.name] for field in dataclasses.fields(FactsSettings)})
         run = FactsRun(module.cluster, settings, on_document=documents)
         return documents, run, run.run(check_mode=module.check_mode)
 
@@ -365,7 +361,7 @@ def main():
         try:
             result["report_files"] = documents.write_reports("GPU/NIC inventory of %s" % (name or "the cluster"), name, flat, result["failed_nodes"],
                                                              params["report_note"])
-        except (IOError, OSError) as exc:
+        except OSError as exc:
             module.fail_json(msg="Cannot write the hardware reports to %s: %s" % (report_dir, exc))
         finally:
             documents.close()

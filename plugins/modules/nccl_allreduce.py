@@ -1,11 +1,7 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -254,7 +250,7 @@ def main():
     options = module.options
     try:
         # nic_ports and gpu_nic_affinity go to the run (which pairs each rank with its NIC), the rest to the settings.
-        settings = settings_from(**dict((key, value) for key, value in options.items() if key not in ("nic_ports", "gpu_nic_affinity")))
+        settings = settings_from(**{key: value for key, value in options.items() if key not in ("nic_ports", "gpu_nic_affinity")})
     except (SettingsError, ValueError, TypeError) as exc:
         module.fail_json(msg="Invalid options: %s" % exc)
     result = module.run(lambda: NcclAllReduceTest(module.cluster, settings).run(

@@ -1,11 +1,7 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -336,7 +332,7 @@ def argument_spec():
 def main():
     module = ClusterModule(argument_spec())
     options = module.options
-    operator = dict((key, options.pop(key)) for key in OPERATOR_OPTIONS)
+    operator = {key: options.pop(key) for key in OPERATOR_OPTIONS}
     installer = module.run(lambda: OperatorInstaller(module.cluster, operator, check_mode=module.check_mode, warn=module.warn, **options),
                            "olm_operator failed")
 

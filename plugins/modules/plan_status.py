@@ -1,11 +1,7 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -456,7 +452,7 @@ def trimmed_package(manifest):
 def problems_of(operators, subscriptions):
     """operator_problems: each operator against the Subscriptions there and the other planned operators."""
     planned = [planned_subscription(o) for o in operators]
-    keys = set((p["metadata"]["namespace"], p["metadata"]["name"]) for p in planned)
+    keys = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in planned}
     others = [s for s in subscriptions if (s["metadata"].get("namespace"), s["metadata"]["name"]) not in keys]
     return ["%s: %s" % (o["package"], p) for o in operators for p in operator_problems(o, others + planned)]
 
@@ -498,9 +494,9 @@ def main():
         """What the planned manifests drain and reboot, from the lists already read (no further request)."""
         if not params["compare"]:
             return {"disruptions": [], "configured": False}
-        live_kinds = set((m.get("apiVersion"), m.get("kind")) for m in params["manifests"])
-        live_kinds |= set(parse_kind(k) for k in params["prune_kinds"])
-        live = dict(((api_version, kind), snapshot.items(api_version, kind)) for api_version, kind in sorted(live_kinds))
+        live_kinds = {(m.get("apiVersion"), m.get("kind")) for m in params["manifests"]}
+        live_kinds |= {parse_kind(k) for k in params["prune_kinds"]}
+        live = {(api_version, kind): snapshot.items(api_version, kind) for api_version, kind in sorted(live_kinds)}
         # Nodes carry a working configuration once any object the collection labels exists (a network, a policy, a
         # MachineConfig): a first configuration necessarily reboots, a later change is the user's decision.
         configured = any(disruption.managed(obj) for items in live.values() for obj in items)
@@ -518,10 +514,10 @@ def main():
         handlers=[((ConditionError, ValueError), lambda exc: module.fail_json(msg="Invalid input: %s" % exc))])
 
     found = disruptions_of(snapshot)
-    packages = set(o["package"] for o in params["operators"])
+    packages = {o["package"] for o in params["operators"]}
     subscriptions = snapshot.items(*SUBSCRIPTION)
     choices = operator_package_choices(params["operators"], snapshot.items(*PACKAGE_MANIFEST), subscriptions, params["operator_roles"])
-    existing_pools = sorted(set(pools) & set(p["metadata"]["name"] for p in snapshot.items(*MACHINE_CONFIG_POOL)))
+    existing_pools = sorted(set(pools) & {p["metadata"]["name"] for p in snapshot.items(*MACHINE_CONFIG_POOL)})
     lists = {
         "cluster": info,
         "catalog_sources": [c for c in snapshot.items(*CATALOG_SOURCE) if c["metadata"].get("namespace") == MARKETPLACE],

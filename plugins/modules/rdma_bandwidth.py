@@ -1,11 +1,7 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -409,7 +405,7 @@ def main():
         module.fail_json(msg="image (verify_image): %r is not an image reference; use %s" % (options["image"], names.IMAGE_REFERENCE_HINT))
     try:
         # artifacts_dir and cluster_name are the reports', the rest the test's settings.
-        settings = settings_from(**dict((key, value) for key, value in options.items() if key not in ("artifacts_dir", "cluster_name")))
+        settings = settings_from(**{key: value for key, value in options.items() if key not in ("artifacts_dir", "cluster_name")})
     except (SettingsError, ValueError, TypeError) as exc:
         module.fail_json(msg="Invalid options: %s" % exc)
     arguments = " ".join(perftest_args(settings))
@@ -445,9 +441,9 @@ def main():
     if options["artifacts_dir"]:
         try:
             result["artifacts"] = bandwidth_report.write_artifacts(options["artifacts_dir"], report_input, result, settings, message)
-        except (IOError, OSError) as exc:
+        except OSError as exc:
             module.fail_json(msg="Cannot write the verification artifacts to %s: %s" % (options["artifacts_dir"], exc))
-        result["pairs"] = [dict((k, v) for k, v in pair.items() if k not in ("server_log", "client_log")) for pair in pairs]
+        result["pairs"] = [{k: v for k, v in pair.items() if k not in ("server_log", "client_log")} for pair in pairs]
     else:
         result.update(report_markdown=bandwidth_report.markdown(report_input), report_html=bandwidth_report.html(report_input))
     if message:

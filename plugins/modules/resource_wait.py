@@ -1,11 +1,7 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
@@ -123,7 +119,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits 
 def argument_spec():
     # The options of one wait entry (as apply_manifests and plan_status take them), without the title;
     # run_wait supplies the timeout and grace period defaults.
-    spec = dict((key, dict(value)) for key, value in WAIT_OPTIONS.items() if key != "title")
+    spec = {key: dict(value) for key, value in WAIT_OPTIONS.items() if key != "title"}
     spec["api_missing_ok"] = dict(type="bool", default=False)
     return spec
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -6,9 +5,6 @@
 message of an API exception, which failures are transient, and the one retry policy every call shares.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import json
 import random
@@ -34,7 +30,7 @@ class ClusterError(CoreException):
     so AnsibleK8SModule.fail_from_exception and every handler of kubernetes.core errors take it."""
 
     def __init__(self, msg, status=None, reason=None, result=None):
-        super(ClusterError, self).__init__(msg)
+        super().__init__(msg)
         self.status = status
         self.reason = reason
         self.result = result or {}

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -17,9 +16,6 @@ by an Update manager) are migrated once as kubectl does (k8s.io/client-go util/c
 manager that wrote the annotation become our Apply manager's, and the annotation goes, in one JSON patch.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import copy
 import json
@@ -77,8 +73,8 @@ def managed_entry(obj, manager=FIELD_MANAGER, operation="Apply"):
 
 def applied_body(desired):
     """What server-side apply records of a manifest: no apiVersion, kind, status, nor the metadata it never tracks."""
-    body = dict((k, v) for k, v in desired.items() if k not in ("apiVersion", "kind", "status", "metadata"))
-    meta = dict((k, v) for k, v in (desired.get("metadata") or {}).items() if k not in _UNTRACKED_META)
+    body = {k: v for k, v in desired.items() if k not in ("apiVersion", "kind", "status", "metadata")}
+    meta = {k: v for k, v in (desired.get("metadata") or {}).items() if k not in _UNTRACKED_META}
     if meta:
         body["metadata"] = meta
     return body
@@ -92,11 +88,11 @@ def owns_exactly(desired, current, fields):
     """Whether the fieldsV1 tree ``fields`` names exactly the fields of ``desired`` (so there is nothing to add and
     nothing to prune) and ``current`` holds each with the desired value. List items are matched by the key or value
     fieldsV1 records (``k:{...}``, ``v:...``), so no schema is needed."""
-    children = dict((k, v) for k, v in (fields or {}).items() if k != ".")
+    children = {k: v for k, v in (fields or {}).items() if k != "."}
     if not children:  # a leaf: scalar, atomic list or map, empty object
         return current is not _MISSING and current == desired
     if isinstance(desired, dict):
-        if not isinstance(current, dict) or set(children) != set("f:" + k for k in desired):
+        if not isinstance(current, dict) or set(children) != {"f:" + k for k in desired}:
             return False
         return all(owns_exactly(v, current.get(k, _MISSING), children["f:" + k]) for k, v in desired.items())
     if not isinstance(desired, list) or not isinstance(current, list) or len(children) != len(desired):
@@ -276,7 +272,7 @@ class ManifestApplier:
         key = (resource.group_version, resource.kind, namespace if resource.namespaced else None, label_selector)
         if key not in self._listed:
             items, _rv = self.cluster.list(resource, namespace=key[2], label_selector=label_selector)
-            self._listed[key] = dict(((i["metadata"].get("namespace"), i["metadata"]["name"]), i) for i in items)
+            self._listed[key] = {(i["metadata"].get("namespace"), i["metadata"]["name"]): i for i in items}
         return self._listed[key]
 
     def _named(self, resource, namespace, name):
@@ -356,7 +352,7 @@ class ManifestApplier:
         namespaced kinds are listed in those namespaces only (what a Role-scoped identity may list). A kind read by
         name only (READ_BY_NAME_KINDS, cluster-scoped) is never listed: ``names`` are read, one GET each, and those
         that exist and match ``label_selector`` are the candidates."""
-        wanted = set(identity(m) for m in keep)
+        wanted = {identity(m) for m in keep}
         for api_version, kind in reversed(kinds):
             resource = self.cluster.resource(api_version, kind)
             if resource is None:

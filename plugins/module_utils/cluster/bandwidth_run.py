@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -15,9 +14,6 @@ request and the next round starts when they are gone, so RDMA resources are free
 run() returns, also when something fails.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import math
 import re
@@ -133,8 +129,8 @@ class BandwidthTest:
             ring = ring_pairs(nodes_for_rail(self.node_items, nodes, settings["resources"]))
             first = len(planned)
             rounds = pair_rounds([(s[0], c[0]) for s, c in ring])
-            numbering = 0 if self.settings.get("parallel_rails") else len(set(p[4] for p in planned))
-            by_pair = dict((pair, numbering + number) for number, members in enumerate(rounds) for pair in members)
+            numbering = 0 if self.settings.get("parallel_rails") else len({p[4] for p in planned})
+            by_pair = {pair: numbering + number for number, members in enumerate(rounds) for pair in members}
             for position, (server, client) in enumerate(ring):
                 planned.append((first + position, settings, server, client, by_pair[position]))
         return planned
@@ -344,8 +340,8 @@ class BandwidthTest:
                                                     "url": bandwidth_calibration.SOURCES[key]["url"]} for key in expectation["sources"]])
             if expectation else None,
             "path": dict(server=sides[0]["path"], client=sides[1]["path"]),
-            "pcie": dict((side_name, {"gpu": bandwidth_calibration.pcie_text(*side["gpu_pcie"]), "nic": bandwidth_calibration.pcie_text(*side["nic_pcie"])})
-                         for side_name, side in (("server", sides[0]), ("client", sides[1]))),
+            "pcie": {side_name: {"gpu": bandwidth_calibration.pcie_text(*side["gpu_pcie"]), "nic": bandwidth_calibration.pcie_text(*side["nic_pcie"])}
+                     for side_name, side in (("server", sides[0]), ("client", sides[1]))},
             "bandwidth_gbps": row.get("bw_avg_gbps"),
             "bw_peak_gbps": row.get("bw_peak_gbps"),
             "msg_rate_mpps": row.get("msg_rate_mpps"),

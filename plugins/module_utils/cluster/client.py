@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -11,9 +10,6 @@ read-modify-write with re-read on 409, a raw watch stream, resource lookup that 
 version on a miss, and one retry policy for transient API errors shared by every call (cluster/api_errors.py).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import copy
 import json
@@ -238,7 +234,7 @@ class ClusterClient:
         for entry in entries:
             if "/" in entry["name"]:
                 continue
-            fields = dict((k, v) for k, v in entry.items() if k not in _RESOURCE_ARGS_OWN)
+            fields = {k: v for k, v in entry.items() if k not in _RESOURCE_ARGS_OWN}
             resources.setdefault(entry["kind"], []).append(Resource(
                 prefix=prefix, group=group, api_version=version, client=self.dynamic, preferred=preferred,
                 subresources=subresources.get(entry["name"]), **fields))

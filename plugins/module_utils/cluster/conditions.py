@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -9,9 +8,6 @@ Operator CRs report readiness in places kubernetes.core's ``wait_condition`` can
 expressions instead. A single object is the document itself; a list is ``{"items": [...]}``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import bisect
 
@@ -34,7 +30,7 @@ class ConditionFailed(Exception):
     """The failure condition held (longer than the grace period)."""
 
     def __init__(self, msg, state=None):
-        super(ConditionFailed, self).__init__(msg)
+        super().__init__(msg)
         self.state = state
 
 

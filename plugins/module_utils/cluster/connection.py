@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -12,9 +11,6 @@ cross a network: the simulated cluster serves so). Every cluster module connects
 ClusterModule (cluster/module_base.py) calls.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import ipaddress
 import os
@@ -146,7 +142,7 @@ def connect(module, connection, **client_options):
     from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import DEFAULT_RETRY
     from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import ClusterClient
 
-    check_connection(module, **dict((key, connection.get(key)) for key in ("host", "api_key", "kubeconfig", "context")))
+    check_connection(module, **{key: connection.get(key) for key in ("host", "api_key", "kubeconfig", "context")})
     # Building the client reads /version and discovery: a 5xx or a dropped connection there is as transient as on
     # any other request, so it gets the same retries.
     return ClusterClient(DEFAULT_RETRY.call(get_api_client, module), **client_options)

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -9,9 +8,6 @@ copies into every namespace), so collecting on a broken cluster is cheap and pre
 served, or that the credentials may not read, is noted in the summary instead of failing the collection.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import copy
 import datetime
@@ -174,7 +170,7 @@ def redact(value, secrets=(), parent_key=None):
             if _sensitive_key(key) and not isinstance(item, (dict, list)) and item not in (None, "", False, True):
                 out[key] = REDACTED
             elif _sensitive_key(key) and isinstance(item, dict):
-                out[key] = dict((k, REDACTED) for k in item)
+                out[key] = {k: REDACTED for k in item}
             elif sensitive_pair and key == "value" and item not in (None, ""):
                 out[key] = REDACTED
             else:
@@ -199,7 +195,7 @@ def redact_object(obj, secrets=()):
     if obj.get("kind") == "Secret":
         for field in ("data", "stringData"):
             if isinstance(obj.get(field), dict):
-                obj[field] = dict((k, REDACTED) for k in obj[field])
+                obj[field] = {k: REDACTED for k in obj[field]}
     return redact(obj, secrets)
 
 
@@ -209,9 +205,9 @@ def trim_node(node):
     status = node.get("status") or {}
     return {
         "apiVersion": "v1", "kind": "Node",
-        "metadata": dict((k, meta[k]) for k in ("name", "labels", "annotations", "creationTimestamp") if k in meta),
-        "spec": dict((k, v) for k, v in (node.get("spec") or {}).items() if k in ("taints", "unschedulable", "providerID")),
-        "status": dict((k, status[k]) for k in ("capacity", "allocatable", "conditions", "nodeInfo", "addresses") if k in status),
+        "metadata": {k: meta[k] for k in ("name", "labels", "annotations", "creationTimestamp") if k in meta},
+        "spec": {k: v for k, v in (node.get("spec") or {}).items() if k in ("taints", "unschedulable", "providerID")},
+        "status": {k: status[k] for k in ("capacity", "allocatable", "conditions", "nodeInfo", "addresses") if k in status},
     }
 
 
@@ -227,18 +223,18 @@ def trim_pod(pod):
         return dict({"name": c.get("name"), "image": c.get("image")}, **({"env": env} if env else {}))
 
     def state(cs):
-        return dict((k, cs[k]) for k in ("name", "image", "ready", "restartCount", "state", "lastState") if k in cs)
+        return {k: cs[k] for k in ("name", "image", "ready", "restartCount", "state", "lastState") if k in cs}
 
     return {
         "apiVersion": "v1", "kind": "Pod",
-        "metadata": dict((k, meta[k]) for k in ("name", "namespace", "labels", "ownerReferences", "creationTimestamp")
-                         if k in meta),
+        "metadata": {k: meta[k] for k in ("name", "namespace", "labels", "ownerReferences", "creationTimestamp")
+                     if k in meta},
         "spec": dict({"containers": [container(c) for c in spec.get("containers") or []],
                       "initContainers": [container(c) for c in spec.get("initContainers") or []]},
-                     **dict((k, spec[k]) for k in ("nodeName", "serviceAccountName") if k in spec)),
-        "status": dict((k, [state(cs) for cs in status[k]] if k.endswith("Statuses") else status[k])
-                       for k in ("phase", "reason", "message", "conditions", "containerStatuses",
-                                 "initContainerStatuses") if k in status),
+                     **{k: spec[k] for k in ("nodeName", "serviceAccountName") if k in spec}),
+        "status": {k: [state(cs) for cs in status[k]] if k.endswith("Statuses") else status[k]
+                   for k in ("phase", "reason", "message", "conditions", "containerStatuses",
+                             "initContainerStatuses") if k in status},
     }
 
 
@@ -386,7 +382,7 @@ class DiagnosticsCollector:
                  managed_selector=vocabulary.MANAGED_BY_SELECTOR, secrets=(), machineconfig_names=()):
         self.cluster = cluster
         self.requests = plan_requests(namespaces, marketplace_namespace, managed_selector, machineconfig_names)
-        self.secrets = sorted(set(s for s in secrets if s and len(s) >= 4), key=len, reverse=True)
+        self.secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
         self.collected = []   # {kind, namespace, count, file}
         self.unavailable = []  # {kind, namespace, reason}
         self.findings = []

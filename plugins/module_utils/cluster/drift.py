@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -10,9 +9,6 @@ a SnapshotClient. Every difference is reported as one sentence; none means the c
 what the plan asks for, and site.yml can skip the roles.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import copy
 
@@ -58,7 +54,7 @@ def prefetch_kinds(operators, manifests, waits, prune_kinds, sriov_states, olm_s
     The first seven are what preflight checks; ``olm_state`` adds what the operators' state needs;
     ``machine_config_pools`` the pools (listed once, also for the waits on them).
     """
-    package_namespaces = sorted(set(operator_entry(o)["package_namespace"] for o in operators)) or [MARKETPLACE]
+    package_namespaces = sorted({operator_entry(o)["package_namespace"] for o in operators}) or [MARKETPLACE]
     kinds = [CLUSTER_VERSION + (None, None), NODE + (None, None), CATALOG_SOURCE + (MARKETPLACE, None),
              PACKAGE_MANIFEST + (package_namespaces[0] if len(package_namespaces) == 1 else None, None),
              OPERATOR_GROUP + (None, None), SUBSCRIPTION + (None, None), NIC_CLUSTER_POLICY + (None, None)]
@@ -72,7 +68,7 @@ def prefetch_kinds(operators, manifests, waits, prune_kinds, sriov_states, olm_s
     extra += [parse_kind(k) if isinstance(k, str) else tuple(k) for k in prune_kinds]
     extra += [(w.get("api_version"), w.get("kind")) for w in waits]
     # Kinds read by name only (MachineConfigs: a list would return the pull secret) are never listed: see names_to_read.
-    seen = set((k[0], k[1]) for k in kinds) | set(READ_BY_NAME_KINDS)
+    seen = {(k[0], k[1]) for k in kinds} | set(READ_BY_NAME_KINDS)
     for api_version, kind in extra:
         if api_version and kind and (api_version, kind) not in seen:
             seen.add((api_version, kind))
@@ -103,7 +99,7 @@ def _operator_differences(snapshot, entry, versions=None):
     except ClusterError as exc:
         return ["%s: %s" % (where, exc)]
     if versions is not None:
-        versions.append(dict((k, result.get(k)) for k in VERSION_KEYS))
+        versions.append({k: result.get(k) for k in VERSION_KEYS})
     differences = []
     passive = {"create": "created", "update": "updated", "approve": "approved", "delete": "deleted"}
     for obj in result.get("objects") or []:

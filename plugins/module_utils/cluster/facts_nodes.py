@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -8,9 +7,6 @@ memory that GPU feature discovery labels, and whether a cached document's finger
 functions on Node objects; cluster/node_facts.py runs the pods.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from dataclasses import dataclass
 from typing import Dict, List, Optional
@@ -82,7 +78,7 @@ def without_control_plane(nodes, selected, how, allowed):
     compact cluster's nodes are control-plane and worker at once) are left out and listed."""
     if allowed:
         return list(selected), [], []
-    control_plane = set((n.get("metadata") or {}).get("name") for n in nodes if is_control_plane(n))
+    control_plane = {(n.get("metadata") or {}).get("name") for n in nodes if is_control_plane(n)}
     out = [n for n in selected if n in control_plane]
     kept = [n for n in selected if n not in control_plane]
     return (kept, out, []) if how == "names" else (kept, [], out)
@@ -97,7 +93,7 @@ def select_nodes(nodes, names=None, node_selector=None):
 
     names: exactly these nodes; node_selector: label map all must match; neither: nodes with NFD's
     NVIDIA/Mellanox PCI vendor labels, else (NFD not run yet) every worker."""
-    by_name = dict(((n.get("metadata") or {}).get("name"), n) for n in nodes)
+    by_name = {(n.get("metadata") or {}).get("name"): n for n in nodes}
     if names:
         wanted = []
         for name in names:
@@ -128,7 +124,7 @@ def fill_from_node_labels(facts, labels):
         memory = int(str((labels or {}).get(GFD_MEMORY_LABEL)))
     except ValueError:
         return
-    device_ids = set(gpu.get("pci_device_id") for gpu in gpus)
+    device_ids = {gpu.get("pci_device_id") for gpu in gpus}
     if memory <= 0 or len(device_ids) != 1 or None in device_ids:
         return
     for gpu in gpus:

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -8,9 +7,6 @@ The number of API requests is fixed whatever the number of nodes: one list per k
 request per node. ``summarize_*`` functions are pure and unit tested on fixtures.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import api_status
@@ -61,7 +57,7 @@ def node_ready(node):
 
 def labels_of_interest(labels, extra_prefixes=()):
     prefixes = tuple(LABEL_PREFIXES) + tuple(extra_prefixes or ())
-    return dict((k, v) for k, v in sorted(labels.items()) if k.startswith(prefixes))
+    return {k: v for k, v in sorted(labels.items()) if k.startswith(prefixes)}
 
 
 def rdma_resources(node):
@@ -70,17 +66,17 @@ def rdma_resources(node):
     capacity = status.get("capacity") or {}
     allocatable = status.get("allocatable") or {}
     names = sorted(set(capacity) | set(allocatable))
-    return dict((n, {"capacity": _as_int(capacity.get(n)), "allocatable": _as_int(allocatable.get(n))})
-                for n in names if n.startswith(RESOURCE_PREFIXES) and n != GPU_RESOURCE)
+    return {n: {"capacity": _as_int(capacity.get(n)), "allocatable": _as_int(allocatable.get(n))}
+            for n in names if n.startswith(RESOURCE_PREFIXES) and n != GPU_RESOURCE}
 
 
 def sriov_state_summary(state):
     status = state.get("status") or {}
     interfaces = []
     for iface in status.get("interfaces") or []:
-        interfaces.append(dict((k, iface.get(k)) for k in (
+        interfaces.append({k: iface.get(k) for k in (
             "name", "pciAddress", "vendor", "deviceID", "driver", "linkType", "linkSpeed", "mtu",
-            "numVfs", "totalvfs", "eSwitchMode") if k in iface))
+            "numVfs", "totalvfs", "eSwitchMode") if k in iface})
     return {"sync_status": status.get("syncStatus"), "last_sync_error": status.get("lastSyncError") or None,
             "interfaces": interfaces}
 
@@ -96,8 +92,8 @@ def summarize_node(node, sriov_state=None, extra_label_prefixes=()):
         sriov_state and any((i.get("vendor") or "").lower() == "15b3" for i in (sriov_state.get("status") or {}).get("interfaces") or []))
     # MIG slices under the mixed strategy are resources of their own (nvidia.com/mig-<profile>); a node whose GPUs are
     # all sliced advertises nvidia.com/gpu 0 (NVIDIA/gpu-operator#637) and is a GPU node all the same.
-    mig = dict((name, _as_int(value)) for name, value in sorted((status.get("allocatable") or {}).items())
-               if name.startswith(vocabulary.MIG_RESOURCE_PREFIX))
+    mig = {name: _as_int(value) for name, value in sorted((status.get("allocatable") or {}).items())
+           if name.startswith(vocabulary.MIG_RESOURCE_PREFIX)}
     if mig:
         gpus["mig_allocatable"] = mig
     has_gpu = (any(labels.get(label) == "true" for label in vocabulary.NFD_GPU_NODE_LABELS + vocabulary.GPU_OPERATOR_NODE_LABELS)
@@ -213,7 +209,7 @@ def gather(cluster, node_names=None, label_selectors=None, extra_label_prefixes=
     if state_resource is not None:
         result["sriov_node_states_served"] = True
         items, _rv = cluster.list(state_resource)
-        states = dict((s["metadata"]["name"], s) for s in items)
+        states = {s["metadata"]["name"]: s for s in items}
 
     summaries = [summarize_node(n, states.get(n["metadata"]["name"]) if state_resource is not None else None, extra_label_prefixes)
                  for n in sorted(nodes, key=lambda n: n["metadata"]["name"])]

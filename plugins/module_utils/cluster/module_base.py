@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one base of every module that talks to the cluster.
@@ -22,8 +21,6 @@ Modules therefore hold no ``try``/``except`` around cluster work and never call 
 (tests/unit/test_module_base_rules.py enforces both).
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import signal
 import traceback
@@ -75,12 +72,12 @@ class ClusterModule:
     @property
     def options(self):
         """The module's own options (the connection options left out), as the task gave them."""
-        return dict((key, self.module.params[key]) for key in self.own_options)
+        return {key: self.module.params[key] for key in self.own_options}
 
     @property
     def connection(self):
         """The connection options (kubernetes.core's AUTH_ARG_SPEC), as the task gave them."""
-        return dict((key, self.module.params.get(key)) for key in AUTH_ARG_SPEC)
+        return {key: self.module.params.get(key) for key in AUTH_ARG_SPEC}
 
     @property
     def check_mode(self):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -14,9 +13,6 @@ runner (cluster/pods.py PodRun); the nodes are chosen as the bandwidth test choo
 The helpers above ``NcclAllReduceTest`` are pure and unit tested without a cluster.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import time
 
@@ -114,7 +110,7 @@ def settings_from(image, namespace=None, image_pull_policy=None, nodes=None, nod
 
 
 def _resources(settings):
-    resources = dict((rail["resource"], "1") for rail in settings["rails"])
+    resources = {rail["resource"]: "1" for rail in settings["rails"]}
     if settings["gpu_resource"]:
         resources[settings["gpu_resource"]] = str(settings["gpus_per_node"])
     return resources
@@ -183,7 +179,7 @@ def judge(settings, log, hosts_to_nodes, suspects=None):
         return result
     rates = settings["rail_rates_gbps"] or [0.0]
     verdict = nccl_tests_output.evaluate_allreduce(parsed, rates if sum(rates) else [1.0], settings["threshold"])
-    verdict["nodes"] = sorted(set(hosts_to_nodes.get(host, host) for host in verdict["hosts"]))
+    verdict["nodes"] = sorted({hosts_to_nodes.get(host, host) for host in verdict["hosts"]})
     result.update(verdict)
     result["rows"] = [{"size_bytes": row["size_bytes"], "busbw_gbs": row["out_of_place"]["busbw_gbs"],
                        "algbw_gbs": row["out_of_place"]["algbw_gbs"]} for row in parsed["rows"]]

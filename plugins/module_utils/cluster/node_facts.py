@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -20,9 +19,6 @@ Manifest builders, fingerprints and log parsing are pure functions (unit tested)
 (cluster/facts_nodes.py) and the script (hardware/standalone.py); ``FactsRun`` does the API calls.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import base64
 import gzip
@@ -289,15 +285,15 @@ class FactsRun:
         self.pods = None
 
     def _resources(self):
-        return dict((kind, self.cluster.require(api, kind)) for api, kind in (
-            ("v1", "Node"), ("v1", "Pod"), ("v1", "ConfigMap"), ("v1", "Namespace"), ("v1", "ServiceAccount")))
+        return {kind: self.cluster.require(api, kind) for api, kind in (
+            ("v1", "Node"), ("v1", "Pod"), ("v1", "ConfigMap"), ("v1", "Namespace"), ("v1", "ServiceAccount"))}
 
     def plan(self, node_objects):
         settings = self.settings
         selected, unknown, how = select_nodes(node_objects, settings.nodes, settings.node_selector)
         selected, _refused, _left_out = without_control_plane(node_objects, selected, how, settings.allow_control_plane)
         # i20: a facts pod asks the device plugin for the node's GPUs (nvidia-smi) instead of NVIDIA_VISIBLE_DEVICES=all.
-        self._gpus = dict((n["metadata"]["name"], allocatable_gpus(n)) for n in node_objects) if settings.nvidia_smi else {}
+        self._gpus = {n["metadata"]["name"]: allocatable_gpus(n) for n in node_objects} if settings.nvidia_smi else {}
         return selected, unknown, how, [self._pod(node) for node in selected]
 
     def _pod(self, node):
@@ -345,17 +341,17 @@ class FactsRun:
     def run(self, check_mode=False):
         resources = self._resources()
         nodes = self.list_nodes(resources)
-        by_name = dict((node["metadata"]["name"], node) for node in nodes)
+        by_name = {node["metadata"]["name"]: node for node in nodes}
         selected, unknown, how = select_nodes(nodes, self.settings.nodes, self.settings.node_selector)
         selected, refused, left_out = without_control_plane(nodes, selected, how, self.settings.allow_control_plane)
         script = standalone_script()
         digest = script_digest(script)
-        fingerprints = dict((name, hardware_fingerprint(by_name.get(name) or {}, digest, self.settings.nvidia_smi)) for name in selected)
+        fingerprints = {name: hardware_fingerprint(by_name.get(name) or {}, digest, self.settings.nvidia_smi) for name in selected}
         refresh = self.settings.refresh
         # A cached "not ready" may be out of date without any fingerprint change (the operators load drivers without a
         # reboot): with refresh_not_ready such nodes are read again; a ready document stays good until the fingerprint moves.
         stale_verdict = self.settings.refresh_not_ready
-        labels = dict((name, node_labels(node)) for name, node in by_name.items())
+        labels = {name: node_labels(node) for name, node in by_name.items()}
         result = {
             "run_id": self.run_id, "namespace": self.namespace, "selection": how, "nodes": {}, "failed_nodes": [],
             "pods": [], "configmap": self.configmap, "image": self.settings.image, "control_plane_left_out": left_out,
@@ -386,7 +382,7 @@ class FactsRun:
             self._prepare(resources)
             self.cluster.create(resources["ConfigMap"], configmap_manifest(self.configmap, self.namespace, self.run_id, script))
             self.created.append(("ConfigMap", self.configmap))
-            self._gather(resources, pods, result, labels, dict((name, (fingerprints[name], cache.get(name))) for name in to_gather))
+            self._gather(resources, pods, result, labels, {name: (fingerprints[name], cache.get(name)) for name in to_gather})
         finally:
             self.cleanup(resources)
         result["counts"]["failed"] = len(result["failed_nodes"])

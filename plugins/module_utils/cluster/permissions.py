@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -7,9 +6,6 @@ pkg/registry/authorization): one SelfSubjectAccessReview for everything (a clust
 else one SelfSubjectRulesReview per namespace the playbooks work in and one for the cluster-wide rules. Every
 authenticated user may ask both (the bootstrap ClusterRole system:basic-user)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.permissions import CLUSTER
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -12,9 +11,6 @@ reads logs, and deletes the run's pods by label in one request (deletecollection
 What a pod state means is written once, in module_utils/verify/pod_states.py (pure, unit tested).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import time
 

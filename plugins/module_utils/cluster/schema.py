@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -9,9 +8,6 @@ pkg/apiserver/schema/pruning); an operator version that predates a field would t
 re-run would patch it again. The collection refuses such a manifest instead, naming the field and the operator.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import api_status
 
@@ -61,7 +57,7 @@ def manifest_unknown_fields(manifest, crd):
     schema = version_schema(crd, version)
     if not schema:
         return []
-    body = dict((k, v) for k, v in manifest.items() if k not in _ROOT_FIELDS)
+    body = {k: v for k, v in manifest.items() if k not in _ROOT_FIELDS}
     return unknown_fields(body, schema)
 
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -13,9 +12,6 @@ Lists are read in pages; a counting view (a wait over many objects) is updated p
 re-evaluating the list, and one that needs only minimums starts from the watch's own initial events.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import math
 import time
@@ -33,7 +29,7 @@ class WaitTimeout(ClusterError):
     """The predicate did not become true in time; ``state`` is the last thing seen."""
 
     def __init__(self, msg, state=None, elapsed=0.0):
-        super(WaitTimeout, self).__init__(msg)
+        super().__init__(msg)
         self.state = state
         self.elapsed = elapsed
 
@@ -55,7 +51,7 @@ class _PredicateRaised(Exception):
     an error of the stream itself is retried or reported as a failed watch."""
 
     def __init__(self, error):
-        super(_PredicateRaised, self).__init__(str(error))
+        super().__init__(str(error))
         self.error = error
 
 
@@ -72,7 +68,7 @@ class _View:
         self.objects = {}
 
     def reset(self, items):
-        self.objects = dict((_key(item), item) for item in items)
+        self.objects = {_key(item): item for item in items}
 
     def apply(self, event_type, obj):
         if event_type == "DELETED":

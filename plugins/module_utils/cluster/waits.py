@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -8,9 +7,6 @@ The same entries feed resource_wait (one wait), apply_manifests (waits after app
 task) and plan_status (whether they already hold), so their options are defined once here.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import time
 
@@ -78,7 +74,7 @@ class WaitFailed(ClusterError):
     ``details`` holds what the task returns beside the message (resources, progress, elapsed)."""
 
     def __init__(self, msg, **details):
-        super(WaitFailed, self).__init__(msg)
+        super().__init__(msg)
         self.details = details
 
 
@@ -239,7 +235,7 @@ class OperandFailed(ClusterError):
     """An operand pod's container kept failing (crash loop, image pull, container creation) past the grace period."""
 
     def __init__(self, msg, problems):
-        super(OperandFailed, self).__init__(msg)
+        super().__init__(msg)
         self.problems = problems
 
 
@@ -326,8 +322,8 @@ class OperandPods:
             self.resource = self.cluster.resource("v1", "Pod")
         pods, _rv = self.cluster.list(self.resource, namespace=self.namespace, label_selector=self.selector)
         problems = pod_states.operand_problems(pods)
-        current = set((p["pod"], p["container"]) for p in problems)
-        self.first_seen = dict((key, since) for key, since in self.first_seen.items() if key in current)
+        current = {(p["pod"], p["container"]) for p in problems}
+        self.first_seen = {key: since for key, since in self.first_seen.items() if key in current}
         for key in current:
             self.first_seen.setdefault(key, now)
         failing = [p for p in problems if now - self.first_seen[(p["pod"], p["container"])] >= self.grace]

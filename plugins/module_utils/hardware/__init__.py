@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Node-side hardware facts: sysfs/procfs readers, nvidia-smi parser, PCIe topology, readiness.
@@ -6,6 +5,3 @@
 Everything in this package uses the Python standard library only, so that collector.py can run
 in a pod with a bare python3 (see collector.py --write-standalone).
 """
-
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """GPU/NIC facts of one node: collect(sys_root, proc_root, nvidia_smi_xml) -> dict.
@@ -10,8 +9,6 @@ it, or run `python3 collector.py --write-standalone facts.py` once to get a sing
 script that can be copied alone (e.g. into a ConfigMap).
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import argparse
 import json
@@ -81,7 +78,7 @@ def _read_rdma(sys_root, pci_address, name):
 
 def _port_mtus(ports, netdevs):
     """MTU of each port from its netdev: the RoCE GID netdev, else dev_port, else the only netdev."""
-    by_name = dict((dev["name"], dev) for dev in netdevs)
+    by_name = {dev["name"]: dev for dev in netdevs}
     for port in ports:
         netdev = None
         for gid in port.get("gids", []):
@@ -130,11 +127,11 @@ def _collect_nics(sys_root, addresses, warnings, rdma_cache):
         ports = [port for dev in rdma for port in dev["ports"]]
         _port_mtus(ports, info["netdevs"])
         info["ports"] = ports
-        info["link_layers"] = sorted(set(port["link_layer"] for port in ports if port.get("link_layer")))
+        info["link_layers"] = sorted({port["link_layer"] for port in ports if port.get("link_layer")})
         if info["driver"] is None:
             warnings.append("NIC %s: no driver bound" % address)
         nics.append(info)
-    by_address = dict((nic["pci_address"], nic) for nic in nics)
+    by_address = {nic["pci_address"]: nic for nic in nics}
     for nic in nics:
         if nic["function"] == "VF":
             pf = by_address.get(nic["pf_pci_address"])
@@ -144,7 +141,7 @@ def _collect_nics(sys_root, addresses, warnings, rdma_cache):
 
 def _collect_rdma_devices(sys_root, nics, warnings, rdma_cache):
     """Every infiniband-class device, also those without a PCI link (partial trees) or of other vendors."""
-    by_rdma = dict((nic["rdma_device"], nic) for nic in nics if nic.get("rdma_device"))
+    by_rdma = {nic["rdma_device"]: nic for nic in nics if nic.get("rdma_device")}
     result = []
     for name in sysfs.list_rdma_devices(sys_root):
         cached = rdma_cache.get(name)
@@ -167,7 +164,7 @@ def _collect_rdma_devices(sys_root, nics, warnings, rdma_cache):
 
 
 def _collect_gpus(sys_root, addresses, smi, warnings):
-    sys_info = dict((address, sysfs.read_pci_function(sys_root, address)) for address in addresses)
+    sys_info = {address: sysfs.read_pci_function(sys_root, address) for address in addresses}
     gpus = []
     if smi is not None:
         for gpu in smi["gpus"]:
@@ -331,7 +328,7 @@ def build_standalone():
     here = os.path.dirname(os.path.abspath(__file__))
     sources = {}
     for name in SIBLING_MODULES + ("collector",):
-        with open(os.path.join(here, name + ".py"), "r") as handle:
+        with open(os.path.join(here, name + ".py")) as handle:
             sources[name] = handle.read()
     return standalone_from_sources(sources, "gpudirect.openshift collector.py --write-standalone")
 

@@ -1,10 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """PCI identities of NVIDIA (Mellanox) network adapters and NVIDIA GPUs."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 NVIDIA_VENDOR_ID = 0x10de
 MELLANOX_VENDOR_ID = 0x15b3

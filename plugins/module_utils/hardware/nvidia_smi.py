@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Parser for `nvidia-smi -q -x` output (DTD v11, v12 and v13 layouts) and a runner for it.
@@ -11,8 +10,6 @@ Layout differences handled here (seen in real captures):
 The DOCTYPE names the DTD ("nvsmi_device_v13.dtd"); it is reported as `xml_schema`.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import re
 import subprocess

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """GPUDirect RDMA readiness verdict of one node, from the collected facts.
@@ -6,8 +5,6 @@
 Every blocking problem is listed (not just the first), each with a stable code and a message;
 warnings do not make the node "not ready"."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 # DMA-BUF for GPU memory needs these (see docs/facts.md for the heuristic).
 DMA_BUF_MIN_KERNEL = (5, 12)
@@ -104,7 +101,7 @@ def evaluate(facts):
         "reasons": [message for _code, message in reasons],
         "reason_codes": [code for code, _message in reasons],
         "warnings": [message for _code, message in warnings],
-        "warning_codes": sorted(set(code for code, _message in warnings)),
+        "warning_codes": sorted({code for code, _message in warnings}),
     }
 
 

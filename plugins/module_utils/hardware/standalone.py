@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -7,9 +6,6 @@ modules' sources: inside a module run those files sit in AnsiballZ's zip archive
 cluster/node_facts.py ships the script to the facts pods in a ConfigMap.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 # Imported (not only read) so that Ansible ships them with the module: their sources become the pod's script.
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware import (
@@ -30,7 +26,7 @@ def _module_source(module):
     loader = getattr(module, "__loader__", None)
     source = loader.get_source(module.__name__) if loader is not None and hasattr(loader, "get_source") else None
     if source is None:
-        with open(module.__file__, "r") as handle:
+        with open(module.__file__) as handle:
             source = handle.read()
     return source
 
@@ -40,5 +36,5 @@ def standalone_script():
 
     Built from the loaded modules' sources rather than from files next to collector.py, because
     inside a module run those files sit in a zip archive."""
-    sources = dict((name, _module_source(module)) for name, module in SCRIPT_MODULES)
+    sources = {name: _module_source(module) for name, module in SCRIPT_MODULES}
     return collector.standalone_from_sources(sources, "gpudirect.openshift (node hardware facts)")

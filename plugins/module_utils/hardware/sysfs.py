@@ -1,12 +1,9 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Readers for PCI functions, network devices and RDMA (infiniband class) devices in sysfs, and for
 the few procfs files the facts need. Every reader returns None or an empty value for a missing
 file or link: partial trees give partial facts, never an exception."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import os
 import re
@@ -30,13 +27,13 @@ def read_text(path):
     os.open/os.read: a text-mode open() costs several times more, and a node has thousands of attributes."""
     try:
         fd = os.open(path, os.O_RDONLY)
-    except (IOError, OSError):
+    except OSError:
         return None
     try:
         chunks = [os.read(fd, _READ_SIZE)]
         while len(chunks[-1]) == _READ_SIZE:  # only big procfs files need a second read
             chunks.append(os.read(fd, _READ_SIZE))
-    except (IOError, OSError):
+    except OSError:
         return None
     finally:
         os.close(fd)
@@ -60,7 +57,7 @@ def link_name(path):
     """Basename of a symlink target (driver, physfn, device links), or None."""
     try:
         name = os.path.basename(os.readlink(path).rstrip("/"))
-    except (IOError, OSError):
+    except OSError:
         return None
     if name in ("", ".", ".."):  # a link to an ancestor directory ("../..")
         name = os.path.basename(os.path.realpath(path))
@@ -70,7 +67,7 @@ def link_name(path):
 def list_dir(path):
     try:
         return sorted(os.listdir(path))
-    except (IOError, OSError):
+    except OSError:
         return []
 
 
@@ -175,7 +172,7 @@ def resolve(path):
     lstat every component."""
     try:
         target = os.readlink(path)
-    except (IOError, OSError):
+    except OSError:
         return os.path.realpath(path) if os.path.isdir(path) else None
     resolved = os.path.normpath(os.path.join(os.path.dirname(path), target))
     return resolved if os.path.isdir(resolved) else None

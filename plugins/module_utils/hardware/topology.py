@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """PCIe relation between two PCI functions in `nvidia-smi topo -m` terms, computed from their physical
@@ -14,13 +13,11 @@ downstream port) and the last one is the function itself. Relations, nearest fir
   SYS  different NUMA nodes.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import re
 
 RELATIONS = ("PIX", "PXB", "PHB", "NODE", "SYS")
-RELATION_RANK = dict((name, rank) for rank, name in enumerate(RELATIONS))
+RELATION_RANK = {name: rank for rank, name in enumerate(RELATIONS)}
 
 _ROOT_RE = re.compile(r"^pci[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}$")
 _BDF_RE = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")

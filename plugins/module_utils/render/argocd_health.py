@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Argo CD health checks (Lua) for the kinds whose readiness Argo CD does not know, written from the readiness rules
@@ -17,9 +16,6 @@ state must carry) cannot be known by a check on one live object and are left out
 (tests/unit/plugins/module_utils/render/test_argocd_health.py) run both on the same real status fixtures.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
@@ -168,7 +164,7 @@ def config_key(group, kind):
 def argocd_cm_patch():
     """A strategic-merge patch of argocd-cm (upstream Argo CD) with every check."""
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "argocd-cm"},
-            "data": dict((config_key(group, kind), check) for group, kind, check in CHECKS)}
+            "data": {config_key(group, kind): check for group, kind, check in CHECKS}}
 
 
 def openshift_gitops_patch():

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -30,9 +29,6 @@ What drains and reboots, from upstream:
   and reboots.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
@@ -117,8 +113,8 @@ def _pf_selected(policy, node, iface):
 
 
 def _state_interfaces(node_states):
-    return dict(((s.get("metadata") or {}).get("name"), (s.get("status") or {}).get("interfaces") or [])
-                for s in node_states or [])
+    return {(s.get("metadata") or {}).get("name"): (s.get("status") or {}).get("interfaces") or []
+            for s in node_states or []}
 
 
 def _policy_effects(before, after, nodes, node_states):
@@ -163,8 +159,8 @@ def _policy_effects(before, after, nodes, node_states):
 
 
 def _rdma_mode_effects(before, after, nodes, node_states):
-    states = dict(((s.get("metadata") or {}).get("name"), ((s.get("status") or {}).get("system") or {}).get("rdmaMode"))
-                  for s in node_states or [])
+    states = {(s.get("metadata") or {}).get("name"): ((s.get("status") or {}).get("system") or {}).get("rdmaMode")
+              for s in node_states or []}
     old_mode = ((before or {}).get("spec") or {}).get("rdmaMode") or ""
     new_mode = ((after or {}).get("spec") or {}).get("rdmaMode") or ""
     if old_mode == new_mode and (not new_mode or all(states.get(n["metadata"]["name"]) in (None, new_mode) for n in nodes)):
@@ -197,10 +193,10 @@ def disruptions(manifests, live, nodes=(), node_states=(), pools=(), prune_kinds
     """
     nodes = [n for n in nodes or [] if isinstance(n, dict) and n.get("metadata")]
     pools = list(pools or [])
-    prune_kinds = set(k.split("/")[-1] if isinstance(k, str) else k[-1] for k in prune_kinds or [])
-    live_by_key = dict((_key(o), o) for o in live or [] if o.get("kind") in DISRUPTIVE_KINDS)
+    prune_kinds = {k.split("/")[-1] if isinstance(k, str) else k[-1] for k in prune_kinds or []}
+    live_by_key = {_key(o): o for o in live or [] if o.get("kind") in DISRUPTIVE_KINDS}
     planned = [m for m in manifests or [] if m.get("kind") in DISRUPTIVE_KINDS]
-    planned_keys = set(_key(m) for m in planned)
+    planned_keys = {_key(m) for m in planned}
     changes = []  # (before, after)
     for manifest in planned:
         changes.append((live_by_key.get(_key(manifest)), manifest))

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The rendered objects as a kustomize tree that Argo CD (OpenShift GitOps) syncs: a base per layer, an overlay per
@@ -12,9 +11,6 @@ resources). A custom resource whose CRD an operator installs cannot be dry-run b
 carries SkipDryRunOnMissingResource=true (docs/user-guide/sync-options.md).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import copy
 
@@ -114,7 +110,7 @@ def _pins(olm_entries):
 
 def approval_errors(olm_entries, operators=None):
     """Each Manual Subscription needs its pin: without startingCSV nothing says which InstallPlan to approve."""
-    roles = dict((entry.get("package"), entry.get("role")) for entry in operators or catalogue.OPERATORS)
+    roles = {entry.get("package"): entry.get("role") for entry in operators or catalogue.OPERATORS}
     errors = []
     for package, _namespace, approval, csv, _block in _pins(olm_entries):
         if approval == "Manual" and not csv:
@@ -188,7 +184,7 @@ def node_group_owners(variables):
         for phase, manifest in render_objects(model, input_model.Errors()):
             if phase in GROUP_PHASES:
                 owners.setdefault(names.object_key(manifest), set()).add(model["node_group"])
-    return dict((key, sorted(found)[0]) for key, found in owners.items() if len(found) == 1)
+    return {key: sorted(found)[0] for key, found in owners.items() if len(found) == 1}
 
 
 def gitops_tree(olm_entries, manifests, workload=None, cluster="cluster", owners=None,
@@ -205,7 +201,7 @@ def gitops_tree(olm_entries, manifests, workload=None, cluster="cluster", owners
         directories.setdefault(directory, []).append(name)
         files.append({"path": "%s/%s" % (directory, name), "manifest": manifest})
 
-    layer_of = dict((phase, layer) for layer, phases in LAYERS for phase in phases)
+    layer_of = {phase: layer for layer, phases in LAYERS for phase in phases}
     for entry in olm_entries or []:
         add("bases/operators", entry["file"], annotated(entry["manifest"], "olm"))
     for order, manifest in _numbered_approver_objects(olm_entries, approver_image):

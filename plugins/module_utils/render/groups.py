@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Node groups (gpudirect_rdma_node_groups): several sets of nodes, each with its own method, fabric, ports, names,
@@ -11,8 +10,6 @@ both own is refused, naming the group and the key to change. Without gpudirect_r
 one implicit group, as before.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import copy
 import ipaddress
@@ -76,12 +73,12 @@ def _suffixed(values, field, name, separator):
 def _group_variables(variables, item, errors):
     """The single-group variables of one group: the shared variables with the group's keys on top."""
     name = item.get("name")
-    sub = dict((key, value) for key, value in variables.items() if key != VARIABLE)
-    own = dict((key, value) for key, value in item.items() if key != "name")
+    sub = {key: value for key, value in variables.items() if key != VARIABLE}
+    own = {key: value for key, value in item.items() if key != "name"}
     for key, value in own.items():
         sub[names.variable(key)] = value
     # Names the group does not set: the shared ones (or the configuration's defaults) with the group's name.
-    values, _provided, _errors = input_model.normalise(dict((k, v) for k, v in sub.items() if k[len(names.VARIABLE_PREFIX):] in input_fields.FIELDS))
+    values, _provided, _errors = input_model.normalise({k: v for k, v in sub.items() if k[len(names.VARIABLE_PREFIX):] in input_fields.FIELDS})
     if not ({"resource_name", "resource_names"} & set(own)):
         if values.get("resource_names"):
             sub[names.variable("resource_names")] = _suffixed(values, "resource_names", name, "_")
@@ -130,7 +127,7 @@ def _check_items(raw, errors):
 
 
 def _selector_text(selector):
-    return dict((str(k), names.label_text(v)) for k, v in selector.items())
+    return {str(k): names.label_text(v) for k, v in selector.items()}
 
 
 def _check_across(models, errors):
@@ -374,7 +371,7 @@ def merged_summary(per_group):
     # The SriovOperatorConfig of merge(): the config daemons run on the sriov_legacy group's nodes (None: no such group).
     merged["sriov_daemon_group"] = ([m["node_group"] for m, _s in per_group if _uses_vfs(m)] or [None])[0]
     merged["configuration"] = "; ".join("%s: %s" % (g["name"], g["configuration"]) for g in merged["node_groups"])
-    merged["fabrics"] = sorted(set(f for _m, s in per_group for f in s["fabrics"]))
+    merged["fabrics"] = sorted({f for _m, s in per_group for f in s["fabrics"]})
     return merged
 
 

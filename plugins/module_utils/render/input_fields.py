@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The input model's one table: every gpudirect_rdma_* variable defined once, with its type, default, choices, the
@@ -8,8 +7,6 @@ render/model.py normalises and validates with it; hack/gen_argument_specs.py wri
 them the AWX surveys) and the tables of docs/input-model.md from it, rows in table order within each section.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import releases

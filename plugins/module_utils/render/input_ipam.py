@@ -1,11 +1,8 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The whereabouts ranges of the input model: one range, its bounds and excludes checked (check_ipam), and one range
 per rail, given or split from one (assign_rail_ranges), so that two rails never hand out the same address."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import ipaddress
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Host preparation MachineConfigs: irdma blacklist, persistent NIC names, CRI-O memlock.
@@ -8,8 +7,6 @@ the locked-memory limit of every container on a node, so it goes to its own Mach
 RDMA nodes (gpudirect_rdma_memlock_pool), unless that is the main pool (then it joins the main MachineConfig).
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import base64
 import re

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Input model: defaults, normalisation and validation of the gpudirect_rdma_* variables.
@@ -7,8 +6,6 @@ Every check runs and every error is reported, each naming the variable the user 
 (``gpudirect_rdma_ipam_range: 192.168.2.0/33 is not a valid CIDR``).
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import ipaddress
 import json
@@ -46,7 +43,7 @@ _FALSE = ("false", "no", "off", "0", "")
 _PERCENT = re.compile(r"^(100|[1-9]?[0-9])%\Z")
 
 
-class Errors(object):
+class Errors:
     """Collects messages as '<variable>: <problem>' so that all of them can be returned at once."""
 
     def __init__(self):
@@ -265,7 +262,7 @@ def _check_names(values, errors):
         if not names.is_resource_name(resource):
             errors.add(field, "%r is not a valid device plugin resource name: letters, digits and '_', "
                               "starting and ending with a letter or digit, at most 63 characters" % resource)
-    duplicates = sorted(set(r for r in resources if resources.count(r) > 1))
+    duplicates = sorted({r for r in resources if resources.count(r) > 1})
     if duplicates:
         errors.add(field, "duplicate resource names: %s" % ", ".join(duplicates))
     networks = values["network_names"] or ([values["network_name"]] if values.get("network_name") else [])
@@ -275,7 +272,7 @@ def _check_names(values, errors):
             errors.add(field, "%r is not a valid network name (DNS-1123 label)" % network)
         elif len(namespaces) > 1 and not names.is_dns1123_label("%s-%s" % (network, max(namespaces, key=len))):
             errors.add(field, "%r is too long to be suffixed with each namespace name" % network)
-    duplicates = sorted(set(n for n in networks if networks.count(n) > 1))
+    duplicates = sorted({n for n in networks if networks.count(n) > 1})
     if duplicates:
         errors.add(field, "duplicate network names: %s" % ", ".join(duplicates))
     if values["resource_names"] and values["network_names"] and len(values["resource_names"]) != len(values["network_names"]):
@@ -432,7 +429,7 @@ def _check_operator_settings(values, errors):
         errors.add("nic_vendor", "%r: only NVIDIA/Mellanox NICs (15b3) do GPUDirect RDMA here" % values["nic_vendor"])
 
 
-class _NestedErrors(object):
+class _NestedErrors:
     """Errors of the second fabric's ports, named as keys of gpudirect_rdma_second_fabric."""
 
     def __init__(self, errors, field):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """NIC selection: explicit names/addresses/IDs, or ports derived from collected NIC facts.
@@ -8,8 +7,6 @@ Without gpudirect_rdma_resource_names there is one group holding every selected 
 one group per port ("rails"), ordered by GPU affinity when given, else by PCI address.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
@@ -109,7 +106,7 @@ def _manual_lists(values, errors):
         else:
             device_ids.append(device)
     for field, items in (("nic_interfaces", interfaces), ("nic_pci_addresses", pci_addresses), ("nic_device_ids", device_ids)):
-        dups = sorted(set(i for i in items if items.count(i) > 1))
+        dups = sorted({i for i in items if items.count(i) > 1})
         if dups:
             errors.add(field, "lists %s twice" % ", ".join(dups))
     return _unique(interfaces), _unique(pci_addresses), _unique(device_ids)
@@ -149,7 +146,7 @@ def _auto_ports(values, ports, errors, warnings=None):
     fabric = values["fabric"]
     is_candidate = [not p["is_vf"] and p["vendor_id"] == names.MELLANOX_VENDOR_ID and p["fabric"] == fabric for p in ports]
     if not any(is_candidate):
-        layers = sorted(set(p["fabric"] for p in ports if not p["is_vf"]))
+        layers = sorted({p["fabric"] for p in ports if not p["is_vf"]})
         errors.add("nic_facts", "no NVIDIA/Mellanox %s port found (ports seen: %s)"
                    % ("InfiniBand" if fabric == "infiniband" else "Ethernet", ", ".join(layers) or "none"))
         return []
@@ -279,7 +276,7 @@ def _hashable(value):
     return True
 
 
-class _Unhashable(object):
+class _Unhashable:
     """A link's node that cannot be a key: equal to no node of the index, and shown as the value itself."""
 
     def __init__(self, value):
@@ -309,7 +306,7 @@ def _groups_from_ports(values, ports, errors, warnings, selector):
     by_node = {}
     for port in ports:
         by_node.setdefault(port["node"], []).append(port)
-    counts = dict((node, len(items)) for node, items in by_node.items())
+    counts = {node: len(items) for node, items in by_node.items()}
     if any(count != len(rails) for count in counts.values()):
         errors.add("resource_names", "has %d names but the selected ports per node are %s: give one name per port"
                    % (len(rails), ", ".join("%s=%d" % item for item in sorted(counts.items()))))
@@ -329,7 +326,7 @@ def _rail_network(values, rank):
 
 def _group(resource, network, ports, selector):
     group = {"resource_name": resource, "network_name": network, "interfaces": [], "pci_addresses": [], "device_ids": [],
-             "nodes": sorted(set(p["node"] for p in ports)), "ports": ports}
+             "nodes": sorted({p["node"] for p in ports}), "ports": ports}
     if selector == "interfaces":
         group["interfaces"] = _unique([p["netdev"] for p in ports if p["netdev"]])
     else:
@@ -342,7 +339,7 @@ def _manual_groups(values, interfaces, pci_addresses, device_ids, facts_ports, e
     rails = values["resource_names"]
     if not rails:
         return [{"resource_name": values["resource_name"], "network_name": values["network_name"], "interfaces": interfaces,
-                 "pci_addresses": pci_addresses, "device_ids": device_ids, "nodes": sorted(set(p["node"] for p in facts_ports)),
+                 "pci_addresses": pci_addresses, "device_ids": device_ids, "nodes": sorted({p["node"] for p in facts_ports}),
                  "ports": facts_ports}]
     units, field = (interfaces, "interfaces") if interfaces else (pci_addresses, "pci_addresses")
     if interfaces and pci_addresses:
@@ -359,7 +356,7 @@ def _manual_groups(values, interfaces, pci_addresses, device_ids, facts_ports, e
         group[field] = [units[rank]]
         key = "netdev" if field == "interfaces" else "pci_address"
         group["ports"] = [p for p in facts_ports if p[key] == units[rank]]
-        group["nodes"] = sorted(set(p["node"] for p in group["ports"]))
+        group["nodes"] = sorted({p["node"] for p in group["ports"]})
         groups.append(group)
     return groups
 
@@ -381,7 +378,7 @@ def _host_device_pci_addresses(groups, errors):
                        "names to PCI addresses" % ", ".join(missing))
             errors.add("nic_interfaces", message)
             continue
-        group["pci_addresses"] = sorted(set(group["pci_addresses"]) | set(p["pci_address"] for p in pfs))
+        group["pci_addresses"] = sorted(set(group["pci_addresses"]) | {p["pci_address"] for p in pfs})
 
 
 def _check_sriov(values, groups, errors, warnings):

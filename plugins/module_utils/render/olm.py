@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The OLM objects of the four operators (Namespace, OperatorGroup, Subscription) for render-only use.
@@ -11,9 +10,6 @@ certified-operators (NVIDIA). A Subscription without a channel follows the packa
 resolves it.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
@@ -27,8 +23,8 @@ def olm_manifests(variables, operators=None):
     defaults, with the NFD and SR-IOV namespaces the gpudirect_rdma_* ``variables`` may name."""
     if operators is None:
         try:
-            operators = catalogue.resolve(dict((entry["namespace_alias"], (variables or {}).get(entry["namespace_alias"]))
-                                               for entry in catalogue.OPERATORS if entry.get("namespace_alias")))
+            operators = catalogue.resolve({entry["namespace_alias"]: (variables or {}).get(entry["namespace_alias"])
+                                           for entry in catalogue.OPERATORS if entry.get("namespace_alias")})
         except ValueError as exc:
             return [], [str(exc)]
     errors = []

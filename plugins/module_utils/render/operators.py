@@ -1,11 +1,8 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Operator instances common to all six configurations: NFD, SR-IOV operator config, the
 NicClusterPolicy driver section and the GPU ClusterPolicy."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import rdma

@@ -1,10 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Entry points: render_all (variables -> ordered manifests), teardown_order and stale_objects."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import copy
 
@@ -77,16 +74,16 @@ def owned_machineconfig_names(variables):
     exactly the names hack/gen_clusterrole.py grants get and delete on (it renders the same variables with every item
     on), so each GET is one the automation's role allows, and no record can be lost or disagree with the cluster.
     A name given up by a later change of these variables is found with the earlier variables (docs/teardown.md)."""
-    shared = dict((key, value) for key, value in (variables or {}).items()
-                  if isinstance(key, str) and key.startswith(names.VARIABLE_PREFIX)
-                  and key[len(names.VARIABLE_PREFIX):] in input_fields.FIELDS and key != groups.VARIABLE)
+    shared = {key: value for key, value in (variables or {}).items()
+              if isinstance(key, str) and key.startswith(names.VARIABLE_PREFIX)
+              and key[len(names.VARIABLE_PREFIX):] in input_fields.FIELDS and key != groups.VARIABLE}
     configurations = [shared]
     errors = input_model.Errors()
     raw_groups = (variables or {}).get(groups.VARIABLE)
     items = input_model._coerce(groups.FIELD, input_fields.FIELDS[groups.FIELD].kind, raw_groups, errors) if groups.given(variables) else []
     for item in items or []:
         if isinstance(item, dict):
-            own = dict((names.variable(key), value) for key, value in item.items() if key in _MACHINECONFIG_NAME_KEYS)
+            own = {names.variable(key): value for key, value in item.items() if key in _MACHINECONFIG_NAME_KEYS}
             configurations.append(dict(shared, **own))
     found = set()
     for configuration in configurations:
@@ -215,7 +212,7 @@ def stale_objects(previous_manifests, new_manifests, include_machineconfigs=Fals
     MachineConfigs are left out unless asked for: deleting one reboots the pool.
     """
     previous = [_as_entry(item) for item in previous_manifests or []]
-    new = dict((names.object_key(_as_entry(item)["manifest"]), _as_entry(item)) for item in new_manifests or [])
+    new = {names.object_key(_as_entry(item)["manifest"]): _as_entry(item) for item in new_manifests or []}
     stale = []
     for entry in previous:
         key = names.object_key(entry["manifest"])
@@ -281,7 +278,7 @@ def _summary(model, manifests):
     if model.get("sriov_pool_rdma_mode") and config.vf_policy:
         reboots.append("SriovNetworkPoolConfig rdmaMode %s: every node of the pool reboots" % model["sriov_pool_rdma_mode"])
     fabric_groups = rdma.fabric_groups(model)
-    groups = [dict((k, copy.deepcopy(g[k])) for k in ("resource_name", "network_name", "interfaces", "pci_addresses", "device_ids", "nodes"))
+    groups = [{k: copy.deepcopy(g[k]) for k in ("resource_name", "network_name", "interfaces", "pci_addresses", "device_ids", "nodes")}
               for _config, g in fabric_groups]
     for group, (group_config, full) in zip(groups, fabric_groups):
         group["fabric"] = group_config.fabric
@@ -300,7 +297,7 @@ def _summary(model, manifests):
         "fabric": config.fabric,
         "in_chapter": config.in_chapter,
         "resources": resources,
-        "pod_resources": dict((resource, 1) for resource in resources),
+        "pod_resources": {resource: 1 for resource in resources},
         "networks": networks,
         "nic_selection": {"source": model["selection"]["source"], "groups": groups},
         "gpu_rdma_mode": model["gpu_rdma_mode"],
@@ -311,11 +308,11 @@ def _summary(model, manifests):
         "machineconfig_pools": pools,
         "memlock_pool": memlock_pool_of(model),
         # The nodes the SR-IOV policies select: the allocatable waits watch only these.
-        "node_selector": dict((key, names.label_text(value)) for key, value in model["node_selector"].items()),
+        "node_selector": {key: names.label_text(value) for key, value in model["node_selector"].items()},
         "reboots": reboots,
         # Ports whose udev rules come from facts that pods reported: checked against the SR-IOV node states (a second
         # source) before a policy is written (render/reported.py udev_address_problems).
-        "udev_from_facts": [dict((k, p[k]) for k in ("node", "pci_address", "address", "netdev", "fabric"))
+        "udev_from_facts": [{k: p[k] for k in ("node", "pci_address", "address", "netdev", "fabric")}
                             for p in machineconfigs.facts_udev_ports(model)],
         "object_count": len(manifests),
     }

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2025, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The method x fabric matrix as data, and the one composition of the method-specific objects.
@@ -7,8 +6,6 @@ Each of the six configurations is a row of MATRIX; compose() reads the row and b
 NicClusterPolicy device-plugin part, the SR-IOV objects and the network CRs from it.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import json
 
@@ -16,7 +13,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import releases
 
 
-class Configuration(object):
+class Configuration:
     """What one (method, fabric) pair needs."""
 
     def __init__(self, number, method, fabric, device_plugin, secondary_networks, vf_policy, network_kind,
@@ -49,7 +46,7 @@ class Configuration(object):
 
 # Multus, macvlan/host-device CNI and whereabouts ship with OpenShift, so only the IPoIB CNI is
 # ever deployed through NicClusterPolicy.secondaryNetwork.
-MATRIX = dict(((c.method, c.fabric), c) for c in (
+MATRIX = {(c.method, c.fabric): c for c in (
     Configuration(1, "shared_device", "roce", "rdmaSharedDevicePlugin", (), False, "MacvlanNetwork",
                   "rdma", "rdma_shared_device_eth", "rdmashared-net", True),
     Configuration(2, "shared_device", "infiniband", "rdmaSharedDevicePlugin", ("ipoib",), False, "IPoIBNetwork",
@@ -62,7 +59,7 @@ MATRIX = dict(((c.method, c.fabric), c) for c in (
                   None, "sriovlegacy", "sriov-network", True),
     Configuration(6, "sriov_legacy", "infiniband", None, (), True, "SriovIBNetwork",
                   None, "sriovlegacy_ib", "sriov-ib-network", False),
-))
+)}
 
 _PLUGIN_IMAGE = {"rdmaSharedDevicePlugin": "rdma_shared_device_plugin", "sriovDevicePlugin": "sriov_device_plugin"}
 _SECONDARY_IMAGE = {"ipoib": "ipoib_cni"}
@@ -169,10 +166,10 @@ def device_plugin_section(model):
 
 
 def secondary_network_section(model):
-    keys = sorted(set(key for m in fabric_models(model) for key in configuration(m).secondary_networks))
+    keys = sorted({key for m in fabric_models(model) for key in configuration(m).secondary_networks})
     if not keys:
         return None
-    return dict((key, image(model, _SECONDARY_IMAGE[key])) for key in keys)
+    return {key: image(model, _SECONDARY_IMAGE[key]) for key in keys}
 
 
 # SR-IOV objects -----------------------------------------------------------------------------
@@ -199,7 +196,7 @@ def sriov_node_policies(model):
             selector["rootDevices"] = list(group["pci_addresses"])
         spec = {
             "resourceName": group["resource_name"],
-            "nodeSelector": dict((k, names.label_text(v)) for k, v in model["node_selector"].items()),
+            "nodeSelector": {k: names.label_text(v) for k, v in model["node_selector"].items()},
             "priority": model["sriov_policy_priority"],
             "numVfs": model["num_vfs"],
             "nicSelector": selector,

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The NicClusterPolicy component images each NVIDIA Network Operator release ships with.
@@ -18,9 +17,6 @@ The DOCA driver stays on a tag: the operator appends the node pool's OS and arch
 digest per OS build (doca-driver-0, -1, ...). It is on the not-yet-pinned list (UNPINNED_DEFAULT_IMAGES).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import re
 
@@ -99,4 +95,4 @@ def release_key(version):
 
 def network_operator_images(version):
     """{component: {repository, image, version}} of the Network Operator release ``version`` belongs to."""
-    return dict((k, dict(v)) for k, v in NETWORK_OPERATOR_RELEASES[release_key(version)].items())
+    return {k: dict(v) for k, v in NETWORK_OPERATOR_RELEASES[release_key(version)].items()}

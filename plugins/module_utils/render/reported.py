@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -11,9 +10,6 @@ name or a port of the other fabric stops the run before any write, for every met
 runs it again once the daemons have reported, before it writes a policy.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 
@@ -108,8 +104,8 @@ def reported_nic_problems(summary, node_states, num_vfs=None, source=SRIOV_SOURC
         return problems
     if source == SRIOV_SOURCE:  # udev addresses from facts are checked against the daemons, never the facts themselves
         problems["errors"].extend(udev_address_problems(summary, node_states))
-    reported_names = sorted(set(i.get("name") for _n, i in reported))
-    reported_pcis = sorted(set(i.get("pciAddress") for _n, i in reported if i.get("pciAddress")))
+    reported_names = sorted({i.get("name") for _n, i in reported})
+    reported_pcis = sorted({i.get("pciAddress") for _n, i in reported if i.get("pciAddress")})
     daemons_on = summary.get("sriov_daemon_group")
     for group in (summary.get("nic_selection") or {}).get("groups") or []:
         # With node groups the config daemons run on the sriov_legacy group's nodes only (render/groups.py): only its

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -13,9 +12,6 @@ selects (api/v1/helper.go, Selected) appears in its spec with the policy's VF gr
 that VF count on those PFs, both drain annotations are Idle and syncStatus is Succeeded.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import json
 
@@ -423,7 +419,7 @@ def plan_target(plan, min_gpu_nodes=1, min_nic_nodes=1, min_ready_nodes=1, nfd_n
     waits each step runs after it (operator custom resources, then the RDMA MachineConfig and configuration) and the
     kinds pruned. The roles apply and wait on the same values, phase by phase."""
     manifests = [entry["manifest"] for entry in sorted(plan.get("manifests") or [], key=lambda e: e.get("order", 0))]
-    phases = set(entry.get("phase") for entry in plan.get("manifests") or [])
+    phases = {entry.get("phase") for entry in plan.get("manifests") or []}
     waits = []
     for phase in ("nfd", "sriov_operator", "nic_cluster_policy", "gpu_cluster_policy"):
         if phase in phases:

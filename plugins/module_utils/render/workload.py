@@ -1,11 +1,8 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A pod template for a job that uses the configuration's rails: one GPU per rail, every rail's resource and network,
 and the NCCL variables that make NCCL use them. Pure: rendered from the model, never applied by the roles."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.nccl_tests_output import nccl_environment

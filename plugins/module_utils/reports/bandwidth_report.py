@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -8,9 +7,6 @@ artifacts folder that holds them with the results and the pods' logs (write_arti
 Pure: input is the result of BandwidthTest.run (pairs and summary), output is text (markup.py escapes it).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import json
 import math
@@ -132,7 +128,7 @@ def markdown(result, title="GPUDirect RDMA bandwidth test"):
     sweeps = [p for p in result["pairs"] if p.get("sweep")]
     if sweeps:
         lines += ["", "## Bandwidth by message size (Gb/s)", ""]
-        sizes = sorted(set(row["bytes"] for p in sweeps for row in p["sweep"]))
+        sizes = sorted({row["bytes"] for p in sweeps for row in p["sweep"]})
         rows = []
         for size in sizes:
             values = [[row["bw_avg_gbps"] for row in pair["sweep"] if row["bytes"] == size] for pair in sweeps]
@@ -189,7 +185,7 @@ def sweep_chart_svg(pairs, width=720, height=360):
     """Bandwidth against message size (log2 axis), one line per pair, with each pair's threshold dashed."""
     series = [p for p in pairs if p.get("sweep")]
     left, right, top, bottom = 60, 180, 30, 40
-    sizes = sorted(set(row["bytes"] for p in series for row in p["sweep"])) or [1, 2]
+    sizes = sorted({row["bytes"] for p in series for row in p["sweep"]}) or [1, 2]
     low, high = math.log2(sizes[0]), math.log2(sizes[-1]) if sizes[-1] > sizes[0] else math.log2(sizes[0]) + 1
     ymax = max([row["bw_avg_gbps"] for p in series for row in p["sweep"]] + [p.get("link_rate_gbps") or 0 for p in series] + [1])
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -283,7 +279,7 @@ def write_artifacts(directory, report_input, result, settings, message):
     results = {"cluster": result["cluster_name"], "run_id": result["run_id"], "arguments": result["arguments"],
                "configuration": settings["configuration_label"], "summary": result["summary"], "passed": result["passed"],
                "message": message or "", "rounds": result["rounds"],
-               "pairs": [dict((k, v) for k, v in pair.items() if k not in ("server_log", "client_log")) for pair in pairs]}
+               "pairs": [{k: v for k, v in pair.items() if k not in ("server_log", "client_log")} for pair in pairs]}
     files = [("results.json", json.dumps(results, indent=4, sort_keys=True) + "\n"),
              ("report.md", markdown(report_input)), ("report.html", html(report_input))]
     for pair in pairs:

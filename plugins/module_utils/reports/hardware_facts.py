@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Gathered node facts (the collector's JSON, one document per node) flattened into what plays and reports read.
@@ -8,9 +7,6 @@ of `gpudirect_rdma_gpu_nic_affinity`, a readiness summary per node and the one-l
 hardware_report.py writes the reports of the same documents.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 
@@ -47,7 +43,7 @@ def nic_ports(node, facts):
     paths = {}
     for pair in ((facts or {}).get("topology") or {}).get("pairs") or []:
         paths.setdefault(pair.get("nic_pci_address"), {})[pair.get("gpu_pci_address")] = pair.get("relation")
-    gpu_links = dict((gpu.get("pci_address"), _link(gpu.get("pcie"))) for gpu in (facts or {}).get("gpus") or [])
+    gpu_links = {gpu.get("pci_address"): _link(gpu.get("pcie")) for gpu in (facts or {}).get("gpus") or []}
     for nic in (facts or {}).get("nics") or []:
         sriov = nic.get("sriov") or {}
         gts, width = _link(nic.get("pcie"))
@@ -109,8 +105,8 @@ def _link(pcie):
 def gpu_nic_affinity(node, facts):
     """{node, gpu, nic, relation, ...} for every GPU x RDMA-capable PF pair whose relation is known."""
     facts = facts or {}
-    functions = dict((nic.get("pci_address"), nic) for nic in facts.get("nics") or [])
-    gpus = dict((gpu.get("index"), gpu) for gpu in facts.get("gpus") or [])
+    functions = {nic.get("pci_address"): nic for nic in facts.get("nics") or []}
+    gpus = {gpu.get("index"): gpu for gpu in facts.get("gpus") or []}
     links = []
     for pair in (facts.get("topology") or {}).get("pairs") or []:
         nic = functions.get(pair.get("nic_pci_address")) or {}
@@ -139,7 +135,7 @@ def nearest_links(links, ports):
     for port in ports:
         if not port.get("is_vf"):
             kinds.setdefault((port.get("node"), port.get("pci_address")), set()).add((port.get("link_layer"), port.get("vendor_id")))
-    rank = dict((relation, position) for position, relation in enumerate(RELATIONS))
+    rank = {relation: position for position, relation in enumerate(RELATIONS)}
     best = {}
     for link in links:
         for kind in kinds.get((link.get("node"), link.get("nic"))) or [None]:
@@ -154,7 +150,7 @@ def readiness_summary(node, facts):
     facts = facts or {}
     verdict = facts.get("readiness") or {}
     pfs = [nic for nic in facts.get("nics") or [] if nic.get("function") != "VF"]
-    layers = sorted(set(layer for nic in pfs for layer in nic.get("link_layers") or []))
+    layers = sorted({layer for nic in pfs for layer in nic.get("link_layers") or []})
     return {
         "node": node,
         "ready": bool(verdict.get("ready")),

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The hardware reports of gathered node facts: Markdown and self-contained HTML of the inventory and the GPU-NIC
@@ -6,9 +5,6 @@ affinity matrix (markdown_lines, html_lines), and Documents, which writes each n
 then the reports and hardware-facts.json into the report folder of gather_node_hardware.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import json
 import os
@@ -308,7 +304,7 @@ class Documents:
     def flat(self):
         order = sorted(self.readiness)
         return ([p for node in order for p in self.ports[node]], [link for node in order for link in self.links[node]],
-                dict((node, self.readiness[node]) for node in order))
+                {node: self.readiness[node] for node in order})
 
     def write_reports(self, title, name, flat, failed, note=None):
         ports, _nearest, readiness = flat

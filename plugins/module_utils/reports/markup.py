@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What every report of the collection writes the same way: escaping of HTML and Markdown text, cells, numbers and
@@ -8,9 +7,6 @@ Text in a report comes from pods and nodes (facts, logs, events), so every value
 markdown_text; nothing here reads a file or the cluster.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import math
 from html import escape as _html_escape

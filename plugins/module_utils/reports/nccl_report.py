@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -7,9 +6,6 @@
 Pure: input is the result of NcclAllReduceTest.run (or nccl_run.judge), output is text (markup.py escapes it).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.reports.markup import html_text, run_page_start, size_text, svg_start
 

@@ -1,11 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure rules: what was read from the cluster (a snapshot), the plan and the settings in, sentences out (no cluster
 access, no Ansible). plan_status runs them on the lists it read; roles only show or fail with the sentences."""
-
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 
 def unique(values):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -10,9 +9,6 @@ any write (a pin that cannot hold, approval modes that clash). The installer (cl
 the objects and applies these judgements; plan_status runs them on the lists it read, before any write.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import time
 from datetime import datetime, timezone
@@ -56,7 +52,7 @@ def utc_now():
 
 def supported_install_modes(install_modes):
     """Names of the install modes a CSV declares as supported (``installModes[].supported``)."""
-    return sorted(set(m.get("type") for m in install_modes or [] if m.get("supported") and m.get("type") in INSTALL_MODES))
+    return sorted({m.get("type") for m in install_modes or [] if m.get("supported") and m.get("type") in INSTALL_MODES})
 
 
 def operator_group_mode(spec, namespace):
@@ -167,7 +163,7 @@ def choose_package_manifest(manifests, operator, subscription=None, names=None):
     if not fits:
         asked = "%s=%s" % (names["source"], source) + (", %s=%s" % (names["source_namespace"], source_namespace) if source_namespace else "")
         named = "%s/%s" % (source_namespace, source) if source_namespace else source
-        where = ", ".join(sorted(set(catalog_of(m) for m in listed)))
+        where = ", ".join(sorted({catalog_of(m) for m in listed}))
         return None, ("Package %s is not in CatalogSource %s (%s); the catalogs that list it are %s. %s, or add the package "
                       "to %s. Nothing was changed." % (package, named, asked, where, fix, source))
     if source:
@@ -261,7 +257,7 @@ def merge_timeline(conditions, observed):
         if cond.get("phase"):
             timeline.append({"phase": cond["phase"], "reason": cond.get("reason") or "",
                              "time": cond.get("lastTransitionTime") or cond.get("lastUpdateTime") or ""})
-    seen = set((e["phase"], e["reason"]) for e in timeline)
+    seen = {(e["phase"], e["reason"]) for e in timeline}
     for entry in observed or []:
         if entry.get("phase") and (entry["phase"], entry.get("reason") or "") not in seen:
             timeline.append({"phase": entry["phase"], "reason": entry.get("reason") or "", "time": entry.get("time") or ""})
@@ -488,10 +484,10 @@ def approval_problem(operator, subscriptions):
     namespace = operator["namespace"]
     own = operator.get("subscription_name") or operator["package"]
     mine = _approval(operator, "install_plan_approval")
-    others = sorted(set("%s (%s)" % (s["metadata"]["name"], _approval(s.get("spec"), "installPlanApproval"))
-                        for s in subscriptions
-                        if s["metadata"].get("namespace") == namespace and s["metadata"]["name"] != own
-                        and _approval(s.get("spec"), "installPlanApproval") != mine))
+    others = sorted({"%s (%s)" % (s["metadata"]["name"], _approval(s.get("spec"), "installPlanApproval"))
+                     for s in subscriptions
+                     if s["metadata"].get("namespace") == namespace and s["metadata"]["name"] != own
+                     and _approval(s.get("spec"), "installPlanApproval") != mine})
     if not others:
         return None
     return ("namespace %s also holds Subscription %s, while %s asks for install_plan_approval=%s. OLM makes every "

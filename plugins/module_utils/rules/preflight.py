@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Preflight rules: is the cluster ready for the collection, before any write.
@@ -11,8 +10,6 @@ returns a list of sentences, each naming what is wrong and the fix. ``problems()
 preflight role has always listed them.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import re
 

@@ -1,11 +1,8 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The last lines of site.yml (and of an AWX job): which cluster, what the run did, which operators run, which RDMA
 configuration on which NICs. Pure: the facts of the run in, sentences out."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import unique as _unique
 

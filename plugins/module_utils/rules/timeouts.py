@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Timeouts derived from the work a wait covers, with the sentence that says how (printed before the wait starts).
@@ -22,8 +21,6 @@ node takes (drain, firmware POST of a GPU server, RHCOS boot, kubelet ready); do
 documents 600-1800 s per node, and the default budget is the slow end, so that only a failure the cluster reports
 (Degraded, lastSyncError, which the waits read within their grace period) ends a healthy but slow rollout."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 NODE_ROLLOUT_SECONDS = (600, 1800)  # documented range for one node's drain, reboot and return (see docs/simulator.md)
 DEFAULT_NODE_ROLLOUT_SECONDS = NODE_ROLLOUT_SECONDS[1]

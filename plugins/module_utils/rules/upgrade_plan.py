@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Upgrade planning rules (site.yml with gpudirect_upgrade=true, playbooks/upgrade.yml, docs/upgrades.md).
@@ -9,8 +8,6 @@ offered versions. They decide which operators the run upgrades, what that change
 before the approval, and afterwards whether each upgrade happened and which pins to keep.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import unique as _unique
 
@@ -59,10 +56,10 @@ def planned_upgrades(operator_versions, operators, operator_roles, packages=None
 
 def operand_versions(plan):
     """The operand release variables to render before and after the upgrade ('' keeps the renderer's choice)."""
-    by_role = dict((entry["role"], entry) for entry in plan)
-    return dict((when, dict((variable, (by_role.get(role) or {}).get(key, ""))
-                            for role, variable in OPERAND_VERSION_VARIABLES.items()))
-                for when, key in (("before", "from_version"), ("after", "to_version")))
+    by_role = {entry["role"]: entry for entry in plan}
+    return {when: {variable: (by_role.get(role) or {}).get(key, "")
+                   for role, variable in OPERAND_VERSION_VARIABLES.items()}
+            for when, key in (("before", "from_version"), ("after", "to_version"))}
 
 
 def upgrade_changes(plan, images_before, images_after, cluster_summary, max_parallel=None):
@@ -118,19 +115,19 @@ def next_step(plan):
 
 def upgrade_targets(plan):
     """Package to the CSV the approved run pins it to (olm_install reads it as preflight_upgrade_to)."""
-    return dict((entry["package"], entry["to"]) for entry in plan)
+    return {entry["package"]: entry["to"] for entry in plan}
 
 
 def upgrade_outcome(plan, operator_versions_after):
     """Each planned operator with the CSV it runs now (installed_now) and whether that is the planned one (done)."""
-    installed = dict((item["package"], item.get("installed_csv")) for item in operator_versions_after or [])
+    installed = {item["package"]: item.get("installed_csv") for item in operator_versions_after or []}
     return [dict(entry, installed_now=installed.get(entry["package"]), done=installed.get(entry["package"]) == entry["to"])
             for entry in plan]
 
 
 def pins_to_keep(plan):
     """The inventory pins that keep the new versions on later runs (<role>_starting_csv)."""
-    return dict(("%s_starting_csv" % entry["role"], entry["to"]) for entry in plan)
+    return {"%s_starting_csv" % entry["role"]: entry["to"] for entry in plan}
 
 
 def upgraded_line(outcome):

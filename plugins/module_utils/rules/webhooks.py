@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A write that an admission webhook could not judge because the webhook is not serving yet.
@@ -15,8 +14,6 @@ is retried while the webhook may still be starting, and fails quoting the API se
 How long a webhook pod takes to become ready: no upstream number. docs/simulator.md ("Time model") documents an
 operand's image pull as 5-120 s and its start to ready as 1-30 s, so 6-150 s; the default grace is the slow end."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import re
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -25,9 +24,6 @@ the published rows below (every row names its source); a path through the CPU (N
 of the rows measured on such paths. Where no row covers a case the range says so (`sources_thin`).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 # Line-code efficiency per PCIe transfer rate in GT/s (PCI-SIG base specification: 8b/10b for 2.5 and 5 GT/s,
 # 128b/130b for 8, 16 and 32 GT/s).

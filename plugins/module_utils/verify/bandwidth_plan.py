@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -8,9 +7,6 @@ Settings from the module parameters, rails, the pods' manifests, the pairs and t
 client here (unit tested as is). bandwidth_verdicts.py judges the pairs; cluster/bandwidth_run.py runs the pods.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import json
 
@@ -129,7 +125,7 @@ def settings_from(configuration=None, method=None, fabric=None, namespace=None, 
                           "every namespace use (%s); they are in %s: run the pods in one of those namespaces "
                           "(verify_namespace), or give network"
                           % (namespace, ", ".join(names.MULTUS_GLOBAL_NAMESPACES),
-                             ", ".join(sorted(set(str(n.get("namespace")) for n in networks)))))
+                             ", ".join(sorted({str(n.get("namespace")) for n in networks}))))
     if not network and not networks:
         errors.append("no secondary network: give network, or a configuration (plan summary) with networks")
     resources = dict(resources or configuration.get("pod_resources") or {})
@@ -222,12 +218,12 @@ def settings_from(configuration=None, method=None, fabric=None, namespace=None, 
 
 
 def _selection(rail):
-    return dict((key, list(rail[key])) for key in ("interfaces", "pci_addresses", "device_ids"))
+    return {key: list(rail[key]) for key in ("interfaces", "pci_addresses", "device_ids")}
 
 
 def _rail(index, group, network, resources):
     """What one rail is tested with, and how reports and messages name it."""
-    selection = dict((key, [str(item) for item in group.get(key) or []]) for key in ("interfaces", "pci_addresses", "device_ids"))
+    selection = {key: [str(item) for item in group.get(key) or []] for key in ("interfaces", "pci_addresses", "device_ids")}
     return {
         "index": index,
         "network": network,
@@ -250,7 +246,7 @@ def _plan_rail(index, group, networks, namespace, pod_resources):
     found = [n for n in names.attachable_networks(networks, namespace)
              if n.get("name") in (name, "%s-%s" % (name, n.get("namespace")))]
     wanted = str(group.get("resource_name") or "").rsplit("/", maxsplit=1)[-1]
-    resources = dict((key, count) for key, count in pod_resources.items() if wanted and key.split("/")[-1] == wanted)
+    resources = {key: count for key, count in pod_resources.items() if wanted and key.split("/")[-1] == wanted}
     rail = _rail(index, group, found[0]["annotation"] if found else None, resources)
     problems = []
     if not found:
@@ -278,7 +274,7 @@ def rail_text(rail):
 
 
 def public_rail(rail):
-    return dict((key, value) for key, value in rail.items() if key != "resources")
+    return {key: value for key, value in rail.items() if key != "resources"}
 
 
 def perftest_args(settings):
@@ -324,7 +320,7 @@ def pair_rounds(pairs):
                 break
         else:
             rounds.append([index])
-            busy.append(set((server, client)))
+            busy.append({server, client})
     return rounds
 
 
@@ -333,7 +329,7 @@ def nodes_to_test(items, settings):
 
     items: the cluster's Node objects. Without settings' nodes: schedulable nodes matching node_selector that have
     the GPU resource allocatable (or GPU feature discovery's gpu.present label)."""
-    by_name = dict((n["metadata"]["name"], n) for n in items)
+    by_name = {n["metadata"]["name"]: n for n in items}
     wanted = settings["nodes"]
     if wanted:
         missing = [n for n in wanted if n not in by_name]
@@ -370,7 +366,7 @@ def nodes_for_rail(items, nodes, resources):
     """The ``nodes`` ([(name, hostname)]) whose Node in ``items`` has every one of ``resources`` allocatable. With node
     groups each group's nodes carry their own resources, so a rail pairs only nodes that can run its pods. When fewer
     than two do, ``nodes`` unchanged: the pairs then fail naming the missing resource instead of being left out."""
-    allocatable = dict((n["metadata"]["name"], (n.get("status") or {}).get("allocatable") or {}) for n in items)
+    allocatable = {n["metadata"]["name"]: (n.get("status") or {}).get("allocatable") or {} for n in items}
     carrying = [node for node in nodes if all(resource_count(allocatable.get(node[0], {}).get(r)) >= 1 for r in resources)]
     return carrying if len(carrying) >= 2 else list(nodes)
 
@@ -381,7 +377,7 @@ def pod_name(run_id, pair_index, role):
 
 def pod_manifest(settings, run_id, pair_index, role, node, node_hostname=None, rdma_device=None, server_ip=None, round_index=None):
     """The server or client pod of one pair, pinned to its node through the hostname label (as the chapter does)."""
-    resources = dict((name, str(count)) for name, count in settings["resources"].items())
+    resources = {name: str(count) for name, count in settings["resources"].items()}
     if settings["gpu_resource"]:
         resources[settings["gpu_resource"]] = "1"
     env = [

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -7,9 +6,6 @@ SriovNetworkNodeState), what the tested hardware is calibrated to reach, and the
 run. Pure, like the settings, pods and pairs it judges (bandwidth_plan.py); cluster/bandwidth_run.py runs the pods.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import re
 
@@ -98,7 +94,7 @@ def device_mismatch(expected, measured):
         return None
     return {"code": "wrong_rdma_device", "ok": False, "evidence": [],
             "message": "the rail's device is %s but perftest measured %s: this result is not the rail's" % (
-                " / ".join(sorted(set(w[1] for w in wrong))), ", ".join("%s %s" % (side, got) for side, _want, got in wrong))}
+                " / ".join(sorted({w[1] for w in wrong})), ", ".join("%s %s" % (side, got) for side, _want, got in wrong))}
 
 
 def expected_and_measured(expected, measured):
@@ -248,7 +244,7 @@ def summarize(pairs, threshold):
         summary["rails"] = []
         for index in rails:  # first seen first: the pairs come rail after rail
             rail, members = rails[index]
-            entry = dict((key, rail.get(key)) for key in ("index", "network", "resource", "nic", "interfaces", "pci_addresses", "ipam_range"))
+            entry = {key: rail.get(key) for key in ("index", "network", "resource", "nic", "interfaces", "pci_addresses", "ipam_range")}
             aggregate = _aggregate(members, threshold)
             entry.update((key, aggregate[key]) for key in ("pairs", "passed", "failed", "all_passed", "min_bandwidth_gbps",
                                                            "avg_bandwidth_gbps", "max_bandwidth_gbps", "diagnoses"))
@@ -268,7 +264,7 @@ def _aggregate(pairs, threshold):
         "avg_bandwidth_gbps": round(sum(measured) / len(measured), 2) if measured else None,
         "max_bandwidth_gbps": round(max(measured), 2) if measured else None,
         "threshold": threshold,
-        "diagnoses": sorted(set(p["diagnosis"]["code"] for p in pairs if p.get("verdict") != "passed")),
+        "diagnoses": sorted({p["diagnosis"]["code"] for p in pairs if p.get("verdict") != "passed"}),
     }
 
 

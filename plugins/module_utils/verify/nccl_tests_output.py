@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2025 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Parse nccl-tests output (all_reduce_perf and its siblings) and judge an all-reduce against the rails' bandwidth.
@@ -9,9 +8,6 @@ where the last column of each half was the largest delta, "error", instead of th
 Pure standard library: the same code runs in filter plugins, modules and the simulator's tests.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import math
 import re
@@ -383,7 +379,7 @@ def _finish(result, require_results, table_line, footer_line, line_count):
 def _summarise(result):
     rows = result['rows']
     result['ranks'] = len(result['devices']) or None
-    result['hosts'] = sorted(set(device['host'] for device in result['devices']))
+    result['hosts'] = sorted({device['host'] for device in result['devices']})
     wrong_rows = []
     for row in rows:
         for label in ('out_of_place', 'in_place'):

@@ -1,13 +1,9 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2025 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Diagnose a failed perftest run: pod state, events and the perftest log mapped to one code of DIAGNOSIS_CODES with
 its message and the evidence lines. Pure standard library, like the parser it reads the log with (perftest_output.py).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import re
 

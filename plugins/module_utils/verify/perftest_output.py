@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2025 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Parse perftest bandwidth output (ib_write_bw, ib_read_bw, ib_send_bw) and judge it (perftest_diagnosis.py says why
@@ -7,9 +6,6 @@ a run failed).
 Pure standard library: the same code runs on the controller (filter plugins) and could run inside a pod.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import math
 import re

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -9,9 +8,6 @@ never clears, or a scheduling or image problem that outlasted the grace period, 
 message. ``new_run_id`` names a run (pod names and the run label). cluster/pods.py runs the pods.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import random
 

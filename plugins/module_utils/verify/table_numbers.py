@@ -1,12 +1,8 @@
-# -*- coding: utf-8 -*-
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Numbers in the result tables that benchmark tools print (perftest_output.py, nccl_tests_output.py): one definition of what a
 cell may hold, so that neither parser turns garbage into a silent wrong number. Pure standard library."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import math
 import re
@@ -23,7 +19,7 @@ class CellError(ValueError):
     """A table cell that is not the number it should be; ``problem`` is one of the constants above."""
 
     def __init__(self, token, problem):
-        super(CellError, self).__init__('%r is %s' % (token, problem))
+        super().__init__('%r is %s' % (token, problem))
         self.token = token
         self.problem = problem
 
