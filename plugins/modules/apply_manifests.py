@@ -284,7 +284,7 @@ def main():
 
     def work():
         nonlocal applier
-        applier = ManifestApplier(module.cluster, webhook_grace_period=module.params["webhook_grace_period"])
+        applier = ManifestApplier(module.cluster, webhook_grace_period=params["webhook_grace_period"])
         if params["state"] == "present":
             unknown = SchemaChecker(module.cluster).problems(params["manifests"], params["schema_owner"])
             if unknown:
