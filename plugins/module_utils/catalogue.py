@@ -44,8 +44,8 @@ INSTALL_AFTER = {
     # The NicClusterPolicy's driver and device plugin go to the nodes NFD labels pci-15b3 (render/nic_cluster_policy.py).
     "nvidia_network_operator": ("nfd",),
     # The ClusterPolicy's GPU nodes are NFD's pci-10de nodes; with driver.rdma.enabled the GPU driver pod waits in its
-    # mofed-validation init container for the DOCA driver (NVIDIA/gpu-operator assets/state-driver/0500_daemonset.yaml),
-    # so nvidia-peermem loads only after the NicClusterPolicy is ready.
+    # mofed-validation init container for the DOCA driver (NVIDIA/gpu-operator controllers/object_controls.go keeps that
+    # init container only with driver.rdma.enabled), so nvidia-peermem loads only after the NicClusterPolicy is ready.
     "nvidia_gpu_operator": ("nfd", "nvidia_network_operator"),
     # SriovNetworkNodePolicies need the SR-IOV operator's CRDs and webhook; its config daemon runs only where the DOCA
     # driver is up (configDaemonNodeSelector), and the RDMA networks use the NicClusterPolicy's device plugins. The
