@@ -12,8 +12,9 @@ READS = ("get", "list", "watch")
 # facts pods preflight runs on a first install to check the NIC variables before any write (namespace and account
 # checks, cache read, script ConfigMap, pod, watch, log, cache write, clean-up): 100 measured. Issue 32 adds the
 # operand pod reads of the NicClusterPolicy and ClusterPolicy waits (a crash-looping driver shows only there) and issue
-# 33 the permission check (one SelfSubjectAccessReview for cluster-admin): 109 measured.
-CONVERGE_MAX = 110
+# 33 the permission check (one SelfSubjectAccessReview for cluster-admin): 109 measured. Issue 34 makes every operator's
+# approval Manual: three more InstallPlan reads and approvals (118 measured).
+CONVERGE_MAX = 120
 CONVERGE_DISCOVERY_MAX = 15
 CHECK_MAX = 40  # the issue's bound (57 before)
 CHECK_DISCOVERY_MAX = 12

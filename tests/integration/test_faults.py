@@ -19,7 +19,6 @@ SITE = os.path.join(ROOT, "playbooks", "site.yml")
 EXAMPLE = os.path.join(ROOT, "playbooks", "vars", "examples", "1-shared-device-roce.yml")
 OPERATOR_NAMESPACES = {"openshift-nfd": "nfd", "openshift-sriov-network-operator": "sriov-network-operator",
                        "nvidia-network-operator": "nvidia-network-operator", "nvidia-gpu-operator": "gpu-operator-certified"}
-MANUAL_APPROVAL_NAMESPACE = "nvidia-gpu-operator"  # the GPU operator role approves its InstallPlan
 
 TRANSIENT = [
     # preflight's plan_status (one list per kind)
@@ -94,7 +93,8 @@ def items(client, api_version, kind, namespace=None, label_selector=None):
 
 
 def assert_converged_once(sim):
-    """Everything the configuration needs exists, exactly once; the GPU operator's InstallPlan was approved once."""
+    """Everything the configuration needs exists, exactly once; each operator's InstallPlan (Manual approval, every
+    operator's default) was approved once."""
     client = sim.dynamic_client()
     namespaces = [n["metadata"]["name"] for n in items(client, "v1", "Namespace")]
     for namespace, package in OPERATOR_NAMESPACES.items():
@@ -105,11 +105,11 @@ def assert_converged_once(sim):
         assert len(groups) == 1, (namespace, [g["metadata"]["name"] for g in groups])
         assert [s["spec"]["name"] for s in subs] == [package], (namespace, subs)
         assert [c["status"]["phase"] for c in csvs] == ["Succeeded"], (namespace, [c["metadata"]["name"] for c in csvs])
-    plans = items(client, "operators.coreos.com/v1alpha1", "InstallPlan", MANUAL_APPROVAL_NAMESPACE)
-    assert [p["spec"]["approved"] for p in plans] == [True], plans
+        plans = items(client, "operators.coreos.com/v1alpha1", "InstallPlan", namespace)
+        assert [p["spec"]["approved"] for p in plans] == [True], (namespace, plans)
     approvals = [r for r in sim.request_log if r["plural"] == "installplans" and r["verb"] in ("update", "patch")
                  and r["mutated"]]
-    assert len(approvals) == 1, approvals
+    assert len(approvals) == len(OPERATOR_NAMESPACES), approvals
     for api_version, kind, namespace, name in [
             ("nfd.openshift.io/v1", "NodeFeatureDiscovery", "openshift-nfd", "nfd-instance"),
             ("sriovnetwork.openshift.io/v1", "SriovOperatorConfig", "openshift-sriov-network-operator", "default"),

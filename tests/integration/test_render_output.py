@@ -41,7 +41,10 @@ def test_rerender_removes_its_own_stale_files_and_keeps_foreign_ones(tmp_path):
 def render_gitops(out):
     proc = subprocess.run(["ansible-playbook", "playbooks/render.yml", "-e", "@" + example("sriov_legacy/roce"),
                            "-e", "render_dir=%s" % out, "-e", "render_format=gitops", "-e", "render_cluster=lab-a",
-                           "-e", "nvidia_gpu_operator_starting_csv=gpu-operator-certified.v25.3.4"],
+                           "-e", "nvidia_gpu_operator_starting_csv=gpu-operator-certified.v25.3.4",
+                           # Manual approval, every operator's default, needs the CSV a GitOps tree approves
+                           "-e", "nfd_starting_csv=nfd.v4.20.0", "-e", "sriov_network_operator_starting_csv=sriov-network-operator.v4.20.0",
+                           "-e", "nvidia_network_operator_starting_csv=nvidia-network-operator.v26.4.1"],
                           cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout, dict((str(p.relative_to(out)), p.read_bytes()) for p in sorted(out.rglob("*")) if p.is_file())
