@@ -620,7 +620,10 @@ def test_an_mtu_change_is_applied_after_the_daemon_read_the_host(lab):
     api/v1/helper.go NeedToUpdateSriov makes a VF MTU change a drain (generic plugin needDrainNode)."""
     sriov_ready(lab)
     lab.create(SRIOV_POLICY)
-    states = lambda: lab.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)  # noqa: E731
+
+    def states():
+        return lab.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)
+
     wait(lambda: all((s.get("status") or {}).get("syncStatus") == "Succeeded" and
                      any(i.get("numVfs") == 8 for i in s["status"]["interfaces"]) for s in states()),
          timeout=10, what="VFs applied")
