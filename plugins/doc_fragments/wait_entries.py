@@ -102,6 +102,15 @@ options:
             texts joined with V(, ) in namespace/name order, instead of the counts.
           - Each object's verdicts and text are kept and recomputed only when an event brings that object.
         type: str
+      each_busy:
+        description:
+          - With C(count), a JMESPath expression over one object that is true while its controller works on a new spec
+            (for example the SR-IOV config daemon's V(InProgress)), for controllers whose status carries no observed
+            generation and still shows the previous result right after a spec change.
+          - An object whose C(metadata.generation) moved after the baseline counts only once this expression was seen
+            true on it at its new generation. The baseline is the objects as listed before the task's first write
+            (M(gpudirect.openshift.apply_manifests)) or the wait's first list (M(gpudirect.openshift.resource_wait)).
+        type: str
       return_resources:
         description:
           - With C(count), also return the objects as last seen in C(resources), for a caller that reads them (a
@@ -232,6 +241,15 @@ options:
       - With C(count), a JMESPath expression over one object giving its progress text; the progress is the objects'
         texts joined with V(, ) in namespace/name order, instead of the counts.
       - Each object's verdicts and text are kept and recomputed only when an event brings that object.
+    type: str
+  each_busy:
+    description:
+      - With C(count), a JMESPath expression over one object that is true while its controller works on a new spec
+        (for example the SR-IOV config daemon's V(InProgress)), for controllers whose status carries no observed
+        generation and still shows the previous result right after a spec change.
+      - An object whose C(metadata.generation) moved after the baseline counts only once this expression was seen
+        true on it at its new generation. The baseline is the objects as listed before the task's first write
+        (M(gpudirect.openshift.apply_manifests)) or the wait's first list (M(gpudirect.openshift.resource_wait)).
     type: str
   return_resources:
     description:

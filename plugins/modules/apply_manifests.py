@@ -231,6 +231,7 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits 
     WAIT_OPTIONS,
     WaitFailed,
     run_wait,
+    take_baseline,
     describe_wait,
     wait_problems,
     wait_title,
@@ -281,10 +282,16 @@ def main():
 
     applier = None
     current = []  # the manifest being applied or deleted, named in a failure
+    baselines = {}  # index in waits -> the wait's objects before the first write (waits with each_busy)
+
+    def before_first_write():
+        for index, spec in enumerate(params["waits"]):
+            baselines[index] = take_baseline(module.cluster, spec)
 
     def work():
         nonlocal applier
-        applier = ManifestApplier(module.cluster, webhook_grace_period=params["webhook_grace_period"])
+        applier = ManifestApplier(module.cluster, webhook_grace_period=params["webhook_grace_period"],
+                                  before_first_write=before_first_write)
         if params["state"] == "present":
             unknown = SchemaChecker(module.cluster).problems(params["manifests"], params["schema_owner"])
             if unknown:
@@ -316,7 +323,7 @@ def main():
         output["diff"] = [{"before": d["before"], "after": d["after"], "before_header": d["object"], "after_header": d["object"]}
                           for d in applier.diffs]
     if params["state"] == "present":
-        _wait(module, params["waits"], output)
+        _wait(module, params["waits"], output, baselines)
     module.exit_json(**output)
 
 
@@ -327,22 +334,22 @@ def _counts(results):
     return counts
 
 
-def _wait(module, waits, output):
+def _wait(module, waits, output, baselines):
     """Run the waits in order into output["waits"]; the first failure fails the task with what was applied."""
-    for spec in waits:
-        done = _wait_one(module, spec, output)
+    for index, spec in enumerate(waits):
+        done = _wait_one(module, spec, output, baselines.get(index))
         done.pop("resources")
         output["waits"].append(done)
 
 
-def _wait_one(module, spec, output):
+def _wait_one(module, spec, output, baseline):
     def timed_out(exc):
         module.fail_json(msg=str(exc), wait=dict(exc.details, title=wait_title(spec)), **output)
 
     def reported(exc):
         module.fail_json(msg="%s (waiting for %s)" % (exc, wait_title(spec)), **output)
 
-    return module.run(lambda: run_wait(module.cluster, spec), "Waiting for %s failed" % describe_wait(spec),
+    return module.run(lambda: run_wait(module.cluster, spec, baseline=baseline), "Waiting for %s failed" % describe_wait(spec),
                       handlers=[(WaitFailed, timed_out), ((CoreException, ClusterError), reported)], result=lambda: output)
 
 

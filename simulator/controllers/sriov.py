@@ -341,9 +341,14 @@ def desired_interfaces(node, pnode, policies):
             iface["numVfs"] = max(iface["numVfs"], num)
             if spec.get("mtu"):
                 iface["mtu"] = spec["mtu"]
-            iface["vfGroups"].append({"resourceName": spec.get("resourceName", ""), "deviceType": device_type,
-                                      "vfRange": rng or "0-%d" % (num - 1), "isRdma": bool(spec.get("isRdma") or link == "ib"),
-                                      "policyName": name})
+            # api/v1/helper.go generatePfNameVfGroup copies isRdma and mtu from the policy (both omitempty).
+            group = {"resourceName": spec.get("resourceName", ""), "deviceType": device_type,
+                     "vfRange": rng or "0-%d" % (num - 1), "policyName": name}
+            if spec.get("isRdma"):
+                group["isRdma"] = True
+            if spec.get("mtu"):
+                group["mtu"] = spec["mtu"]
+            iface["vfGroups"].append(group)
     return [chosen[k] for k in sorted(chosen)], errors
 
 
@@ -362,6 +367,9 @@ def applied_status(pnode, desired, errors, firmware_vfs=None):
         if nic.pci_address in (firmware_vfs or {}):
             entry["totalvfs"] = firmware_vfs[nic.pci_address]
         want = by_name.get(port.netdev)
+        if want and want.get("mtu"):
+            # pkg/host/internal/sriov/sriov.go configSriovPFDevice: the PF MTU is raised to the policy's, never lowered.
+            entry["mtu"] = max(entry["mtu"], want["mtu"])
         if want and want["numVfs"]:
             entry["numVfs"] = want["numVfs"]
             vfs = []
@@ -516,13 +524,20 @@ class SriovController(OperatorController):
         record = self.syncing.get(name)
         firmware = self._firmware(pnode)
         if record is None or record[0] != digest:
+            if self.rt.operator_faults().get("sriov_daemon_host_read_hold"):
+                # Test control: the daemon is still reading the host (pkg/daemon/daemon.go Reconcile runs
+                # updateStatusFromHost before updateSyncState InProgress), so the re-rendered spec stands beside the
+                # previous sync's status.
+                return self.rt.cfg("sriov_sync_seconds")
             before = self.applied_vfs.get(name, {})
             # pkg/vendors/mellanox/mellanox.go HandleTotalVfs: a Mellanox PF whose firmware runs another TotalVfs than
             # the policy's numVfs gets NUM_OF_VFS rewritten, and the node reboots (mellanox_plugin.go OnNodeStateChange).
             reboot = any(d["numVfs"] != firmware[d["pciAddress"]][0] for d in desired if d["pciAddress"] in firmware)
             after = {d["name"]: d["numVfs"] for d in desired}
+            # api/v1/helper.go NeedToUpdateSriov: a VF count or a VF MTU that differs, or a PF MTU below the policy's,
+            # needs an update, and the generic plugin drains for it (pkg/plugins/generic/generic_plugin.go needDrainNode).
             drain = reboot or any(after.get(pf, 0) != vfs for pf, vfs in before.items()) or \
-                any(vfs != before.get(pf, 0) for pf, vfs in after.items())
+                any(vfs != before.get(pf, 0) for pf, vfs in after.items()) or self._mtu_changes(name, desired)
             # The daemon's first act on a new generation, then its drain request.
             self._status(ns, name, state, {"syncStatus": "InProgress"})
             if drain:
@@ -569,6 +584,11 @@ class SriovController(OperatorController):
             self._unpause_pool(node)
             self._annotate(ns, name, current=IDLE)
         return 0.0 if self.syncing else None
+
+    def _mtu_changes(self, name, desired):
+        """A PF of desired whose VFs run another MTU than the applied spec gave them."""
+        applied = {d["name"]: d.get("mtu") for d in self.applied_desired.get(name, [])}
+        return any(d["numVfs"] and d["name"] in applied and d.get("mtu") and d.get("mtu") != applied[d["name"]] for d in desired)
 
     def _stale_node_state(self, ns, state):
         """handleStaleNodeState: seconds the state of a de-selected node is still kept, or None once it may go."""

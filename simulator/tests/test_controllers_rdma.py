@@ -610,3 +610,35 @@ def test_a_sriov_webhook_whose_pod_never_starts_keeps_answering_500(kube_factory
     for _attempt in range(3):
         assert webhook_refusal(lab, SRIOV_POLICY) == (500, WEBHOOK_DOWN)
         time.sleep(0.2)
+
+
+def test_an_mtu_change_is_applied_after_the_daemon_read_the_host(lab):
+    """Conformance with sriov-network-operator v1.6.0: api/v1/helper.go (Apply, generatePfNameVfGroup) copies the
+    policy's mtu and isRdma into the node state's interface and VF group; pkg/daemon/daemon.go Reconcile reads the host
+    before it writes InProgress, so with the daemon held there the re-rendered spec stands beside the previous sync's
+    Succeeded; pkg/host/internal/sriov/sriov.go raises the PF MTU to the policy's and sets each netdevice VF's MTU;
+    api/v1/helper.go NeedToUpdateSriov makes a VF MTU change a drain (generic plugin needDrainNode)."""
+    sriov_ready(lab)
+    lab.create(SRIOV_POLICY)
+    states = lambda: lab.list(SRIOV, "SriovNetworkNodeState", SRIOV_NS)  # noqa: E731
+    wait(lambda: all((s.get("status") or {}).get("syncStatus") == "Succeeded" and
+                     any(i.get("numVfs") == 8 for i in s["status"]["interfaces"]) for s in states()),
+         timeout=10, what="VFs applied")
+    group = states()[0]["spec"]["interfaces"][0]["vfGroups"][0]
+    assert group["isRdma"] is True and group["mtu"] == 1500
+    lab.sim.faults.update({"operator_faults": {"sriov_daemon_host_read_hold": True}})
+    seen_before = len(history(lab, "sriovnetwork.openshift.io", "sriovnetworknodestates", SRIOV_NS))
+    lab.patch(SRIOV, "SriovNetworkNodePolicy", "sriov-legacy-policy", {"spec": {"mtu": 9000}}, namespace=SRIOV_NS)
+    wait(lambda: all(s["spec"]["interfaces"][0]["mtu"] == 9000 for s in states()), timeout=10, what="the MTU rendered")
+    time.sleep(0.3)
+    for state in states():
+        (pf,) = [i for i in state["status"]["interfaces"] if i["name"] == "ens8f0np0"]
+        assert state["status"]["syncStatus"] == "Succeeded" and pf["mtu"] < 9000, "the daemon is still reading the host"
+    lab.sim.faults.update({"operator_faults": {"sriov_daemon_host_read_hold": False}})
+    wait(lambda: all(s["status"]["syncStatus"] == "Succeeded" and
+                     all(i["mtu"] == 9000 and {vf["mtu"] for vf in i["Vfs"]} == {9000}
+                         for i in s["status"]["interfaces"] if i["name"] == "ens8f0np0") for s in states()),
+         timeout=10, what="the MTU applied")
+    desired = [s["metadata"]["annotations"]["sriovnetwork.openshift.io/desired-state"]
+               for s in history(lab, "sriovnetwork.openshift.io", "sriovnetworknodestates", SRIOV_NS)[seen_before:]]
+    assert desired.count("Drain_Required") >= len(states()), "each node drained for the VF MTU change"

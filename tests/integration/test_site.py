@@ -398,7 +398,23 @@ def test_sriov_wait_is_not_satisfied_by_the_node_states_stale_status(sim_factory
                        "-e", "gpudirect_allow_disruption=true")
     assert run.rc == 0, run.output[-4000:]
     assert sriov_applied_everywhere(sim, 4), "site.yml returned before every node applied the change"
-    again = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4")
+
+    # An MTU change keeps the VF count: the operator re-renders the node states at once, and each config daemon reads
+    # the host before it writes InProgress (pkg/daemon/daemon.go), so the re-rendered spec first stands beside the
+    # previous sync's Succeeded. The simulator's host-read hold keeps every daemon there.
+    mtu = ("-e", "@" + example("sriov_legacy/roce"), "-e", "gpudirect_rdma_num_vfs=4", "-e", "gpudirect_rdma_mtu=9000")
+    sim.faults.update({"operator_faults": {"sriov_daemon_host_read_hold": True}})
+    held = run_playbook(sim, *mtu, "-e", "rdma_sriov_timeout=5", "-e", "gpudirect_allow_disruption=true")
+    assert held.rc != 0, "the wait took the previous sync's Succeeded for the MTU change"
+    assert "VFs not applied yet" in held.output, held.output[-4000:]
+    sim.faults.update({"operator_faults": {"sriov_daemon_host_read_hold": False}})
+    run = run_playbook(sim, *mtu, "-e", "gpudirect_allow_disruption=true")
+    assert run.rc == 0, run.output[-4000:]
+    assert sriov_applied_everywhere(sim, 4), "site.yml returned before every node applied the change"
+    for state in objects(sim, SRIOV_V1, "SriovNetworkNodeState", SRIOV_NS):
+        (pf,) = [i for i in state["status"]["interfaces"] if i["name"] == "ens8f0np0"]
+        assert pf["mtu"] >= 9000 and {vf["mtu"] for vf in pf["Vfs"]} == {9000}, state["metadata"]["name"]
+    again = run_playbook(sim, *mtu)
     assert again.rc == 0 and again.changed == 0 and again.writes == 0, again.output[-4000:]
 
 

@@ -250,8 +250,10 @@ class ManifestApplier:
     """One apply run. ``results`` lists what happened to each object, in order."""
 
     def __init__(self, cluster, label_managed=True, webhook_grace_period=webhooks.DEFAULT_WEBHOOK_GRACE_SECONDS,
-                 sleep=time.sleep, clock=time.monotonic):
+                 sleep=time.sleep, clock=time.monotonic, before_first_write=None):
         self.cluster = cluster
+        # Called once, before the run's first write (a wait's baseline: the objects as they were before any change).
+        self._before_first_write = before_first_write
         self.webhook_grace_period = webhook_grace_period
         self._sleep, self._clock = sleep, clock
         self.check_mode = bool(cluster.dry_run or cluster.skip_writes)
@@ -292,6 +294,11 @@ class ManifestApplier:
         if action != "unchanged":
             self.diffs.append({"before": _strip(before) or {}, "after": _strip(after) or {}, "object": describe(obj)})
 
+    def _writing(self):
+        if self._before_first_write is not None:
+            hook, self._before_first_write = self._before_first_write, None
+            hook()
+
     @property
     def changed(self):
         return any(r["action"] != "unchanged" for r in self.results)
@@ -316,10 +323,12 @@ class ManifestApplier:
             existing.setdefault("kind", desired["kind"])
             operations = migration_patch(existing)
             if operations:
+                self._writing()
                 current = self.cluster.json_patch(resource, meta["name"], namespace, operations, FIELD_MANAGER) or migrated(existing, operations)
             if in_sync(current, desired):
                 self._record("unchanged" if current is existing else "patched", desired, existing, current)
                 return
+        self._writing()
         after = self._through_webhook(describe(desired), lambda: self.cluster.server_side_apply(resource, desired, FIELD_MANAGER, force=True))
         if existing is None:
             self._record("created", desired, None, after or desired)
@@ -374,6 +383,7 @@ class ManifestApplier:
                 obj.setdefault("kind", kind)
                 if (api_version, kind, namespace, name) in wanted:
                     continue
+                self._writing()
                 self.cluster.delete(resource, name, namespace)
                 self._record("deleted", obj, obj, None)
 
@@ -388,5 +398,6 @@ class ManifestApplier:
         if existing is None:
             self._record("unchanged", manifest)
             return
+        self._writing()
         self.cluster.delete(resource, meta["name"], namespace)
         self._record("deleted", manifest, existing, None)

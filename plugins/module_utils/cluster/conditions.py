@@ -126,6 +126,10 @@ def object_key(obj):
     return (meta.get("namespace") or "", meta.get("name") or "")
 
 
+def _generation(obj):
+    return int((obj.get("metadata") or {}).get("generation") or 0)
+
+
 class CountCondition:
     """A wait over many objects that counts them with one or more counters, each a JMESPath expression over one
     object (``counters``: [(compiled expression, at_least, require_all, at_most)]).
@@ -142,12 +146,21 @@ class CountCondition:
     ``failure_message`` of each failing object (joined with "; ", in namespace/name order, as the list expression
     did); ``progress`` (over one object) gives each object's text, joined with ", " in the same order. Each verdict
     and text is kept by object and recomputed only when that object's event comes. With ``keep_objects`` the
-    objects themselves are kept too (``objects()``), for a caller that reads them once at the end."""
+    objects themselves are kept too (``objects()``), for a caller that reads them once at the end.
+
+    ``busy`` (over one object) guards against a status older than the spec. Some controllers write nothing that ties
+    their status to a generation, and read the world before they say they started (the SR-IOV config daemon): right
+    after a spec change the object still shows the previous result. With ``busy``, an object whose
+    metadata.generation is above its generation in the baseline (the objects before the change: ``set_baseline``,
+    else the wait's first list) is pending until ``busy`` was seen true on it at its current generation or later.
+    A pending object counts for no minimum and counts for every maximum alone (it blocks, whatever its status). When
+    the history between the baseline and now is lost (the waiter lists again after a 410 Gone), pending objects are
+    judged from their status alone."""
 
     single = False
 
     def __init__(self, counters, label="objects", failure=None, failure_message=None, progress=None, grace=0.0,
-                 keep_objects=False, clock=None):
+                 keep_objects=False, clock=None, busy=None):
         self.counters = [(each, int(at_least), bool(require_all), None if at_most is None else int(at_most))
                          for each, at_least, require_all, at_most in (tuple(c) + (None,) * (4 - len(c)) for c in counters)]
         self.label = label
@@ -167,8 +180,38 @@ class CountCondition:
         self.objects_by_key = {}
         self.evaluations = 0
         self.history = []
+        self.busy = busy
+        self.baseline = None  # (namespace, name) -> metadata.generation before the change
+        self.busy_at = {}  # (namespace, name) -> the highest generation at which busy was seen
+        self.resets = 0
+        self.history_lost = False
+        # Per counter, what a pending object counts as: blocking for a maximum alone, not counted for a minimum.
+        self.pending_counts = tuple(at_most is not None and not at_least and not require_all
+                                    for _each, at_least, require_all, at_most in self.counters)
+
+    def set_baseline(self, items):
+        """The objects as they were before the change the wait follows (see the class docstring)."""
+        self.baseline = {object_key(item): _generation(item) for item in items}
+
+    def pending(self, key, obj):
+        """True while ``obj`` changed since the baseline and ``busy`` was not yet seen on it (records busy)."""
+        if self.busy is None:
+            return False
+        generation = _generation(obj)
+        self.evaluations += 1
+        if truthy(self.busy.search(obj)):
+            self.busy_at[key] = max(self.busy_at.get(key, 0), generation)
+        if self.history_lost or generation <= (self.baseline or {}).get(key, 0):
+            return False
+        return self.busy_at.get(key, -1) < generation
 
     def reset(self, items):
+        self.resets += 1
+        if self.busy is not None:
+            if self.baseline is None:
+                self.set_baseline(items)
+            elif self.resets > 1:
+                self.history_lost = True
         self.counted = {}
         self.matching = [0] * len(self.counters)
         self.failing = {}
@@ -191,8 +234,12 @@ class CountCondition:
                 del self.texts[key]
                 self._forget_text(key)
             return
-        self.evaluations += len(self.counters)
-        now = tuple(truthy(each.search(obj)) for each, _at_least, _all, _at_most in self.counters)
+        pending = self.pending(key, obj)
+        if pending:
+            now = self.pending_counts
+        else:
+            self.evaluations += len(self.counters)
+            now = tuple(truthy(each.search(obj)) for each, _at_least, _all, _at_most in self.counters)
         self.counted[key] = now
         self.matching = [m + int(b) for m, b in zip(self.matching, now)]
         if self.keep_objects:
@@ -204,7 +251,11 @@ class CountCondition:
                 self.failing[key] = (obj, render_text(self.failure_message, obj))
         if self.progress is not None:
             self.evaluations += 1
-            self._set_text(key, render_text(self.progress, obj))
+            text = render_text(self.progress, obj)
+            if pending and text is not None:
+                # Its status is the previous spec's: say so, or a stale "Succeeded" reads as done.
+                text += " (spec changed to generation %d; its controller has not started on it yet)" % _generation(obj)
+            self._set_text(key, text)
 
     def _set_text(self, key, text):
         if key not in self.texts:
@@ -263,7 +314,8 @@ class CountCondition:
     def monotone(self):
         """Minimums only: a count reached on part of the objects already holds (no counter needs them all, none has
         a maximum that an object not seen yet could exceed)."""
-        return not any(require_all or at_most is not None for _each, _at_least, require_all, at_most in self.counters)
+        return self.busy is None and not any(require_all or at_most is not None
+                                             for _each, _at_least, require_all, at_most in self.counters)
 
     def __call__(self, _state=None):
         if self.progress is not None:

@@ -83,7 +83,7 @@ class _View:
 
 
 def wait_for(cluster, resource, predicate, name=None, namespace=None, label_selector=None, timeout=300.0,
-             recheck_at=None, on_change=None, clock=time.monotonic, backoff=None, view=None):
+             recheck_at=None, on_change=None, clock=time.monotonic, backoff=None, view=None, resume_from=None):
     """Block until ``predicate(state)`` is true; return a WaitResult.
 
     With ``name`` the state is that object as a dict, or None while it does not exist; without it,
@@ -92,6 +92,8 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
     even if no event arrives (grace periods); ``on_change(state)`` sees every state the wait saw.
     ``view`` (reset(items), apply(event_type, obj), state()) replaces the default view that keeps every object:
     a counting view (conditions.CountCondition) keeps the per-event work independent of the number of objects.
+    ``resume_from`` ((items, resourceVersion) of a list taken earlier, e.g. before the writes the wait follows) replaces
+    the first list: the watch resumes from that resourceVersion, so every change since that list is seen in order.
     Raises WaitTimeout when ``timeout`` seconds pass first.
     """
     start = clock()
@@ -141,8 +143,13 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
     # whatever their number. A count reached during those events holds for real objects, so only a minimum may
     # start this way: "every selected object" needs the whole state first (a paged list). A stream that ends
     # before the wait is over is followed by a list, since the initial events cannot be resumed.
-    unversioned = bool(getattr(view, "monotone", lambda: False)())
-    if unversioned:
+    unversioned = resume_from is None and bool(getattr(view, "monotone", lambda: False)())
+    if resume_from is not None:
+        view.reset(resume_from[0])
+        resource_version = resume_from[1]
+        if satisfied():
+            return done()
+    elif unversioned:
         view.reset([])
         resource_version = None
     else:

@@ -44,6 +44,7 @@ WAIT_OPTIONS = dict(
     each_failure_condition=dict(type="str"),
     each_failure_message=dict(type="str"),
     each_progress=dict(type="str"),
+    each_busy=dict(type="str"),
     return_resources=dict(type="bool"),
     failure_condition=dict(type="str"),
     failure_message=dict(type="str"),
@@ -63,7 +64,7 @@ OPERAND_LOG_LINES = 5
 SAMPLE_NAMES = 20
 # The options of a wait entry that are JMESPath expressions.
 EXPRESSIONS = ("condition", "failure_condition", "failure_message", "progress", "each_failure_condition", "each_failure_message",
-               "each_progress")
+               "each_progress", "each_busy")
 # The options over one object of a counted wait, and the list options they stand for.
 EACH_OPTIONS = (("each_failure_condition", "failure_condition"), ("each_failure_message", "failure_message"),
                 ("each_progress", "progress"))
@@ -102,7 +103,8 @@ def compile_condition(spec, option="", clock=time.monotonic):
             progress=compile_expression(option + "each_progress", spec.get("each_progress")),
             grace=spec.get("failure_grace_period") or 0,
             keep_objects=bool(spec.get("return_resources")),
-            clock=clock)
+            clock=clock,
+            busy=compile_expression(option + "each_busy", spec.get("each_busy")))
     return Condition(
         success=compile_expression(option + "condition", spec["condition"]),
         failure=compile_expression(option + "failure_condition", spec.get("failure_condition")),
@@ -152,6 +154,8 @@ def _entry_problems(spec, where):
         if spec.get("each_failure_message") and not spec.get("each_failure_condition"):
             return ["%s.each_failure_message needs each_failure_condition" % where]
         return []
+    if spec.get("each_busy"):
+        return ["%s.each_busy goes with count (it is over one object)" % where]
     used = [key for key, _list_option in EACH_OPTIONS + (("return_resources", None),) if spec.get(key)]
     if used:
         return ["%s.%s goes with count (it is over one object); with condition use %s" % (
@@ -165,8 +169,23 @@ def _as_list(state, single):
     return list(state or [])
 
 
-def run_wait(cluster, spec, clock=time.monotonic):
+def take_baseline(cluster, spec):
+    """(items, resourceVersion) of the objects a wait with ``each_busy`` follows, listed before the writes it waits
+    for, or None when the kind is not served yet (then every object that appears is new). run_wait starts from it."""
+    if not spec.get("each_busy") or not spec.get("count"):
+        return None
+    resource = cluster.resource(spec["api_version"], spec["kind"])
+    if resource is None:
+        return None
+    return cluster.list(resource, namespace=spec.get("namespace"),
+                        label_selector=",".join(spec.get("label_selectors") or []) or None)
+
+
+def run_wait(cluster, spec, clock=time.monotonic, baseline=None):
     """Wait, by watch, until ``spec`` (a wait entry) holds. Returns the task's result fields; raises WaitFailed.
+
+    ``baseline`` (take_baseline's result, taken before the writes) is the wait's starting point: with ``each_busy``
+    an object changed since then counts only once its controller was seen busy on it (conditions.CountCondition).
 
     ClusterError from the API (other than a timeout) propagates unchanged, for the caller's usual handling.
     """
@@ -207,7 +226,8 @@ def run_wait(cluster, spec, clock=time.monotonic):
         result = wait_for(
             cluster, resource, predicate, name=spec.get("name"), namespace=spec.get("namespace"),
             label_selector=",".join(spec.get("label_selectors") or []) or None, timeout=timeout,
-            recheck_at=recheck_at, clock=clock, view=condition if counted else None)
+            recheck_at=recheck_at, clock=clock, view=condition if counted else None,
+            resume_from=_resume_from(condition, baseline) if counted else None)
     except OperandFailed as exc:
         raise WaitFailed("%s is not ready: %s" % (what, exc), resources=[], operand_problems=exc.problems,
                          elapsed=round(clock() - started, 3), progress=condition.history)
@@ -226,6 +246,13 @@ def run_wait(cluster, spec, clock=time.monotonic):
     if counted:
         return dict(done, resources=condition.objects(), count=_count_result(condition))
     return dict(done, resources=_as_list(result.state, single))
+
+
+def _resume_from(condition, baseline):
+    if baseline is None:
+        return None
+    condition.set_baseline(baseline[0])
+    return baseline
 
 
 ROLLOUT_FIRST_STEP = 0.25  # seconds between the first two rollout checks of OperandPods.rolled_out

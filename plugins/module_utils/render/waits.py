@@ -8,8 +8,10 @@ sriovnetworknodestate_types.go), the policy controller renders a changed policy 
 (controllers/sriovnetworknodepolicy_controller.go, AddAfter) and the config daemon writes Succeeded only at the end
 of its sync (pkg/daemon/daemon.go). So ``syncStatus == 'Succeeded'`` alone is often the previous sync's. A node state
 is in sync with the rendered policies when, for each policy, every PF of its status that the policy's nicSelector
-selects (api/v1/helper.go, Selected) appears in its spec with the policy's VF group and VF count, the status reports
-that VF count on those PFs, both drain annotations are Idle and syncStatus is Succeeded.
+selects (api/v1/helper.go, Selected) appears in its spec with the policy's VF group, VF count, MTU and isRdma, the
+status reports that VF count (and MTU) on those PFs, both drain annotations are Idle and syncStatus is Succeeded; and
+since the daemon reads the host before it writes InProgress, a node state whose generation moved after the policies
+were written counts only once it was seen InProgress at that generation (the wait's ``each_busy``).
 """
 
 
@@ -57,6 +59,7 @@ def _selected_by(selector):
 # expressions are over one node state, and the wait joins the failing ones' messages with "; ".
 SRIOV_FAILING = "status.syncStatus == 'Failed' || (status.syncStatus == 'InProgress' && status.lastSyncError)"
 SRIOV_FAILURE_MESSAGE = "join(': ', [metadata.name, status.syncStatus, status.lastSyncError || 'no error text'])"
+SRIOV_BUSY = "status.syncStatus == 'InProgress'"
 # The progress text of a node state shows its last error, which is what blocks it.
 SRIOV_LAST_ERROR = "(status.lastSyncError && join('', [' (', status.lastSyncError, ')'])) || ''"
 
@@ -66,14 +69,27 @@ def _annotation(key):
 
 
 def _policy_counts(policy):
-    """JMESPath over one node state: (PFs the policy selects, of them in spec with its VF group, of them applied)."""
+    """JMESPath over one node state: (PFs the policy selects, of them in spec with its VF group, of them applied).
+
+    The spec must carry the policy's VF count, MTU, resource name and isRdma (api/v1/helper.go Apply and
+    generatePfNameVfGroup copy them from the policy), so a node state the operator has not re-rendered yet does not
+    count. The status must report the VF count and, with an MTU, the PF raised to at least it and every netdevice VF at
+    it (pkg/host/internal/sriov/sriov.go configSriovPFDevice raises the PF MTU only upwards, configSriovVFDevices sets
+    the VF MTU). isRdma shows nowhere in the status: the wait's each_busy rule covers it."""
     spec = policy["spec"]
     chosen = _selected_by(spec.get("nicSelector") or {})
     vfs = _literal(int(spec.get("numVfs") or 0))
+    mtu = _literal(int(spec.get("mtu") or 0))
     name = _string(policy["metadata"]["name"])
+    group = "policyName == %s && resourceName == %s && (isRdma || `false`) == %s && (mtu || `0`) == %s" % (
+        name, _string(spec.get("resourceName") or ""), _literal(bool(spec.get("isRdma"))), mtu)
     selected = "length((status.interfaces || `[]`)[?%s])" % chosen
-    rendered = "length((spec.interfaces || `[]`)[?numVfs == %s && contains(vfGroups[].policyName || `[]`, %s)])" % (vfs, name)
-    applied = "length((status.interfaces || `[]`)[?(%s) && numVfs == %s])" % (chosen, vfs)
+    rendered = "length((spec.interfaces || `[]`)[?numVfs == %s && (mtu || `0`) == %s && length(vfGroups[?%s] || `[]`) > `0`])" % (
+        vfs, mtu, group)
+    applied_terms = "(%s) && numVfs == %s" % (chosen, vfs)
+    if spec.get("mtu"):
+        applied_terms += " && (mtu || `0`) >= %s && length((Vfs || `[]`)[?driver != 'vfio-pci' && mtu != %s]) == `0`" % (mtu, mtu)
+    applied = "length((status.interfaces || `[]`)[?%s])" % applied_terms
     return selected, rendered, applied
 
 
@@ -112,6 +128,10 @@ def sriov_node_states_wait(policies, namespace):
         "namespace": namespace,
         "count": [{"each": carries_ours, "at_least": 1, "all": False},
                   {"each": in_sync, "at_least": 1, "all": True}],
+        # The config daemon reads the host before it writes InProgress for a new generation (pkg/daemon/daemon.go
+        # Reconcile: updateStatusFromHost, then updateSyncState InProgress), so a re-rendered node state first shows
+        # the previous sync's Succeeded: one whose generation moved counts only once it was seen InProgress there.
+        "each_busy": SRIOV_BUSY,
         "each_failure_condition": SRIOV_FAILING,
         "each_failure_message": SRIOV_FAILURE_MESSAGE,
         "each_progress": "join('', [metadata.name, ': ', status.syncStatus || 'not reported', %s, ', drain ', %s, '/', %s, %s])" % (

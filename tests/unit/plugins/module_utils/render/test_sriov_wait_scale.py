@@ -27,6 +27,8 @@ from conftest import base_variables
 NAMESPACE = "openshift-sriov-network-operator"
 PF = {"name": "ens8f0np0", "pciAddress": "0000:a0:00.0", "vendor": "15b3", "deviceID": "1017"}
 IDLE = {"sriovnetwork.openshift.io/desired-state": "Idle", "sriovnetwork.openshift.io/current-state": "Idle"}
+# The VF group the operator renders from the configuration's policy (api/v1/helper.go generatePfNameVfGroup).
+RENDERED_GROUP = {"resourceName": "sriovlegacy", "isRdma": True}
 
 
 def node_state(index, spec_vfs, status_vfs, sync="Succeeded", policy="sriovlegacy-policy", error=None):
@@ -36,7 +38,7 @@ def node_state(index, spec_vfs, status_vfs, sync="Succeeded", policy="sriovlegac
     return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodeState",
             "metadata": {"name": "worker-%04d" % index, "namespace": NAMESPACE, "resourceVersion": str(index + 1),
                          "annotations": dict(IDLE)},
-            "spec": {"interfaces": [dict(PF, numVfs=spec_vfs, vfGroups=[{"policyName": policy, "resourceName": "x", "vfRange": "0-7"}])]},
+            "spec": {"interfaces": [dict(PF, numVfs=spec_vfs, vfGroups=[dict(RENDERED_GROUP, policyName=policy, vfRange="0-7")])]},
             "status": status}
 
 
@@ -132,9 +134,10 @@ def test_the_wait_after_the_policies_evaluates_one_node_state_per_event(nodes, e
     assert result["events"] == 3 and result["count"] == {"counted": [nodes, nodes], "selected": nodes, "not_counted_sample": []}
     assert result["progress"][-1].startswith("worker-0000: Succeeded, drain Idle/Idle, worker-0001: Succeeded")
     assert "worker-%04d: InProgress, drain Idle/Idle (VFs not applied yet)" % last in result["progress"][-3]
-    # Two counters, the failure condition and the progress text per node state, once each: on the list and per event.
-    assert listed == 4 * nodes
-    assert per_event == 4
+    # Two counters, the busy rule, the failure condition and the progress text per node state, once each: on the list
+    # and per event.
+    assert listed == 5 * nodes
+    assert per_event == 5
 
 
 @pytest.mark.parametrize("nodes", [100, 1000])
@@ -148,7 +151,7 @@ def test_a_failing_node_state_ends_the_wait_with_its_error_at_the_same_cost_per_
     assert str(failure) == "SriovNetworkNodeState objects reports a failure: worker-%04d: InProgress: %s" % (nodes - 1, error)
     assert [r["metadata"]["name"] for r in failure.details["resources"]] == ["worker-%04d" % (nodes - 1)]
     # The failing node state's message is evaluated once more: five per event, at any size.
-    assert listed == 4 * nodes and per_event == 5
+    assert listed == 5 * nodes and per_event == 6
 
 
 @pytest.mark.parametrize("nodes", [100, 1000])

@@ -18,6 +18,8 @@ from conftest import base_variables
 PF = {"name": "ens8f0np0", "pciAddress": "0000:a0:00.0", "vendor": "15b3", "deviceID": "1017", "numVfs": 0}
 OTHER_PF = {"name": "ens9f0np0", "pciAddress": "0000:b0:00.0", "vendor": "15b3", "deviceID": "1017", "numVfs": 0}
 IDLE = {"sriovnetwork.openshift.io/desired-state": "Idle", "sriovnetwork.openshift.io/current-state": "Idle"}
+# The VF group the operator renders from the configuration's policy (api/v1/helper.go generatePfNameVfGroup).
+RENDERED_GROUP = {"resourceName": "sriovlegacy", "isRdma": True}
 
 
 def sriov_wait():
@@ -28,7 +30,7 @@ def node_state(name, spec_vfs=None, status_vfs=0, sync="Succeeded", annotations=
     spec = {}
     if spec_vfs is not None:
         spec = {"interfaces": [{"name": PF["name"], "pciAddress": PF["pciAddress"], "numVfs": spec_vfs,
-                                "vfGroups": [{"policyName": policy, "resourceName": "x", "vfRange": "0-7"}]}]}
+                                "vfGroups": [dict(RENDERED_GROUP, policyName=policy, vfRange="0-7")]}]}
     return {"metadata": {"name": name, "annotations": dict(IDLE if annotations is None else annotations)}, "spec": spec,
             "status": {"syncStatus": sync, "interfaces": [dict(PF, numVfs=status_vfs), dict(OTHER_PF)]}}
 
@@ -99,6 +101,95 @@ def test_a_node_state_the_operator_keeps_for_a_de_selected_node_does_not_satisfy
                                       "until 2026-12-07T20:05:00Z)")
     # Selected again, the operator removes the annotation (ResetKeepUntilTime) and the state counts.
     assert holds(wait, node_state("a", spec_vfs=8, status_vfs=8), node_state("b", spec_vfs=8, status_vfs=8))
+
+
+def with_generation(state, generation, **group):
+    """``state`` at metadata.generation ``generation``, its VF group changed by ``group`` (e.g. isRdma, mtu)."""
+    state = copy.deepcopy(state)
+    state["metadata"]["generation"] = generation
+    for iface in state["spec"].get("interfaces") or []:
+        for vf_group in iface["vfGroups"]:
+            vf_group.update(group)
+            for key in [k for k, v in group.items() if v is None]:
+                del vf_group[key]
+    return state
+
+
+def test_an_mtu_change_counts_only_once_the_operator_rendered_it_and_the_daemon_applied_it():
+    """api/v1/helper.go copies the policy's mtu into the interface and its VF group; pkg/host/internal/sriov/sriov.go
+    raises the PF MTU (never lowers it) and sets each netdevice VF's MTU. The status shows the host, so until the
+    daemon applied the MTU the previous sync's Succeeded does not count."""
+    variables = dict(base_variables("sriov_legacy", "roce"), gpudirect_rdma_mtu=9000)
+    wait = render_all(variables)["waits"]["sriov_node_states"]
+    old = node_state("a", spec_vfs=8, status_vfs=8)
+    assert not holds(wait, old), "the spec the operator rendered before the MTU change"
+    rendered = copy.deepcopy(old)
+    rendered["spec"]["interfaces"][0]["mtu"] = 9000
+    rendered["spec"]["interfaces"][0]["vfGroups"][0]["mtu"] = 9000
+    rendered["status"]["interfaces"][0].update(mtu=1500, Vfs=[{"vfID": 0, "driver": "mlx5_core", "mtu": 1500}])
+    assert not holds(wait, rendered), "re-rendered, the daemon has not applied the MTU yet"
+    applied = copy.deepcopy(rendered)
+    applied["status"]["interfaces"][0].update(mtu=9000, Vfs=[{"vfID": 0, "driver": "mlx5_core", "mtu": 9000}])
+    assert holds(wait, applied)
+    # A PF already above the policy's MTU stays there (it is only raised); its VFs take the policy's.
+    higher = copy.deepcopy(applied)
+    higher["status"]["interfaces"][0]["mtu"] = 9216
+    assert holds(wait, higher)
+
+
+def test_an_is_rdma_change_waits_for_the_daemon_to_start_on_the_new_generation():
+    """isRdma shows nowhere in the status, and the config daemon reads the host before it writes InProgress
+    (pkg/daemon/daemon.go Reconcile), so the re-rendered node state first stands with the previous sync's Succeeded.
+    With the baseline taken before the policy write, a node state whose generation moved counts only once it was
+    seen InProgress at its new generation."""
+    wait = sriov_wait()
+    before = with_generation(node_state("a", spec_vfs=8, status_vfs=8), 4, isRdma=None)
+    assert not holds(wait, before), "isRdma false in the spec: the operator has not rendered the new policy"
+    condition = compile_condition(wait)
+    condition.set_baseline([before])
+    condition.reset([before])
+    assert not condition()
+    rendered = with_generation(before, 5, isRdma=True)  # re-rendered; the daemon is still reading the host
+    condition.apply("MODIFIED", rendered)
+    assert not condition(), "the previous sync's Succeeded counted for the new generation"
+    assert condition.not_counted(5) == ["a"]
+    assert condition.progress_text() == ("a: Succeeded, drain Idle/Idle (spec changed to generation 5; its controller has not "
+                                         "started on it yet)")
+    started = copy.deepcopy(rendered)
+    started["status"]["syncStatus"] = "InProgress"
+    condition.apply("MODIFIED", started)
+    assert not condition()
+    condition.apply("MODIFIED", rendered)  # Succeeded again, now after the daemon's sync of generation 5
+    assert condition()
+    # Without a baseline (resource_wait) the first list is the baseline: a node state as it is counts by its status.
+    assert holds(wait, rendered)
+
+
+def test_when_the_watch_history_is_lost_a_changed_node_state_counts_by_its_status():
+    """After a 410 Gone the waiter lists again: what happened between the baseline and the new list is unknown, so
+    the busy rule cannot be applied, and the status decides (the wait must not hang on an event it can never see)."""
+    wait = sriov_wait()
+    before = with_generation(node_state("a", spec_vfs=8, status_vfs=8), 4, isRdma=None)
+    after = with_generation(before, 5, isRdma=True)
+    condition = compile_condition(wait)
+    condition.set_baseline([before])
+    condition.reset([after])
+    assert not condition()
+    condition.reset([after])  # the relist after a 410
+    assert condition()
+
+
+def test_a_pending_node_state_blocks_a_maximum_alone():
+    """For a maximum alone (at_least 0, at_most N) a pending object counts as blocking, whatever its status."""
+    condition = compile_condition({"kind": "SriovNetworkNodeState", "api_version": "sriovnetwork.openshift.io/v1",
+                                   "count": [{"each": "status.syncStatus != 'Succeeded'", "at_least": 0, "at_most": 0}],
+                                   "each_busy": "status.syncStatus == 'InProgress'"})
+    before = with_generation(node_state("a", spec_vfs=8, status_vfs=8), 1)
+    condition.set_baseline([before])
+    condition.reset([before])
+    assert condition()
+    condition.apply("MODIFIED", with_generation(before, 2))
+    assert not condition()
 
 
 def test_no_sriov_policies_no_sriov_wait():
