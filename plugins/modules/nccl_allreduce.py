@@ -28,11 +28,6 @@ options:
     description: Image with nccl-tests (MPI build), OpenMPI and sshd.
     type: str
     required: true
-  image_pull_policy:
-    description: Image pull policy of the pods.
-    type: str
-    default: IfNotPresent
-    choices: [Always, IfNotPresent, Never]
   namespace:
     description: Namespace of the pods; the rails' networks must have their NetworkAttachmentDefinitions there.
     type: str
@@ -42,14 +37,6 @@ options:
     type: list
     elements: str
     default: []
-  node_selector:
-    description: Labels the chosen nodes must have, when O(nodes) is empty.
-    type: dict
-    default: {}
-  gpu_resource:
-    description: Extended resource of the GPUs; empty requests none.
-    type: str
-    default: nvidia.com/gpu
   gpus_per_node:
     description: GPUs, and MPI ranks, per node.
     type: int
@@ -108,9 +95,6 @@ options:
         rails' sum today; the table is in docs/nccl-tests.md); a number in (0, 1] overrides it.
     type: float
     default: 0
-  service_account:
-    description: Service account of the pods.
-    type: str
   start_timeout:
     description: Seconds for the workers to run.
     type: int
@@ -119,16 +103,9 @@ options:
     description: Seconds for the launcher to finish.
     type: int
     default: 600
-  pending_grace_period:
-    description: Seconds a worker may stay unschedulable or pulling its image before the run fails.
-    type: int
-    default: 60
-  cleanup_timeout:
-    description: Seconds to wait for the pods to be gone.
-    type: int
-    default: 120
 extends_documentation_fragment:
   - gpudirect.openshift.cluster_connection
+  - gpudirect.openshift.test_pods
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:

@@ -70,14 +70,11 @@ options:
     type: str
     default: all
     choices: [all, first]
-  gpu_resource:
-    description: GPU resource each pod requests one of. Empty requests no GPU (only with O(gpu_rdma_mode=none)).
-    type: str
-    default: nvidia.com/gpu
   gpu_rdma_mode:
     description:
       - V(dmabuf) runs C(--use_cuda=<gpu_index> --use_cuda_dmabuf), V(peermem) runs C(--use_cuda=<gpu_index>), V(none) uses host memory.
       - Default from O(configuration), else V(dmabuf).
+      - Each pod requests one GPU of O(gpu_resource); an empty O(gpu_resource) is accepted only with V(none).
     type: str
     choices: [dmabuf, peermem, none]
   gpu_index:
@@ -88,11 +85,6 @@ options:
     description: Image with C(ib_write_bw) built with CUDA support (perftest C(--use_cuda)). Users must provide one.
     type: str
     required: true
-  image_pull_policy:
-    description: Pull policy of the test container.
-    type: str
-    default: IfNotPresent
-    choices: [Always, IfNotPresent, Never]
   binary:
     description: Path or name of C(ib_write_bw) in the image.
     type: str
@@ -167,13 +159,6 @@ options:
     type: list
     elements: str
     default: []
-  node_selector:
-    description: Labels a node must carry to be tested when O(nodes) is empty.
-    type: dict
-    default: {}
-  service_account:
-    description: Service account of the pods (its SCC must allow C(IPC_LOCK)).
-    type: str
   start_timeout:
     description: Seconds a pod may take to start (scheduling, image pull, network).
     type: int
@@ -181,14 +166,6 @@ options:
   run_timeout:
     description: Seconds the client may run once started; default 120 + the duration (or the sweep's length).
     type: int
-  pending_grace_period:
-    description: Seconds a pod may stay unschedulable or failing to pull its image before the pair fails.
-    type: int
-    default: 60
-  cleanup_timeout:
-    description: Seconds to wait for the pods to be gone.
-    type: int
-    default: 120
   parallel_pairs:
     description:
       - How many pairs of one round run at once. The pairs of a round share no node, but they share the fabric's
@@ -222,6 +199,7 @@ options:
     type: str
 extends_documentation_fragment:
   - gpudirect.openshift.cluster_connection
+  - gpudirect.openshift.test_pods
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:

@@ -9,7 +9,6 @@
    policy's message, while the administrator (whom the policies do not bind) may still make them.
 """
 
-import importlib.util
 import json
 import os
 
@@ -18,6 +17,8 @@ import requests
 import yaml
 
 from site_support import run_playbook
+
+from ansible_collections.gpudirect.openshift.tests.hack_scripts import load_hack_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ACCOUNT = ("gpudirect-automation", "gpudirect-automation")
@@ -33,15 +34,8 @@ MERGE = {"Content-Type": "application/merge-patch+json"}
 pytestmark = pytest.mark.xdist_group("admission_policies")
 
 
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "hack", name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_committed_policies_are_what_the_generator_writes(tmp_path):
-    gen = _load("gen_admission_policies")
+    gen = load_hack_script("gen_admission_policies")
     with open(gen.OUTPUT, encoding="utf-8") as handle:
         assert gen.generate() == handle.read(), "deploy/rbac/admission-policies.yml is out of date: run hack/gen_admission_policies.py"
     items = gen.load_documents()
@@ -80,7 +74,7 @@ def converged(crd_dir):
     """One cluster with the role and the policies, converged and re-run with the automation's token."""
     from simulator import SimulatedCluster
 
-    roles, policies = _load("gen_clusterrole"), _load("gen_admission_policies")
+    roles, policies = load_hack_script("gen_clusterrole"), load_hack_script("gen_admission_policies")
     with SimulatedCluster(profile="mixed-lab", crd_dir=crd_dir) as sim:
         roles.prepare_memlock_pool(sim)
         for path in (roles.OUTPUT, policies.OUTPUT):

@@ -13,14 +13,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.gpudirect.openshift.tests.hack_scripts import load_hack_script
+
 # One worker runs this module: its module fixture (the rendered AWX objects) would be built again on each xdist worker.
 pytestmark = pytest.mark.xdist_group("awx_surveys")
 
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = ROOT / "hack" / "gen_awx_surveys.py"
-sys.path.insert(0, str(GENERATOR.parent))
-import gen_awx_surveys  # noqa: E402  (hack/ is not a package)
+gen_awx_surveys = load_hack_script("gen_awx_surveys")
 
 DEFINITIONS = yaml.safe_load((ROOT / "awx" / "job_templates.yml").read_text())
 SURVEYED_TEMPLATES = [t for t in DEFINITIONS["job_templates"] if t.get("survey")]

@@ -17,23 +17,17 @@
 """
 
 import copy
-import importlib.util
 import io
 import os
 import subprocess
 
 import requests
 
+from ansible_collections.gpudirect.openshift.tests.hack_scripts import load_hack_script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "playbooks", "vars", "examples", "1-shared-device-roce.yml")
 ACCOUNT = ("gpudirect-automation", "gpudirect-automation")
-
-
-def generator():
-    spec = importlib.util.spec_from_file_location("gen_clusterrole", os.path.join(ROOT, "hack", "gen_clusterrole.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def provision(sim, gen):
@@ -48,7 +42,7 @@ def refused(sim, since=0):
 
 
 def test_committed_roles_are_what_the_playbooks_use():
-    gen = generator()
+    gen = load_hack_script("gen_clusterrole")
     with open(gen.OUTPUT, encoding="utf-8") as handle:
         committed = handle.read()
     generated = gen.generate(log=io.StringIO())
@@ -79,7 +73,7 @@ def test_committed_roles_are_what_the_playbooks_use():
 
 
 def test_every_playbook_runs_under_the_generated_roles():
-    gen = generator()
+    gen = load_hack_script("gen_clusterrole")
     holder = {}
 
     def setup(sim):
@@ -102,7 +96,7 @@ def test_every_playbook_runs_under_the_generated_roles():
 
 
 def test_the_automation_identity_cannot_reach_beyond_its_namespaces(sim_factory):
-    gen = generator()
+    gen = load_hack_script("gen_clusterrole")
     sim = sim_factory(profile="mixed-lab")
     token = provision(sim, gen)
     session = requests.Session()
@@ -202,7 +196,7 @@ def test_the_automation_identity_cannot_reach_beyond_its_namespaces(sim_factory)
 
 
 def test_a_missing_permission_fails_with_forbidden(sim_factory):
-    gen = generator()
+    gen = load_hack_script("gen_clusterrole")
     sim = sim_factory(profile="mixed-lab")
     token = provision(sim, gen)
     rtype = sim.store.find_type("rbac.authorization.k8s.io", "v1", "clusterroles")
@@ -237,7 +231,7 @@ def _without(sim, kind, namespace, name, resource, verb):
 
 
 def test_a_role_missing_one_rule_stops_site_before_any_write(sim_factory):
-    gen = generator()
+    gen = load_hack_script("gen_clusterrole")
     sim = sim_factory(profile="mixed-lab")
     token = provision(sim, gen)
     kubeconfig = sim.write_kubeconfig(os.path.join(os.path.dirname(sim.kubeconfig), "automation"), token=token)

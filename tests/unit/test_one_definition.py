@@ -135,3 +135,41 @@ def test_the_wait_options_are_documented_once_for_both_shapes():
     own = yaml.safe_load(ModuleDocFragment.OBJECT)["options"]
     assert own == dict((key, value) for key, value in entries.items() if key != "title")
     assert set(entries) == set(WAIT_OPTIONS)
+
+
+def test_the_test_pod_options_are_documented_once_for_both_verification_modules():
+    """nccl_allreduce and rdma_bandwidth take their shared pod options from the test_pods fragment (issue 37, D1): neither
+    documents them again, and the fragment's type, default and choices are each module's argument spec."""
+    from ansible_collections.gpudirect.openshift.plugins.doc_fragments.test_pods import ModuleDocFragment
+    from ansible_collections.gpudirect.openshift.plugins.modules import nccl_allreduce, rdma_bandwidth
+
+    shared = yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"]
+    assert shared
+    for module in (nccl_allreduce, rdma_bandwidth):
+        documentation = yaml.safe_load(module.DOCUMENTATION)
+        assert "gpudirect.openshift.test_pods" in documentation["extends_documentation_fragment"], module.__name__
+        assert not set(shared) & set(documentation["options"]), module.__name__
+        spec = module.argument_spec()
+        for name, option in shared.items():
+            assert {key: spec[name].get(key) for key in ("type", "default", "choices")} == \
+                {key: option.get(key) for key in ("type", "default", "choices")}, (module.__name__, name)
+
+
+def test_tests_load_hack_scripts_through_one_helper():
+    """A test that calls a hack/ script's functions loads it with tests/hack_scripts.py load_hack_script (issue 37, D7),
+    never with its own copy of the importlib loader or a sys.path entry for hack/."""
+    from ansible_collections.gpudirect.openshift.tests.hack_scripts import load_hack_script
+
+    loader = "spec_from_" + "file_location"  # not written whole, or this file would find itself
+    copies = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "**", "*.py"), recursive=True)):
+        if path == os.path.join(ROOT, "tests", "hack_scripts.py"):
+            continue
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        if loader in text or re.search(r"sys\.path\.(insert|append)\([^)]*(hack|GENERATOR)", text):
+            copies.append(os.path.relpath(path, ROOT))
+    assert copies == [], "load hack/ scripts with load_hack_script: %s" % copies
+    first, second = load_hack_script("gen_awx_surveys"), load_hack_script("gen_awx_surveys")
+    assert first is not second and first.build_surveys is not second.build_surveys
+    assert os.path.samefile(first.__file__, os.path.join(ROOT, "hack", "gen_awx_surveys.py"))

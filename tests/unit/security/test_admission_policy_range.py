@@ -2,26 +2,15 @@
 OpenShift 4.17; the support table also lists 4.16 (Kubernetes 1.29, beta API off by default). The generator refuses,
 before writing, a --openshift-version that does not serve the API, naming the option and what to apply instead."""
 
-import importlib.util
-import os
-
 from simulator import admission_policy
 from simulator.profiles import OPENSHIFT_RELEASES
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils import catalogue
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
-
-def _generator():
-    spec = importlib.util.spec_from_file_location("gen_admission_policies", os.path.join(ROOT, "hack", "gen_admission_policies.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from ansible_collections.gpudirect.openshift.tests.hack_scripts import load_hack_script
 
 
 def test_the_oldest_supported_openshift_is_refused_and_the_next_admitted():
-    gen = _generator()
+    gen = load_hack_script("gen_admission_policies")
     problem = gen.openshift_version_problem("4.16")
     assert problem.startswith("--openshift-version 4.16: OpenShift 4.16 is Kubernetes 1.29, which does not serve "
                               "ValidatingAdmissionPolicy admissionregistration.k8s.io/v1 (Kubernetes 1.30, OpenShift 4.17, and later)")
@@ -33,7 +22,7 @@ def test_the_oldest_supported_openshift_is_refused_and_the_next_admitted():
 
 
 def test_every_row_of_the_support_table_has_its_kubernetes_version_as_the_simulator_models_it():
-    gen = _generator()
+    gen = load_hack_script("gen_admission_policies")
     assert sorted(gen.KUBERNETES_MINOR_OF_OPENSHIFT) == sorted(catalogue.SUPPORT_TABLE)
     for openshift, kubernetes in gen.KUBERNETES_MINOR_OF_OPENSHIFT.items():
         assert OPENSHIFT_RELEASES[openshift][0] == "1.%d" % kubernetes
@@ -43,7 +32,7 @@ def test_every_row_of_the_support_table_has_its_kubernetes_version_as_the_simula
 
 
 def test_the_generator_writes_nothing_for_a_refused_version(tmp_path, capsys):
-    gen = _generator()
+    gen = load_hack_script("gen_admission_policies")
     output = tmp_path / "policies.yml"
     assert gen.main(["--openshift-version", "4.16", "--output", str(output)]) == 2
     assert not output.exists()
