@@ -24,10 +24,12 @@ options:
     type: str
     default: nvidia.com/gpu
   service_account:
-    description: Service account of the test pods. Its SCC must allow the C(IPC_LOCK) capability, which the pods add to pin RDMA memory.
+    description: Service account of the test pods. Its SCC must allow the C(IPC_LOCK) capability, which the pods add to
+      pin RDMA memory.
     type: str
   pending_grace_period:
-    description: Seconds a test pod may stay unschedulable or failing to pull its image before the test fails, quoting the kubelet's reason.
+    description: Seconds a test pod may stay unschedulable or failing to pull its image before the test fails, quoting
+      the kubelet's reason.
     type: int
     default: 60
   cleanup_timeout:

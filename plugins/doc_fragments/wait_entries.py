@@ -30,7 +30,8 @@ options:
       name:
         description:
           - One object. The condition sees the object itself, or an empty object while it does not exist.
-          - 'Without it, the condition sees C({"items": [...]}), every object matching the namespace and the label selectors.'
+          - 'Without it, the condition sees C({"items": [...]}), every object matching the namespace and the label
+            selectors.'
         type: str
       namespace:
         description: Namespace of namespaced objects; without it a list covers all namespaces.
@@ -43,7 +44,8 @@ options:
       condition:
         description:
           - JMESPath expression that is true (not false, null or empty) when the objects are ready.
-          - For example V(status.state == 'ready') or V(length(items[?metadata.labels."nvidia.com/gpu.present" == 'true']) >= `2`).
+          - For example V(status.state == 'ready') or V(length(items[?metadata.labels."nvidia.com/gpu.present" ==
+            'true']) >= `2`).
           - Each wait has this or C(count), not both.
         type: str
       count:
@@ -79,7 +81,8 @@ options:
         description: JMESPath expression that is true when the objects report a failure.
         type: str
       failure_message:
-        description: JMESPath expression giving the text to quote when the failure condition holds, for example V(status.reason).
+        description: JMESPath expression giving the text to quote when the failure condition holds, for example
+          V(status.reason).
         type: str
       progress:
         description:
@@ -88,8 +91,8 @@ options:
         type: str
       each_failure_condition:
         description:
-          - With C(count), a JMESPath expression over one object that is true when that object reports a failure. The wait
-            fails once some object has been failing for C(failure_grace_period) without interruption.
+          - With C(count), a JMESPath expression over one object that is true when that object reports a failure. The
+            wait fails once some object has been failing for C(failure_grace_period) without interruption.
         type: str
       each_failure_message:
         description:
@@ -130,8 +133,8 @@ options:
       operand_pods:
         description:
           - The pods of the operator's operands (driver, device plugins). While the condition does not hold they are
-            listed every few seconds; a container that waits C(CrashLoopBackOff), C(ImagePullBackOff), C(ErrImagePull) or
-            cannot be created for longer than C(failure_grace_period) fails the wait, quoting pod, node,
+            listed every few seconds; a container that waits C(CrashLoopBackOff), C(ImagePullBackOff), C(ErrImagePull)
+            or cannot be created for longer than C(failure_grace_period) fails the wait, quoting pod, node,
             container, reason, the last termination message and the last log lines.
           - Not used by M(gpudirect.openshift.plan_status), which does not wait.
         type: dict

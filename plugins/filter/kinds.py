@@ -1,7 +1,8 @@
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""managed_kinds: the kinds the collection prunes, from the one list in module_utils/names.py; machineconfig_names: the names
-of the MachineConfigs a configuration can have (render/plan.py), read by name since the collection never lists them;
+"""managed_kinds: the kinds the collection prunes, from the one list in module_utils/names.py; machineconfig_names: the
+names of the MachineConfigs a configuration can have (render/plan.py), read by name since the collection never lists
+them;
 select_labelled: the objects that match a label selector.
 
 Documentation lives next to this file (managed_kinds.yml, machineconfig_names.yml, select_labelled.yml).

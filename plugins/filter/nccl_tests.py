@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters over nccl-tests output: nccl_tests_parse, nccl_allreduce_evaluate; nccl_rails for its input.
 
-Documentation of each filter lives next to this file (nccl_tests_parse.yml, nccl_allreduce_evaluate.yml, nccl_rails.yml).
+Documentation of each filter lives next to this file (nccl_tests_parse.yml, nccl_allreduce_evaluate.yml,
+nccl_rails.yml).
 """
 
 
@@ -32,7 +33,8 @@ def nccl_tests_parse(output, require_results=True, collective=None):
 
 
 def nccl_allreduce_evaluate(parsed, rail_rates_gbps, threshold=0, message_size=None, min_nodes=2):
-    """Judge a parsed all_reduce_perf run against the calibrated range of its rails (threshold 0) or threshold x their sum."""
+    """Judge a parsed all_reduce_perf run against the calibrated range of its rails (threshold 0) or threshold x their
+    sum."""
     try:
         return evaluate_allreduce(plain(parsed), plain(rail_rates_gbps), plain(threshold), plain(message_size),
                                   plain(min_nodes))

@@ -1,10 +1,11 @@
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """rdma_waits, machineconfig_pool_wait, operator_waits, teardown_wait and plan_target: readiness waits built in Python
-(render/waits.py), not in Jinja; rollout_timeout: the timeout of a pool rollout derived from its nodes (rules/timeouts.py).
+(render/waits.py), not in Jinja; rollout_timeout: the timeout of a pool rollout derived from its nodes
+(rules/timeouts.py).
 
-Documentation lives next to this file (rdma_waits.yml, machineconfig_pool_wait.yml, operator_waits.yml, teardown_wait.yml,
-plan_target.yml, rollout_timeout.yml).
+Documentation lives next to this file (rdma_waits.yml, machineconfig_pool_wait.yml, operator_waits.yml,
+teardown_wait.yml, plan_target.yml, rollout_timeout.yml).
 """
 
 

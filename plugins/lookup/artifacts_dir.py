@@ -85,7 +85,8 @@ def _kubeconfig_server(path, context=None):
 
 def local_cluster_name(values, environ=None):
     """The name of the cluster the implicit localhost reaches, as kubernetes.core picks the connection: a host given,
-    else the kubeconfig (gpudirect_kubeconfig, K8S_AUTH_KUBECONFIG, KUBECONFIG, ~/.kube/config); None when none names one."""
+    else the kubeconfig (gpudirect_kubeconfig, K8S_AUTH_KUBECONFIG, KUBECONFIG, ~/.kube/config); None when none names
+    one."""
     environ = os.environ if environ is None else environ
     host = values.get("gpudirect_api_host") or environ.get("K8S_AUTH_HOST")
     if host:

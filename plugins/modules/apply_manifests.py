@@ -6,7 +6,8 @@
 DOCUMENTATION = r"""
 ---
 module: apply_manifests
-short_description: Apply a set of Kubernetes manifests with no write when nothing changed, and prune what the set dropped
+short_description: Apply a set of Kubernetes manifests with no write when nothing changed, and prune what the set
+  dropped
 version_added: 0.1.0
 author: gpudirect.openshift maintainers (@gpudirect)
 description:
@@ -62,8 +63,8 @@ options:
   prune_names:
     description:
       - The names to look for of the O(prune_kinds) that the collection reads by name only, never by list or watch
-        (C(MachineConfig), since a list returns the controller's MachineConfigs, which carry the cluster pull secret). Each
-        is read with one GET; those that exist and match O(prune_label_selector) are pruned like the listed kinds'.
+        (C(MachineConfig), since a list returns the controller's MachineConfigs, which carry the cluster pull secret).
+        Each is read with one GET; those that exist and match O(prune_label_selector) are pruned like the listed kinds'.
       - Required when O(prune_kinds) holds such a kind; the P(gpudirect.openshift.machineconfig_names#filter) filter
         gives the names the collection can have created.
     type: list
@@ -92,8 +93,8 @@ options:
         the message M(gpudirect.openshift.resource_wait) would give.
       - Their JMESPath expressions are checked before anything is applied; one that does not compile fails the
         task naming it (for example C(waits[1].condition)) with no request sent.
-      - Ignored for O(state=absent), O(state=pruned) and O(state=deleted_by_label). In check mode they wait the same way (they only read);
-        pass an empty list to skip them there.
+      - Ignored for O(state=absent), O(state=pruned) and O(state=deleted_by_label). In check mode they wait the same way
+        (they only read); pass an empty list to skip them there.
     type: list
     elements: dict
     default: []
@@ -175,7 +176,8 @@ results:
     name:
       description: Name.
       type: str
-  sample: [{"action": "created", "api_version": "mellanox.com/v1alpha1", "kind": "MacvlanNetwork", "namespace": null, "name": "rdmashared-net"}]
+  sample: [{"action": "created", "api_version": "mellanox.com/v1alpha1", "kind": "MacvlanNetwork", "namespace": null,
+    "name": "rdmashared-net"}]
 counts:
   description: Number of objects per action.
   returned: always
@@ -198,12 +200,13 @@ waits:
       type: int
     progress:
       description:
-        - Each distinct value of the O(waits[].progress) expression (with O(waits[].count), of the count, or of the objects'
-          O(waits[].each_progress) texts); the first and the latest, at most 20.
+        - Each distinct value of the O(waits[].progress) expression (with O(waits[].count), of the count, or of the
+          objects' O(waits[].each_progress) texts); the first and the latest, at most 20.
       type: list
       elements: str
     count:
-      description: With O(waits[].count), how many listed objects count, how many are listed, and up to 20 names that do not count.
+      description: With O(waits[].count), how many listed objects count, how many are listed, and up to 20 names that do
+        not count.
       type: dict
       returned: with O(waits[].count)
   sample: [{"title": "NicClusterPolicy ready", "elapsed": 12.4, "events": 3, "progress": []}]

@@ -103,19 +103,21 @@ nodes:
       returned: always
     labels:
       description:
-        - Labels of interest (NFD vendor labels C(pci-15b3)/C(pci-10de) and C(pci-0302_10de)/C(pci-0300_10de), C(nvidia.com/*),
-          C(network.nvidia.com/*), RDMA, SR-IOV, kernel).
+        - Labels of interest (NFD vendor labels C(pci-15b3)/C(pci-10de) and C(pci-0302_10de)/C(pci-0300_10de),
+          C(nvidia.com/*), C(network.nvidia.com/*), RDMA, SR-IOV, kernel).
       type: dict
       returned: always
     gpus:
       description:
         - Capacity and allocatable of C(nvidia.com/gpu).
-        - With MIG slices advertised (mixed strategy), C(mig_allocatable) maps each C(nvidia.com/mig-<profile>) resource to its allocatable count.
+        - With MIG slices advertised (mixed strategy), C(mig_allocatable) maps each C(nvidia.com/mig-<profile>) resource
+          to its allocatable count.
       type: dict
       returned: always
       sample: {"capacity": 8, "allocatable": 8}
     rdma_resources:
-      description: Capacity and allocatable of C(rdma/*), C(openshift.io/*) and C(nvidia.com/*) resources other than GPUs.
+      description: Capacity and allocatable of C(rdma/*), C(openshift.io/*) and C(nvidia.com/*) resources other than
+        GPUs.
       type: dict
       returned: always
       sample: {"rdma/rdma_shared_device_eth": {"capacity": 63, "allocatable": 63}}
@@ -138,15 +140,18 @@ nodes:
       type: str
       returned: always
     sriov:
-      description: SR-IOV node state (sync status, last sync error, interfaces); null when not served or no state exists for the node.
+      description: SR-IOV node state (sync status, last sync error, interfaces); null when not served or no state exists
+        for the node.
       type: dict
       returned: always
 summary:
-  description: Cluster-wide counts; C(role_counts) is the number of nodes per role (the node-role.kubernetes.io/ labels).
+  description: Cluster-wide counts; C(role_counts) is the number of nodes per role (the node-role.kubernetes.io/
+    labels).
   returned: always
   type: dict
   sample: {"node_count": 3, "ready_nodes": 3, "gpu_nodes": ["worker-0"], "nic_nodes": ["worker-0"],
-           "gpu_nic_nodes": ["worker-0"], "role_counts": {"master": 3, "worker": 1}, "total_gpus": 8, "allocatable_gpus": 8}
+           "gpu_nic_nodes": ["worker-0"], "role_counts": {"master": 3, "worker": 1}, "total_gpus": 8,
+           "allocatable_gpus": 8}
 """
 
 

@@ -26,7 +26,8 @@ description:
     the module.
 options:
   dest:
-    description: Directory the files are written to (created when missing). Existing files of the same name are replaced.
+    description: Directory the files are written to (created when missing). Existing files of the same name are
+      replaced.
     type: path
     required: true
   namespaces:
@@ -40,7 +41,8 @@ options:
     type: str
     default: openshift-marketplace
   managed_label_selector:
-    description: MachineConfigs are collected only when they match this selector (the cluster's own ones are many and large).
+    description: MachineConfigs are collected only when they match this selector (the cluster's own ones are many and
+      large).
     type: str
     default: app.kubernetes.io/managed-by=gpudirect.openshift
   machineconfig_names:
@@ -53,7 +55,8 @@ options:
     type: list
     elements: str
   failure:
-    description: The error that made the play collect diagnostics; quoted at the top of C(summary.md) (redacted like the rest).
+    description: The error that made the play collect diagnostics; quoted at the top of C(summary.md) (redacted like the
+      rest).
     type: str
   failed_task:
     description: Name of the task that failed.
@@ -116,18 +119,22 @@ unavailable:
   sample: [{"kind": "NicClusterPolicy", "namespace": null, "reason": "not served (operator or CRD not installed)"}]
 capped:
   description:
-    - The lists of kinds with an object per node (Node, SriovNetworkNodeState, Pod, Event) that were too long to write whole
-      - how many objects were listed, how many were abnormal, and how many were written (every abnormal one up to 200, then 20 others).
+    - The lists of kinds with an object per node (Node, SriovNetworkNodeState, Pod, Event) that were too long to write
+      whole
+      - how many objects were listed, how many were abnormal, and how many were written (every abnormal one up to 200,
+        then 20 others).
   returned: always
   type: list
   elements: dict
   sample: [{"kind": "Node", "namespace": null, "listed": 1003, "abnormal": 2, "written": 22}]
 findings:
-  description: The lines of the summary's Findings section (failed CSVs, pending InstallPlans, error states, NotReady nodes, warning events).
+  description: The lines of the summary's Findings section (failed CSVs, pending InstallPlans, error states, NotReady
+    nodes, warning events).
   returned: always
   type: list
   elements: str
-  sample: ["ClusterServiceVersion nvidia-gpu-operator/gpu-operator-certified.v25.3.0 is Failed (InstallComponentFailed): install failed"]
+  sample: ["ClusterServiceVersion nvidia-gpu-operator/gpu-operator-certified.v25.3.0 is Failed (InstallComponentFailed):
+    install failed"]
 requests:
   description: Number of requests the collection made (the probe of the API server included).
   returned: always

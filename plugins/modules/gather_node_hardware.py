@@ -16,9 +16,9 @@ description:
   - The collector script is generated from the collection at run time and delivered in a ConfigMap, so the pod
     only needs an image with C(python3) (O(image)); nothing is built.
   - Each pod mounts the host's C(/sys) at C(/host/sys) and only the C(/proc) entries the collector reads
-    (C(/proc/modules), C(/proc/sys/kernel/osrelease), C(/proc/driver)) under C(/host/proc), read-only (hostPath). It is not
-    privileged, uses no host namespaces, drops every capability and has a read-only root filesystem. hostPath volumes
-    need a SecurityContextConstraints that allows them. By default an administrator has prepared O(namespace),
+    (C(/proc/modules), C(/proc/sys/kernel/osrelease), C(/proc/driver)) under C(/host/proc), read-only (hostPath). It is
+    not privileged, uses no host namespaces, drops every capability and has a read-only root filesystem. hostPath
+    volumes need a SecurityContextConstraints that allows them. By default an administrator has prepared O(namespace),
     O(service_account) and a minimal SCC it may use once (C(deploy/rbac/workloads.yml)), and the module creates
     nothing but the pods and a ConfigMap; with O(manage_rbac) it creates the service account and a RoleBinding to
     O(scc) itself and deletes them at the end of the run.
@@ -93,7 +93,8 @@ options:
   image:
     description: Image with C(python3) (3.10 or newer) that runs the collector.
     type: str
-    default: registry.access.redhat.com/ubi9/python-312:9.6-1762197685@sha256:7b8f2ee184b40eb160e2c90c240a16fd9ec93279cc1553c0b8b872e2274a139b
+    default:
+      registry.access.redhat.com/ubi9/python-312:9.6-1762197685@sha256:7b8f2ee184b40eb160e2c90c240a16fd9ec93279cc1553c0b8b872e2274a139b
   image_pull_policy:
     description: Pull policy of the collector container.
     type: str
@@ -248,14 +249,16 @@ nic_ports:
 gpu_nic_affinity:
   description:
     - For each GPU, its nearest RDMA-capable NIC PF(s) of each link layer and vendor (ties kept), in the entry format of
-      C(gpudirect_rdma_gpu_nic_affinity), which is what NIC selection reads. The relation of every GPU to every NIC is in
-      C(hardware-facts.json) under O(report_dir).
+      C(gpudirect_rdma_gpu_nic_affinity), which is what NIC selection reads. The relation of every GPU to every NIC is
+      in C(hardware-facts.json) under O(report_dir).
   returned: always
   type: list
   elements: dict
-  sample: [{"node": "worker-0", "gpu": 0, "nic": "0000:1a:00.0", "netdev": "ens1f0np0", "rdma_device": "mlx5_0", "relation": "PIX"}]
+  sample: [{"node": "worker-0", "gpu": 0, "nic": "0000:1a:00.0", "netdev": "ens1f0np0", "rdma_device": "mlx5_0",
+    "relation": "PIX"}]
 readiness:
-  description: Per node GPUDirect RDMA verdict (ready, reason codes and texts, GPU and NIC counts, link layers, peer memory path).
+  description: Per node GPUDirect RDMA verdict (ready, reason codes and texts, GPU and NIC counts, link layers, peer
+    memory path).
   returned: always
   type: dict
 failed_nodes:

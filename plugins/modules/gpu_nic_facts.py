@@ -74,7 +74,8 @@ notes:
 seealso:
   - name: NVIDIA GPUDirect RDMA on OpenShift
     description: The procedure this collection automates.
-    link: https://docs.redhat.com/en/documentation/openshift_container_platform/4.18/html/hardware_accelerators/nvidia-gpudirect-remote-direct-memory-access
+    link:
+      https://docs.redhat.com/en/documentation/openshift_container_platform/4.18/html/hardware_accelerators/nvidia-gpudirect-remote-direct-memory-access
 """
 
 EXAMPLES = r"""
@@ -140,7 +141,8 @@ ansible_facts:
           type: dict
           contains:
             version:
-              description: Driver version (nvidia-smi, else C(/proc/driver/nvidia/version), else C(/sys/module/nvidia/version)).
+              description: Driver version (nvidia-smi, else C(/proc/driver/nvidia/version), else
+                C(/sys/module/nvidia/version)).
               type: str
               sample: 580.159.04
             open_kernel_module:
@@ -280,7 +282,8 @@ ansible_facts:
               description: For a PF, C(totalvfs), C(numvfs) and C(vf_addresses); null for a VF.
               type: dict
             netdevs:
-              description: Network interfaces of the function (name, mtu, operstate, address, type, dev_port, speed_mbps).
+              description: Network interfaces of the function (name, mtu, operstate, address, type, dev_port,
+                speed_mbps).
               type: list
               elements: dict
             rdma_device:
@@ -333,11 +336,13 @@ ansible_facts:
               description: C(nvidia_peermem), C(dma_buf) or null when there is none.
               type: str
         topology:
-          description: PCIe relations between GPUs and NICs (C(PIX), C(PXB), C(PHB), C(NODE), C(SYS); null when unknown).
+          description: PCIe relations between GPUs and NICs (C(PIX), C(PXB), C(PHB), C(NODE), C(SYS); null when
+            unknown).
           type: dict
           contains:
             pairs:
-              description: One entry per GPU and NIC function (gpu_index, gpu_pci_address, nic_pci_address, rdma_device, relation).
+              description: One entry per GPU and NIC function (gpu_index, gpu_pci_address, nic_pci_address, rdma_device,
+                relation).
               type: list
               elements: dict
             matrix:
@@ -369,7 +374,8 @@ ansible_facts:
               type: list
               elements: str
             warning_codes:
-              description: Codes of the warnings (rdma_port_not_active, mlx4_only, all_pairs_sys, topology_unknown, nvidia_driver_unknown).
+              description: Codes of the warnings (rdma_port_not_active, mlx4_only, all_pairs_sys, topology_unknown,
+                nvidia_driver_unknown).
               type: list
               elements: str
         warnings:

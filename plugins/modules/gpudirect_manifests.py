@@ -38,7 +38,8 @@ options:
     default: false
   fail_on_errors:
     description:
-      - Fail the task when the variables do not validate. With C(false) the task succeeds and RV(errors) holds the problems.
+      - Fail the task when the variables do not validate. With C(false) the task succeeds and RV(errors) holds the
+        problems.
     type: bool
     default: true
   operators:
@@ -55,15 +56,16 @@ options:
     elements: dict
   olm_manifests:
     description:
-      - Also render the OLM objects of O(operators) (render-only use; site.yml installs through the olm_operator module).
+      - Also render the OLM objects of O(operators) (render-only use; site.yml installs through the olm_operator
+        module).
     type: bool
     default: false
   output_format:
     description:
       - C(files) returns the objects for one file each (RV(manifests), RV(olm_manifests)).
-      - C(gitops) also returns RV(gitops_files), a kustomize tree for Argo CD (docs/gitops.md) built from the same objects;
-        it needs O(olm_manifests). An operator with Manual approval needs its C(starting_csv), which the tree's approver
-        Job approves.
+      - C(gitops) also returns RV(gitops_files), a kustomize tree for Argo CD (docs/gitops.md) built from the same
+        objects; it needs O(olm_manifests). An operator with Manual approval needs its C(starting_csv), which the tree's
+        approver Job approves.
     type: str
     choices: [files, gitops]
     default: files
@@ -74,8 +76,8 @@ options:
     default: cluster
   approver_image:
     description:
-      - The image of the InstallPlan approver Job with O(output_format=gitops) (needs C(sh) and C(kubectl)). The default is
-        the OpenShift C(cli) image stream of the cluster's internal registry.
+      - The image of the InstallPlan approver Job with O(output_format=gitops) (needs C(sh) and C(kubectl)). The default
+        is the OpenShift C(cli) image stream of the cluster's internal registry.
     type: str
     default: image-registry.openshift-image-registry.svc:5000/openshift/cli:latest
   validate_only:
@@ -145,9 +147,11 @@ manifests:
     - phase: nic_cluster_policy
       order: 4000
       file: 4000-nicclusterpolicy-nic-cluster-policy.yaml
-      manifest: {apiVersion: mellanox.com/v1alpha1, kind: NicClusterPolicy, metadata: {name: nic-cluster-policy}, spec: {}}
+      manifest: {apiVersion: mellanox.com/v1alpha1, kind: NicClusterPolicy, metadata: {name: nic-cluster-policy}, spec:
+        {}}
 phases:
-  description: File names grouped by phase (machineconfig, nfd, sriov_operator, nic_cluster_policy, gpu_cluster_policy, sriov_pool, sriov_policy, network).
+  description: File names grouped by phase (machineconfig, nfd, sriov_operator, nic_cluster_policy, gpu_cluster_policy,
+    sriov_pool, sriov_policy, network).
   returned: always
   type: dict
   sample: {nfd: [2000-nodefeaturediscovery-nfd-instance.yaml]}
@@ -168,7 +172,8 @@ stale_objects:
       reason: not part of the new configuration
       phase: network
       order: 800
-      manifest: {apiVersion: sriovnetwork.openshift.io/v1, kind: SriovNetwork, metadata: {name: sriov-network, namespace: openshift-sriov-network-operator}}
+      manifest: {apiVersion: sriovnetwork.openshift.io/v1, kind: SriovNetwork, metadata: {name: sriov-network,
+        namespace: openshift-sriov-network-operator}}
 errors:
   description: Every validation error, each starting with the variable it is about. Empty when the variables are valid.
   returned: always
@@ -189,7 +194,8 @@ images:
   returned: always
   type: list
   elements: dict
-  sample: [{"object": "NicClusterPolicy/nic-cluster-policy", "field": "spec.ofedDriver", "image": "nvcr.io/nvidia/mellanox/doca-driver:24.10-0.7.0.0-0"}]
+  sample: [{"object": "NicClusterPolicy/nic-cluster-policy", "field": "spec.ofedDriver", "image":
+    "nvcr.io/nvidia/mellanox/doca-driver:24.10-0.7.0.0-0"}]
 olm_manifests:
   description:
     - Namespace, OperatorGroup (targeting its own namespace) and Subscription of NFD, the SR-IOV Network Operator, the
@@ -207,8 +213,9 @@ gitops_files:
   description:
     - With O(output_format=gitops), every file of the kustomize tree as C(path) (relative, e.g.
       C(bases/operators/0010-namespace-openshift-nfd.yaml)) and C(manifest), in a stable order. Each object carries its
-      C(argocd.argoproj.io/sync-wave) (the render phase's base, from 0 for the OLM objects through 10 to 80 to 90 for the verification Job) and,
-      for an operator's custom resource, C(argocd.argoproj.io/sync-options) C(SkipDryRunOnMissingResource=true).
+      C(argocd.argoproj.io/sync-wave) (the render phase's base, from 0 for the OLM objects through 10 to 80 to 90 for
+      the verification Job) and, for an operator's custom resource, C(argocd.argoproj.io/sync-options)
+      C(SkipDryRunOnMissingResource=true).
   returned: when O(output_format=gitops) and the input is valid
   type: list
   elements: dict
@@ -236,7 +243,8 @@ waits:
       C(timeout) and C(failure_grace_period) (the roles add theirs).
     - C(sriov_node_states) (when SR-IOV policies are rendered) holds only once every SriovNetworkNodeState carries
       each policy in its spec for the PFs the policy selects, reports the policy's VF count on them, has both drain
-      annotations C(Idle) and C(syncStatus) C(Succeeded); a C(Succeeded) left from the previous sync does not satisfy it.
+      annotations C(Idle) and C(syncStatus) C(Succeeded); a C(Succeeded) left from the previous sync does not satisfy
+      it.
     - C(sriov_interfaces_reported) (with SR-IOV policies) holds once every SriovNetworkNodeState reports its
       interfaces; before that the SR-IOV operator's admission webhook refuses every policy.
     - Both are counted waits (C(count) with C(each_failure_condition), C(each_failure_message) and C(each_progress));
@@ -246,12 +254,13 @@ waits:
   sample: {"sriov_node_states": {"kind": "SriovNetworkNodeState", "namespace": "openshift-sriov-network-operator"}}
 summary:
   description:
-    - Configuration label and number (1-6), pod resources, networks and their pod annotation, NIC selection and expected reboots.
-    - C(udev_from_facts) lists the ports whose udev rules come from facts (node, PCI address, address, netdev, fabric); the
-      preflight and rdma roles compare them with the SR-IOV node states before a policy is written.
-    - With C(gpudirect_rdma_node_groups), every group's resources, networks and NICs, and C(node_groups), one entry per group
-      (name, node selector, configuration, resources, networks, MachineConfigPool). C(configuration) names every group's;
-      C(method), C(fabric) and the other keys are the first group's.
+    - Configuration label and number (1-6), pod resources, networks and their pod annotation, NIC selection and expected
+      reboots.
+    - C(udev_from_facts) lists the ports whose udev rules come from facts (node, PCI address, address, netdev, fabric);
+      the preflight and rdma roles compare them with the SR-IOV node states before a policy is written.
+    - With C(gpudirect_rdma_node_groups), every group's resources, networks and NICs, and C(node_groups), one entry per
+      group (name, node selector, configuration, resources, networks, MachineConfigPool). C(configuration) names every
+      group's; C(method), C(fabric) and the other keys are the first group's.
   returned: always
   type: dict
   sample:

@@ -20,8 +20,9 @@ description:
   - Parses the launcher's log with P(gpudirect.openshift.nccl_tests_parse#filter) and judges the out-of-place bus
     bandwidth of the largest message against the range published real runs reach on the rails (by default from
     its calibrated low end) or O(threshold) times the sum of one node's rail rates in GB/s
-    (P(gpudirect.openshift.nccl_allreduce_evaluate#filter)); the verdict names the range and its sources. When the run is low, the rails that O(nic_ports) show
-    down or slower than the same rail on other nodes are named with their node, NIC and GPU.
+    (P(gpudirect.openshift.nccl_allreduce_evaluate#filter)); the verdict names the range and its sources. When the run
+    is low, the rails that O(nic_ports) show down or slower than the same rail on other nodes are named with their node,
+    NIC and GPU.
   - Every pod it created is deleted, and gone, before the module returns.
 options:
   image:
@@ -136,13 +137,14 @@ EXAMPLES = r"""
 
 RETURN = r"""
 passed:
-  description: Whether the bus bandwidth reached the threshold with no NCCL errors, no wrong results and no rail of a tested node down.
+  description: Whether the bus bandwidth reached the threshold with no NCCL errors, no wrong results and no rail of a
+    tested node down.
   returned: always
   type: bool
 code:
-  description: V(passed), V(busbw_below_threshold), V(rail_down) (the bandwidth reached the threshold but the facts show a rail
-    of a tested node with its link down, so NCCL ran without it), V(nccl_errors), V(wrong_results), V(too_few_nodes),
-    V(unparsable_output), V(timeout), V(workers_not_running) or V(worker_failed).
+  description: V(passed), V(busbw_below_threshold), V(rail_down) (the bandwidth reached the threshold but the facts show
+    a rail of a tested node with its link down, so NCCL ran without it), V(nccl_errors), V(wrong_results),
+    V(too_few_nodes), V(unparsable_output), V(timeout), V(workers_not_running) or V(worker_failed).
   returned: always
   type: str
 reason:
@@ -173,7 +175,8 @@ nodes:
   type: list
   elements: str
 suspects:
-  description: Rails that the facts show down or slow on a tested node, with C(rail), C(node), C(nic), C(rdma_device), C(gpu), C(problem).
+  description: Rails that the facts show down or slow on a tested node, with C(rail), C(node), C(nic), C(rdma_device),
+    C(gpu), C(problem).
   returned: always
   type: list
   elements: dict

@@ -119,7 +119,8 @@ options:
     default: {}
   wait:
     description:
-      - Wait for the CSV to reach C(Succeeded) (and, with O(state=absent) and O(remove_namespace), for the namespace to be gone).
+      - Wait for the CSV to reach C(Succeeded) (and, with O(state=absent) and O(remove_namespace), for the namespace to
+        be gone).
       - With V(false) and O(install_plan_approval=Manual), the wanted CSV's InstallPlan is approved only if
         OLM has already created it when the module runs.
     type: bool
@@ -293,7 +294,8 @@ elapsed:
   type: float
   sample: 8.412
 objects:
-  description: Objects considered, with the action taken or, in check mode, that would be taken (create, update, approve, delete, none).
+  description: Objects considered, with the action taken or, in check mode, that would be taken (create, update,
+    approve, delete, none).
   returned: always
   type: list
   elements: dict

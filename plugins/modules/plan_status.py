@@ -160,7 +160,8 @@ options:
         O(machine_config_pools).
     type: str
   num_vfs:
-    description: The VF count of the plan (C(gpudirect_rdma_num_vfs)), which RV(problems) checks against the ports' limits.
+    description: The VF count of the plan (C(gpudirect_rdma_num_vfs)), which RV(problems) checks against the ports'
+      limits.
     type: raw
   allow_unsupported_versions:
     description:
@@ -227,7 +228,8 @@ differences:
   returned: always
   type: list
   elements: str
-  sample: ["Subscription nvidia-gpu-operator/gpu-operator-certified would be created", "NicClusterPolicy ready: not ready (ofed: notReady)"]
+  sample: ["Subscription nvidia-gpu-operator/gpu-operator-certified would be created", "NicClusterPolicy ready: not
+    ready (ofed: notReady)"]
 leftovers:
   description:
     - The objects labelled O(prune_label_selector) of O(prune_kinds) that O(manifests) no longer holds, which a prune
@@ -248,10 +250,11 @@ requests:
   sample: 20
 cluster:
   description:
-    - What M(gpudirect.openshift.cluster_info) returns (C(openshift), C(nodes), C(summary), C(sriov_node_states_served)), with
-      C(kubernetes) null, capped by O(node_sample) - C(nodes) holds the first nodes by name and the C(summary) lists
-      (C(gpu_nodes), C(nic_nodes), C(gpu_nic_nodes)) the first names, while C(node_count), C(ready_nodes), C(worker_nodes),
-      C(gpu_node_count), C(nic_node_count), C(gpu_nic_node_count), C(role_counts) and the GPU totals count every node.
+    - What M(gpudirect.openshift.cluster_info) returns (C(openshift), C(nodes), C(summary),
+      C(sriov_node_states_served)), with C(kubernetes) null, capped by O(node_sample) - C(nodes) holds the first nodes
+      by name and the C(summary) lists (C(gpu_nodes), C(nic_nodes), C(gpu_nic_nodes)) the first names, while
+      C(node_count), C(ready_nodes), C(worker_nodes), C(gpu_node_count), C(nic_node_count), C(gpu_nic_node_count),
+      C(role_counts) and the GPU totals count every node.
     - C(sriov_reports) holds each distinct set of interfaces the SR-IOV config daemons report, with the first node that
       reports it and how many do (C(node), C(nodes), C(interfaces)).
   returned: always
@@ -263,7 +266,8 @@ catalog_sources:
   elements: dict
 package_manifests:
   description:
-    - PackageManifests of the O(operators) packages (name, labels, catalog, default channel, channels with their current CSV).
+    - PackageManifests of the O(operators) packages (name, labels, catalog, default channel, channels with their current
+      CSV).
     - A package several catalogs hold is listed once per catalog, all under the package's name.
   returned: always
   type: list
@@ -291,7 +295,8 @@ node_groups:
   returned: always
   type: list
   elements: dict
-  sample: [{"item": {"name": "roce", "label_selectors": ["gpudirect.example.com/rdma-group=roce"]}, "nodes": ["roce-0", "roce-1"]}]
+  sample: [{"item": {"name": "roce", "label_selectors": ["gpudirect.example.com/rdma-group=roce"]}, "nodes": ["roce-0",
+    "roce-1"]}]
 machine_config_pools:
   description: The names of O(machine_config_pools) that exist (none while the kind is not served).
   returned: always
@@ -326,7 +331,8 @@ disruptions:
   type: list
   elements: dict
   sample: [{"object": "MachineConfig 99-worker-gpudirect-rdma", "action": "create", "effect": "drain and reboot",
-            "pool": "worker", "nodes": ["worker-0", "worker-1"], "reasons": ["a new MachineConfig: ..."], "text": "..."}]
+            "pool": "worker", "nodes": ["worker-0", "worker-1"], "reasons": ["a new MachineConfig: ..."], "text":
+            "..."}]
 disruption_of_configured_nodes:
   description:
     - True when RV(disruptions) is not empty and the cluster already carries a configuration of the collection (a
@@ -346,17 +352,18 @@ problems:
   sample: ["The cluster has no worker nodes."]
 upgrade_plan:
   description:
-    - The operator upgrades a run with C(gpudirect_upgrade=true) makes (plugins/module_utils/rules/upgrade_plan.py) - each
-      operator of O(operators) with Manual approval (and in O(upgrade_packages) when given) that OLM offers an upgrade
-      for, in install order, with its role (O(operator_roles)), the CSVs and versions from and to, and the line shown.
-      Empty when O(compare=false).
+    - The operator upgrades a run with C(gpudirect_upgrade=true) makes (plugins/module_utils/rules/upgrade_plan.py) -
+      each operator of O(operators) with Manual approval (and in O(upgrade_packages) when given) that OLM offers an
+      upgrade for, in install order, with its role (O(operator_roles)), the CSVs and versions from and to, and the line
+      shown. Empty when O(compare=false).
   returned: always
   type: list
   elements: dict
   sample: [{"package": "gpu-operator-certified", "namespace": "nvidia-gpu-operator", "channel": "v25.3",
-            "role": "nvidia_gpu_operator", "from": "gpu-operator-certified.v25.3.1", "to": "gpu-operator-certified.v25.3.4",
-            "from_version": "25.3.1", "to_version": "25.3.4",
-            "line": "gpu-operator-certified in nvidia-gpu-operator: gpu-operator-certified.v25.3.1 -> gpu-operator-certified.v25.3.4 (channel v25.3)"}]
+            "role": "nvidia_gpu_operator", "from": "gpu-operator-certified.v25.3.1", "to":
+            "gpu-operator-certified.v25.3.4", "from_version": "25.3.1", "to_version": "25.3.4",
+            "line": "gpu-operator-certified in nvidia-gpu-operator: gpu-operator-certified.v25.3.1 ->
+            gpu-operator-certified.v25.3.4 (channel v25.3)"}]
 upgrade_automatic:
   description: The packages of O(operators) with Automatic approval, which OLM upgrades by itself.
   returned: always
@@ -378,7 +385,8 @@ operator_problems:
   returned: always
   type: list
   elements: str
-  sample: ["gpu-operator-certified: starting_csv=gpu-operator-certified.v25.3.1 with install_plan_approval=Automatic does not pin the version"]
+  sample: ["gpu-operator-certified: starting_csv=gpu-operator-certified.v25.3.1 with install_plan_approval=Automatic
+    does not pin the version"]
 """
 
 import copy

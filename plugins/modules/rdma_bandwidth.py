@@ -23,9 +23,9 @@ description:
     round at most O(parallel_pairs) pairs run at once. One watch follows a round's pods; they are deleted by label in
     one request, and the next round starts when they are gone.
   - With several rails in O(configuration) (NIC groups, each with its own RDMA resource and network, from
-    C(gpudirect_rdma_resource_names)) every rail is tested (O(rails=all); together, see O(parallel_rails)), and its pods request only that
-    rail's resource (and the GPU), attach only that rail's network and use that rail's RDMA device. Each pair result
-    names its rail, and a failure names the rail (network, resource, NIC) that did not pass.
+    C(gpudirect_rdma_resource_names)) every rail is tested (O(rails=all); together, see O(parallel_rails)), and its pods
+    request only that rail's resource (and the GPU), attach only that rail's network and use that rail's RDMA device.
+    Each pair result names its rail, and a failure names the rail (network, resource, NIC) that did not pass.
   - Every pod it created is deleted, and gone, before the module returns, also when a pair fails or times out.
     Pods left by an earlier run that was killed are deleted first.
 options:
@@ -56,23 +56,24 @@ options:
     type: str
   resources:
     description:
-      - "RDMA resources each pod requests, for example C({rdma/rdma_shared_device_eth: 1}); default each rail's own resource
-        (the configuration's C(pod_resources) when it has one rail)."
+      - "RDMA resources each pod requests, for example C({rdma/rdma_shared_device_eth: 1}); default each rail's own
+        resource (the configuration's C(pod_resources) when it has one rail)."
       - Given, only one rail is tested, with these resources and O(network) (or the first network).
     type: dict
   rails:
     description:
       - V(all) tests every rail of O(configuration) (NIC group in C(nic_selection.groups)), one rail after the other,
         each with its own network, resource and RDMA device.
-      - V(first) tests only the first rail's network, with every resource of C(pod_resources) (the behaviour before rails
-        were tested one by one).
+      - V(first) tests only the first rail's network, with every resource of C(pod_resources) (the behaviour before
+        rails were tested one by one).
       - Without several rails, or with O(network) or O(resources) given, both test one network.
     type: str
     default: all
     choices: [all, first]
   gpu_rdma_mode:
     description:
-      - V(dmabuf) runs C(--use_cuda=<gpu_index> --use_cuda_dmabuf), V(peermem) runs C(--use_cuda=<gpu_index>), V(none) uses host memory.
+      - V(dmabuf) runs C(--use_cuda=<gpu_index> --use_cuda_dmabuf), V(peermem) runs C(--use_cuda=<gpu_index>), V(none)
+        uses host memory.
       - Default from O(configuration), else V(dmabuf).
       - Each pod requests one GPU of O(gpu_resource); an empty O(gpu_resource) is accepted only with V(none).
     type: str
@@ -91,26 +92,27 @@ options:
     default: ib_write_bw
   rdma_device:
     description:
-      - RDMA device passed with C(-d) on every node. Unset takes it from O(nic_ports) (shared and host device), else the pod
-        uses the device behind its secondary interface, else the first active port of the fabric's link layer.
+      - RDMA device passed with C(-d) on every node. Unset takes it from O(nic_ports) (shared and host device), else the
+        pod uses the device behind its secondary interface, else the first active port of the fabric's link layer.
       - One device cannot serve several rails; it is refused with O(rails=all) and several rails.
     type: str
   nic_ports:
     description:
-      - Port facts, one dict per port with C(node), C(rdma_device), C(netdev), C(link_layer), C(pci_address) and the rate as
-        C(rate_gbps), C(speed_gbps), C(speed) (number or text such as C(400 Gb/sec (4X NDR))) or C(speed_mbps).
-      - Used to pick the device and the link rate of each node and rail (the port whose netdev, PCI address or device ID the
-        rail selected).
+      - Port facts, one dict per port with C(node), C(rdma_device), C(netdev), C(link_layer), C(pci_address) and the
+        rate as C(rate_gbps), C(speed_gbps), C(speed) (number or text such as C(400 Gb/sec (4X NDR))) or C(speed_mbps).
+      - Used to pick the device and the link rate of each node and rail (the port whose netdev, PCI address or device ID
+        the rail selected).
     type: list
     elements: dict
     default: []
   link_rate_gbps:
-    description: Link rate to judge against. Unset uses O(nic_ports), then the node's SriovNetworkNodeState C(linkSpeed).
+    description: Link rate to judge against. Unset uses O(nic_ports), then the node's SriovNetworkNodeState
+      C(linkSpeed).
     type: float
   threshold:
     description:
-      - Fraction of the pair's bound (the link rate, or the PCIe payload rate of its GPU or NIC when lower) the BW average
-        must reach.
+      - Fraction of the pair's bound (the link rate, or the PCIe payload rate of its GPU or NIC when lower) the BW
+        average must reach.
       - Unset, each pair is judged at the calibrated low end of the range that published real runs reach on its hardware
         (link rate, PCIe links, GPU-NIC path, MTU; see docs/verify.md, Expected bandwidth).
     type: float
@@ -176,9 +178,9 @@ options:
     description:
       - Test the rails of a pair of nodes at the same time (they share the pair's round) rather than one after another.
       - Each rail's pods use only that rail's NIC, RDMA resource and network, and one GPU each from the device plugin,
-        which does not give one GPU to two pods. With the buffers in GPU memory the rails share no NIC, GPU or PCIe path,
-        so the result per rail is the one a run rail after rail gives. Set it to false where the GPU Operator shares
-        GPUs by time-slicing.
+        which does not give one GPU to two pods. With the buffers in GPU memory the rails share no NIC, GPU or PCIe
+        path, so the result per rail is the one a run rail after rail gives. Set it to false where the GPU Operator
+        shares GPUs by time-slicing.
       - With O(gpu_rdma_mode=none) the buffers of every rail are in the node's host memory, so the rails run one after
         another whatever this says.
     type: bool
@@ -269,10 +271,10 @@ pairs:
       resource, nic, interfaces, pci_addresses, device_ids, ipam_range), server_node, client_node, server_device,
       client_device, server_ip, link_rate_gbps, link_rate_source, threshold, threshold_source (verify_threshold or
       calibrated), threshold_gbps, bound_gbps (the link rate or the PCIe payload rate, the lower), expected (bound_gbps,
-      limited_by, low_gbps, high_gbps, low_fraction, why, sources with key, title and url), path (server and client GPU-NIC
-      relation PIX/PXB/PHB/NODE/SYS), pcie (server and client GPU and NIC links), bandwidth_gbps (BW average
-      of the largest message), bw_peak_gbps, msg_rate_mpps, message_size, fraction (of the bound), use_cuda, use_dmabuf, gpu,
-      sweep (bytes and bw_avg_gbps per size),
+      limited_by, low_gbps, high_gbps, low_fraction, why, sources with key, title and url), path (server and client
+      GPU-NIC relation PIX/PXB/PHB/NODE/SYS), pcie (server and client GPU and NIC links), bandwidth_gbps (BW average
+      of the largest message), bw_peak_gbps, msg_rate_mpps, message_size, fraction (of the bound), use_cuda, use_dmabuf,
+      gpu, sweep (bytes and bw_avg_gbps per size),
       verdict (passed or failed), reason, diagnosis (code, ok, message, evidence), server_state, client_state,
       server_log and client_log (without O(artifacts_dir)), round, elapsed.
   returned: success
@@ -294,7 +296,8 @@ report_html:
   returned: success, without O(artifacts_dir)
   type: str
 rounds:
-  description: The rounds the pairs ran in, in order, with index and pairs (their indexes). No node is in two pairs of a round.
+  description: The rounds the pairs ran in, in order, with index and pairs (their indexes). No node is in two pairs of a
+    round.
   returned: always
   type: list
   elements: dict

@@ -59,7 +59,8 @@ EXAMPLES = r"""
     label_selectors:
       - node-role.kubernetes.io/worker
     condition: "length(items[?metadata.labels.\"feature.node.kubernetes.io/pci-10de.present\" == 'true']) >= `2`"
-    progress: "join(', ', items[?metadata.labels.\"feature.node.kubernetes.io/pci-10de.present\" == 'true'].metadata.name)"
+    progress: "join(', ', items[?metadata.labels.\"feature.node.kubernetes.io/pci-10de.present\" ==
+      'true'].metadata.name)"
 
 - name: The same on a large cluster, counting one node per event; every selected worker must be labelled
   gpudirect.openshift.resource_wait:
