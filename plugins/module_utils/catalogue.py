@@ -41,7 +41,8 @@ OPERATORS = (
 INSTALL_AFTER = {
     "nfd": (),
     "sriov_network_operator": (),
-    # The NicClusterPolicy's driver and device plugin go to the nodes NFD labels pci-15b3 (render/nic_cluster_policy.py).
+    # The NicClusterPolicy's driver and device plugin go to the nodes NFD labels pci-15b3
+    # (render/nic_cluster_policy.py).
     "nvidia_network_operator": ("nfd",),
     # The ClusterPolicy's GPU nodes are NFD's pci-10de nodes; with driver.rdma.enabled the GPU driver pod waits in its
     # mofed-validation init container for the DOCA driver (NVIDIA/gpu-operator controllers/object_controls.go keeps that
@@ -49,7 +50,8 @@ INSTALL_AFTER = {
     "nvidia_gpu_operator": ("nfd", "nvidia_network_operator"),
     # SriovNetworkNodePolicies need the SR-IOV operator's CRDs and webhook; its config daemon runs only where the DOCA
     # driver is up (configDaemonNodeSelector), and the RDMA networks use the NicClusterPolicy's device plugins. The
-    # chapter creates them after the ClusterPolicy is ready: a policy's drain and reboot would restart a GPU driver build.
+    # chapter creates them after the ClusterPolicy is ready: a policy's drain and reboot would restart a GPU driver
+    # build.
     "rdma": ("sriov_network_operator", "nvidia_network_operator", "nvidia_gpu_operator"),
 }
 INSTALL_ORDERS = ("overlapped", "sequential")
@@ -62,11 +64,11 @@ ENTRY_KEYS = ("role", "title", "package", "namespace", "namespace_alias", "catal
 MARKETPLACE = "openshift-marketplace"
 
 # The support table: per OpenShift minor version, the GPU and Network Operator versions the collection supports there
-# (those Red Hat's catalog of that version holds: each bundle's com.redhat.openshift.versions label, see docs/support.md).
-# Preflight refuses, before any write, an OpenShift version that is not a row and an operator version its row does not
-# list, unless preflight_allow_unsupported_versions is true. NFD and the SR-IOV Network Operator ship with OpenShift
-# itself (channel stable), so they are not columns. docs/support.md shows it; tests/integration/test_support_table.py
-# checks that the two agree and that the simulator models every row.
+# (those Red Hat's catalog of that version holds: each bundle's com.redhat.openshift.versions label, see
+# docs/support.md). Preflight refuses, before any write, an OpenShift version that is not a row and an operator version
+# its row does not list, unless preflight_allow_unsupported_versions is true. NFD and the SR-IOV Network Operator ship
+# with OpenShift itself (channel stable), so they are not columns. docs/support.md shows it;
+# tests/integration/test_support_table.py checks that the two agree and that the simulator models every row.
 SUPPORT_TABLE = {
     "4.16": {
         "gpu-operator-certified": ["v24.9.0", "v24.9.2", "v25.3.0", "v25.3.1", "v25.3.4"],

@@ -43,7 +43,8 @@ def is_pinned_image(reference):
 
 
 def image_reference(repository, image, version):
-    """repository/image:tag, or repository/image@sha256:... when the version is a digest (as the operators join them)."""
+    """repository/image:tag, or repository/image@sha256:... when the version is a digest (as the operators join
+    them)."""
     separator = "@" if IMAGE_DIGEST.match(str(version)) else ":"
     return "%s/%s%s%s" % (str(repository).rstrip("/"), image, separator, version)
 
@@ -115,9 +116,10 @@ KIND_API = {"MacvlanNetwork": API_MELLANOX, "IPoIBNetwork": API_MELLANOX, "HostD
 READ_BY_NAME_KINDS = ((API_MCO, "MachineConfig"),)
 
 
-# OpenShift runs Multus with namespaceIsolation on (openshift/cluster-network-operator bindata/network/multus/multus.yaml,
-# the daemon config's globalNamespaces): a pod may attach a NetworkAttachmentDefinition of its own namespace or of these
-# namespaces, any other is refused (k8snetworkplumbingwg/multus-cni pkg/k8sclient/k8sclient.go, GetNetworkDelegates).
+# OpenShift runs Multus with namespaceIsolation on (openshift/cluster-network-operator
+# bindata/network/multus/multus.yaml, the daemon config's globalNamespaces): a pod may attach a
+# NetworkAttachmentDefinition of its own namespace or of these namespaces, any other is refused
+# (k8snetworkplumbingwg/multus-cni pkg/k8sclient/k8sclient.go, GetNetworkDelegates).
 MULTUS_GLOBAL_NAMESPACES = ("default", "openshift-multus", "openshift-sriov-network-operator")
 
 

@@ -3,8 +3,8 @@
 """What a teardown leaves of the collection's objects, and why; and the operator namespaces a later teardown may still
 remove (issue 31 point 7). Pure functions over objects read from the cluster.
 
-An operator namespace carries the managed-by label only when olm_operator created it (cluster/operator_installer.py). Once its
-operator is gone (no Subscription left in it), nothing but the namespace remains, so a later run with
+An operator namespace carries the managed-by label only when olm_operator created it (cluster/operator_installer.py).
+Once its operator is gone (no Subscription left in it), nothing but the namespace remains, so a later run with
 teardown_remove_namespaces can remove it: the label is the proof it was the collection's. A namespace that holds a
 Subscription without the collection's OperatorGroup runs an operator someone else installed, and stays.
 """

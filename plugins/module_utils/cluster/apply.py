@@ -336,9 +336,9 @@ class ManifestApplier:
             self._record("patched", desired, existing, after or dict_merge(current, desired))
 
     def _through_webhook(self, what, write):
-        """``write()``, tried again while an admission webhook it needs is not serving yet (its pod is starting: HTTP 500
-        "failed calling webhook", rules/webhooks.py), up to webhook_grace_period; then a ClusterError quoting the API
-        server."""
+        """``write()``, tried again while an admission webhook it needs is not serving yet (its pod is starting: HTTP
+        500 "failed calling webhook", rules/webhooks.py), up to webhook_grace_period; then a ClusterError quoting the
+        API server."""
         first = None
         while True:
             try:

@@ -4,9 +4,9 @@
 """Runs the cross-node GPUDirect RDMA bandwidth test (module_utils/verify/bandwidth_plan.py) as Kubernetes pods.
 
 The pairs of GPU nodes (a ring when there are more than two) run in rounds in which no node is in two pairs of one
-rail (module_utils/verify/bandwidth_plan.py pair_rounds: at most three rounds around a ring). The rails of a pair share the
-round when the buffers are in GPU memory (bandwidth_plan.rails_in_parallel says why that does not change the result),
-else they run rail after rail. At most ``parallel_pairs`` pairs run at
+rail (module_utils/verify/bandwidth_plan.py pair_rounds: at most three rounds around a ring). The rails of a pair share
+the round when the buffers are in GPU memory (bandwidth_plan.rails_in_parallel says why that does not change the
+result), else they run rail after rail. At most ``parallel_pairs`` pairs run at
 once. For each pair a server pod starts on the first node; once it runs and has an address on the secondary network
 the client pod starts on the second node pointed at that address; when the client is done both logs are read and
 judged. One watch follows all pods of a round (cluster/pods.py); the round's pods are deleted by label in one
@@ -141,7 +141,8 @@ class BandwidthTest:
         return self.pods.log(name)
 
     def delete_pods(self, selector):
-        """Delete the pods matching `selector` in one request and wait until they are gone; returns the names deleted."""
+        """Delete the pods matching `selector` in one request and wait until they are gone; returns the names
+        deleted."""
         return self.pods.delete_all(selector, wait_timeout=self.settings["cleanup_timeout"])
 
     # -- one pair, step by step ------------------------------------------------------------------
@@ -283,7 +284,8 @@ class BandwidthTest:
         known = [rate for rate, _source in rates if rate]
         link_rate = min(known) if len(known) == len(rates) else None
         # What the pair can reach on its hardware (PCIe links and path of each side's GPU and NIC, MTU): the run is
-        # judged against that bound, by default at the calibrated low end of healthy published runs (bandwidth_calibration.py).
+        # judged against that bound, by default at the calibrated low end of healthy published runs
+        # (bandwidth_calibration.py).
         server_cuda = perftest_output.parse_cuda_setup(server_log) or {}
         sides = [pair_side_hardware(settings, pair.server_node, pair.server_device or _server_device(server_log), server_cuda.get("pci_address")),
                  pair_side_hardware(settings, pair.client_node, pair.client_device or parsed_device, client_cuda.get("pci_address"))]

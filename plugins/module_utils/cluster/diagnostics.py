@@ -79,7 +79,8 @@ PLAN = (
     ("sriovnetwork.openshift.io/v1", "SriovIBNetwork", "sriovibnetworks", "all", "managed"),
     ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "network-attachment-definitions", "all", None),
     ("machineconfiguration.openshift.io/v1", "MachineConfigPool", "machineconfigpools", "cluster", None),
-    # By name only (module_utils/names.py READ_BY_NAME_KINDS): a list would return the pull secret with the controller's ones.
+    # By name only (module_utils/names.py READ_BY_NAME_KINDS): a list would return the pull secret with the controller's
+    # ones.
     ("machineconfiguration.openshift.io/v1", "MachineConfig", "machineconfigs", "names", "managed"),
     ("v1", "Node", "nodes", "cluster", None),
     ("v1", "Event", "events", "operators", None),

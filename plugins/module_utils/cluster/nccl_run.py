@@ -6,8 +6,8 @@
 The pods follow MPI Operator's layout for an MPIJob (kubeflow/mpi-operator): one worker pod per node holding the
 node's GPUs and every rail (resource and network), running the image's SSH daemon, and one launcher pod that runs
 ``mpirun -H <worker IP>:<GPUs>,... all_reduce_perf_mpi`` once every worker runs. The launcher's log is parsed with
-module_utils/verify/nccl_tests_output.py and judged against the sum of one node's rail rates. Every pod is deleted when run()
-returns, also when anything fails. Pods are created, followed, read and deleted through the collection's one pod
+module_utils/verify/nccl_tests_output.py and judged against the sum of one node's rail rates. Every pod is deleted when
+run() returns, also when anything fails. Pods are created, followed, read and deleted through the collection's one pod
 runner (cluster/pods.py PodRun); the nodes are chosen as the bandwidth test chooses them (bandwidth_plan.nodes_to_test).
 
 The helpers above ``NcclAllReduceTest`` are pure and unit tested without a cluster.

@@ -112,8 +112,9 @@ def pod_manifest(name, namespace, node, run_id, configmap, image, service_accoun
     Privileges: read-only hostPath mounts of /sys and of the /proc entries the collector reads (PROC_MOUNTS; the SCC
     must allow hostPath volumes); no privileged mode, no host namespaces, every capability dropped, read-only root.
     ``nvidia_smi`` is the number of GPUs to request (0: none): the pod asks the NVIDIA device plugin for them, whose
-    Allocate answer names the devices for the container toolkit to expose with nvidia-smi; no NVIDIA_VISIBLE_DEVICES=all,
-    which bypasses the device plugin's accounting (NVIDIA/k8s-device-plugin internal/plugin/server.go Allocate)."""
+    Allocate answer names the devices for the container toolkit to expose with nvidia-smi; no
+    NVIDIA_VISIBLE_DEVICES=all, which bypasses the device plugin's accounting (NVIDIA/k8s-device-plugin
+    internal/plugin/server.go Allocate)."""
     container = {
         "name": CONTAINER,
         "image": image,
@@ -242,7 +243,8 @@ def cache_configmap(name, namespace, node, fingerprint, log_line):
 
 
 def cached_document(configmap):
-    """(node, fingerprint, facts) from a cache ConfigMap; parsed and checked like a pod log; ValueError when unusable."""
+    """(node, fingerprint, facts) from a cache ConfigMap; parsed and checked like a pod log; ValueError when
+    unusable."""
     meta = configmap.get("metadata") or {}
     annotations = meta.get("annotations") or {}
     packed = (configmap.get("binaryData") or {}).get(CACHE_KEY)
@@ -292,7 +294,8 @@ class FactsRun:
         settings = self.settings
         selected, unknown, how = select_nodes(node_objects, settings.nodes, settings.node_selector)
         selected, _refused, _left_out = without_control_plane(node_objects, selected, how, settings.allow_control_plane)
-        # i20: a facts pod asks the device plugin for the node's GPUs (nvidia-smi) instead of NVIDIA_VISIBLE_DEVICES=all.
+        # i20: a facts pod asks the device plugin for the node's GPUs (nvidia-smi) instead of
+        # NVIDIA_VISIBLE_DEVICES=all.
         self._gpus = {n["metadata"]["name"]: allocatable_gpus(n) for n in node_objects} if settings.nvidia_smi else {}
         return selected, unknown, how, [self._pod(node) for node in selected]
 
@@ -349,7 +352,8 @@ class FactsRun:
         fingerprints = {name: hardware_fingerprint(by_name.get(name) or {}, digest, self.settings.nvidia_smi) for name in selected}
         refresh = self.settings.refresh
         # A cached "not ready" may be out of date without any fingerprint change (the operators load drivers without a
-        # reboot): with refresh_not_ready such nodes are read again; a ready document stays good until the fingerprint moves.
+        # reboot): with refresh_not_ready such nodes are read again; a ready document stays good until the fingerprint
+        # moves.
         stale_verdict = self.settings.refresh_not_ready
         labels = {name: node_labels(node) for name, node in by_name.items()}
         result = {
@@ -408,7 +412,8 @@ class FactsRun:
                                    "them per run)" % self.namespace)
             self.cluster.create(resources["Namespace"], {"apiVersion": "v1", "kind": "Namespace", "metadata": {
                 "name": self.namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE, COMPONENT_LABEL: COMPONENT_VALUE,
-                                                   # the collector pods need hostPath: keep Pod Security admission out of the way
+                                                   # the collector pods need hostPath: keep Pod Security admission out
+                                                   # of the way
                                                    "pod-security.kubernetes.io/enforce": "privileged",
                                                    "pod-security.kubernetes.io/audit": "privileged",
                                                    "pod-security.kubernetes.io/warn": "privileged",
@@ -567,7 +572,8 @@ class FactsRun:
 
     def cleanup(self, resources):
         """Delete what this run created: its pods by label in one request, then the script ConfigMap, and the
-        RoleBinding, ServiceAccount and Namespace when it created them, newest first; errors collected, never raised early."""
+        RoleBinding, ServiceAccount and Namespace when it created them, newest first; errors collected, never raised
+        early."""
         errors = []
         if self.pods is not None and self.pods.created:
             try:

@@ -1,7 +1,8 @@
 # Copyright: (c) 2026, gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""The one way the collection runs short-lived pods: facts pods (node_facts.py) and bandwidth-test pods (bandwidth_run.py).
+"""The one way the collection runs short-lived pods: facts pods (node_facts.py) and bandwidth-test pods
+(bandwidth_run.py).
 
 A ``PodRun`` labels every pod it creates with one run label, follows them all with one watch on that label,
 tells one story of "pod failed" (``pod_failure``: a terminated container, a waiting reason that never clears,
@@ -47,7 +48,8 @@ class PodRun:
         return ",".join(["%s=%s" % (self.run_label, self.run_id)] + ["%s=%s" % item for item in sorted(labels.items())])
 
     def create(self, manifest):
-        """Create a pod; returns None, or the API server's refusal (status, message): a 4xx answer is that pod's failure."""
+        """Create a pod; returns None, or the API server's refusal (status, message): a 4xx answer is that pod's
+        failure."""
         name = manifest["metadata"]["name"]
         try:
             self.cluster.create(self.resource, manifest)

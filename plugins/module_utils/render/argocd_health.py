@@ -204,7 +204,8 @@ def application_set():
 
 
 def argocd_files(cluster):
-    """[(file name, manifest)] of the argocd/ directory of the tree (not part of any kustomization: applied once to Argo CD)."""
+    """[(file name, manifest)] of the argocd/ directory of the tree (not part of any kustomization: applied once to Argo
+    CD)."""
     return [("argocd-cm-health-patch.yaml", argocd_cm_patch()),
             ("openshift-gitops-argocd-health-patch.yaml", openshift_gitops_patch()),
             ("application-%s.yaml" % cluster, application(cluster)),

@@ -44,8 +44,8 @@ OLM_WAVE = names.OLM_WAVE
 VERIFICATION_WAVE = names.VERIFICATION_WAVE
 
 # The OpenShift "cli" image stream, which every cluster serves from its internal registry (the catalog's jobs use it:
-# redhat-cop/gitops-catalog advanced-cluster-security-operator/instance/base/create-cluster-init-bundle-job.yaml). It has
-# sh and kubectl (openshift/oc images/cli/Dockerfile.rhel links kubectl to oc).
+# redhat-cop/gitops-catalog advanced-cluster-security-operator/instance/base/create-cluster-init-bundle-job.yaml). It
+# has sh and kubectl (openshift/oc images/cli/Dockerfile.rhel links kubectl to oc).
 DEFAULT_APPROVER_IMAGE = "image-registry.openshift-image-registry.svc:5000/openshift/cli:latest"
 APPROVER_NAME = "gpudirect-installplan-approver"
 VERIFICATION_NAME = "gpudirect-rdma-verify"
@@ -99,7 +99,8 @@ def annotated(manifest, phase):
 
 
 def _pins(olm_entries):
-    """(package, namespace, approval, startingCSV, first number of the operator's block) of each rendered Subscription."""
+    """(package, namespace, approval, startingCSV, first number of the operator's block) of each rendered
+    Subscription."""
     for entry in olm_entries or []:
         manifest = entry["manifest"]
         if manifest["kind"] == "Subscription":

@@ -131,7 +131,8 @@ def _selector_text(selector):
 
 
 def _check_across(models, errors):
-    """What two groups must not share: nodes (as far as the selectors alone tell), resources, networks, address ranges."""
+    """What two groups must not share: nodes (as far as the selectors alone tell), resources, networks, address
+    ranges."""
     for index, (name, model) in enumerate(models):
         mine = _selector_text(model["node_selector"])
         for other_name, other in models[:index]:
@@ -368,7 +369,8 @@ def merged_summary(per_group):
             "configuration": summary["configuration"], "method": summary["method"], "fabric": summary["fabric"],
             "resources": summary["resources"], "networks": [n["name"] for n in summary["networks"]],
             "machineconfig_pool": summary["machineconfig_pool"]})
-    # The SriovOperatorConfig of merge(): the config daemons run on the sriov_legacy group's nodes (None: no such group).
+    # The SriovOperatorConfig of merge(): the config daemons run on the sriov_legacy group's nodes (None: no such
+    # group).
     merged["sriov_daemon_group"] = ([m["node_group"] for m, _s in per_group if _uses_vfs(m)] or [None])[0]
     merged["configuration"] = "; ".join("%s: %s" % (g["name"], g["configuration"]) for g in merged["node_groups"])
     merged["fabrics"] = sorted({f for _m, s in per_group for f in s["fabrics"]})

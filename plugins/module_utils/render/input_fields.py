@@ -14,7 +14,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.render.rdma im
 
 # crio_memlock is opt-in: it lifts the locked-memory limit of every container of a pool (issue 20 point 7).
 DEFAULT_MACHINECONFIGS = ["irdma_blacklist"]
-# The pool that gets the CRI-O memlock drop-in: a custom pool of the RDMA nodes only (deploy/machineconfigpool-gpudirect-rdma.yml).
+# The pool that gets the CRI-O memlock drop-in: a custom pool of the RDMA nodes only
+# (deploy/machineconfigpool-gpudirect-rdma.yml).
 DEFAULT_MEMLOCK_POOL = "gpudirect-rdma"
 # OpenShift's default cluster and service networks; a secondary range inside them breaks routing.
 DEFAULT_CLUSTER_NETWORK_CIDRS = ["10.128.0.0/14", "172.30.0.0/16"]

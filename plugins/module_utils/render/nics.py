@@ -255,8 +255,8 @@ def _port_index(ports, is_candidate):
 
 
 def _indexed_ports(index, ports, is_candidate, node, nic_pci, nic):
-    """(positions, candidate ports) of the ports of ``node`` whose PCI address is ``nic_pci`` or whose netdev is ``nic``,
-    in the order of ``ports``; the lists are the index's own (read only)."""
+    """(positions, candidate ports) of the ports of ``node`` whose PCI address is ``nic_pci`` or whose netdev is
+    ``nic``, in the order of ``ports``; the lists are the index's own (read only)."""
     found = index.get(node)
     if found is None:
         return (), ()

@@ -18,9 +18,9 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 def olm_manifests(variables, operators=None):
     """(entries, errors): [{"order", "file", "manifest"}] of Namespace, OperatorGroup and Subscription per operator, in
     install order, numbered in one block per operator (names.olm_order: 0010-0012 the first, 0020-0022 the second ...,
-    so that another operator renames no file; the names sort before every other rendered object). ``operators`` are the operator
-    catalogue's entries with their settings (the gpudirect.openshift.operators lookup); None takes the catalogue's
-    defaults, with the NFD and SR-IOV namespaces the gpudirect_rdma_* ``variables`` may name."""
+    so that another operator renames no file; the names sort before every other rendered object). ``operators`` are the
+    operator catalogue's entries with their settings (the gpudirect.openshift.operators lookup); None takes the
+    catalogue's defaults, with the NFD and SR-IOV namespaces the gpudirect_rdma_* ``variables`` may name."""
     if operators is None:
         try:
             operators = catalogue.resolve({entry["namespace_alias"]: (variables or {}).get(entry["namespace_alias"])

@@ -71,7 +71,8 @@ def configuration(model):
 
 def fabric_models(model):
     """The model of each fabric the configuration serves: the first, and gpudirect_rdma_second_fabric's when given
-    (shared_device only: one NicClusterPolicy lists both fabrics' resources, as the chapter's shared-device policy does)."""
+    (shared_device only: one NicClusterPolicy lists both fabrics' resources, as the chapter's shared-device policy
+    does)."""
     return [model] + ([model["second_fabric_model"]] if model.get("second_fabric_model") else [])
 
 

@@ -8,8 +8,8 @@ image is the same tag under nvcr.io/nvidia/mellanox, which is what a cluster pul
 
 The device plugins and the IPoIB CNI are pinned by digest with the tag kept for reading (``tag@sha256:...``): each
 digest is the one the same release's operator bundle lists for that image (bundle/manifests/
-nvidia-network-operator.clusterserviceversion.yaml, spec.relatedImages, which hack/release.go --with-sha256 resolves from
-hack/release.yaml). The operator joins repository, image and a non-digest version with ':' (pkg/render/render.go
+nvidia-network-operator.clusterserviceversion.yaml, spec.relatedImages, which hack/release.go --with-sha256 resolves
+from hack/release.yaml). The operator joins repository, image and a non-digest version with ':' (pkg/render/render.go
 imagePath), giving ``repository/image:tag@sha256:...``, which CRI-O pulls by the digest (cri-o/cri-o#3060).
 
 The DOCA driver stays on a tag: the operator appends the node pool's OS and architecture to a tag

@@ -13,9 +13,9 @@ IMAGE_PLACEHOLDER = "registry.example/your-nccl-workload:tag"
 
 
 def rails_from_plan(summary, nic_ports=None, affinity=None, namespace=None):
-    """{"namespace", "rails", "rail_rates_gbps", "hcas", "fabric"} of the plan's rails, in rail order (GPU order with auto
-    selection): each rail's network (in ``namespace``, default the first network's) and resource, the highest link rate
-    the facts show for its NICs, and the RDMA device of its NIC on the first node (none for SR-IOV VFs)."""
+    """{"namespace", "rails", "rail_rates_gbps", "hcas", "fabric"} of the plan's rails, in rail order (GPU order with
+    auto selection): each rail's network (in ``namespace``, default the first network's) and resource, the highest link
+    rate the facts show for its NICs, and the RDMA device of its NIC on the first node (none for SR-IOV VFs)."""
     summary = summary or {}
     groups = (summary.get("nic_selection") or {}).get("groups") or []
     networks = summary.get("networks") or []

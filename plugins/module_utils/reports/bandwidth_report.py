@@ -138,7 +138,8 @@ def markdown(result, title="GPUDirect RDMA bandwidth test"):
 
 
 def bar_chart_svg(pairs, width=720, bar_height=26):
-    """Horizontal bars of BW average per pair, with the threshold of each pair as a red tick and the link rate as a grey one."""
+    """Horizontal bars of BW average per pair, with the threshold of each pair as a red tick and the link rate as a grey
+    one."""
     rows = list(pairs)
     label_width = 260
     top = 30

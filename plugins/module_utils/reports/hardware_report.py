@@ -267,7 +267,8 @@ class Documents:
     def _shared(self, entries):
         """``entries`` with each text and each list of GPU paths that an earlier node had replaced by the earlier node's
         object: the nodes of a cluster are mostly alike (the same NIC models, addresses and paths), so the ports of 1000
-        nodes hold a few distinct values. What is kept is only read from here on (written out, or copied by exit_json)."""
+        nodes hold a few distinct values. What is kept is only read from here on (written out, or copied by
+        exit_json)."""
         values = self.values
         for entry in entries:
             for key, value in entry.items():
@@ -312,7 +313,8 @@ class Documents:
         for file_name, lines in (("hardware-report.md", markdown_lines), ("hardware-report.html", html_lines)):
             with open(os.path.join(self.report_dir, file_name), "w") as handle:
                 write_lines(handle, lines(stored, title=title, failed=failed, note=note, summaries=self.readiness))
-        # hardware-facts.json one node (and one port) at a time, in the layout json.dumps(indent=4, sort_keys=True) gives
+        # hardware-facts.json one node (and one port) at a time, in the layout json.dumps(indent=4, sort_keys=True)
+        # gives
         with open(os.path.join(self.report_dir, "hardware-facts.json"), "w") as handle:
             handle.write('{\n    "cluster": %s,\n    "failed_nodes": %s,\n    "gpu_nic_affinity": ' % (_indented(name), _indented(failed)))
             _write_list(handle, self._matrix_items())

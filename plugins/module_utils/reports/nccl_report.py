@@ -48,7 +48,8 @@ def html(result, title="NCCL all-reduce across the rails"):
         parts.append(busbw_chart_svg(result.get("rows") or [], result.get("expected_busbw_gbs"), result.get("required_busbw_gbs")))
     expected = result.get("expected_range")
     if expected:
-        # What published real runs reach on these rails (module_utils/verify/nccl_calibration.py), each row with its source.
+        # What published real runs reach on these rails (module_utils/verify/nccl_calibration.py), each row with its
+        # source.
         parts.append("<h2>Expected for this hardware</h2><p>A ring reaches %.1f-%.1f GB/s (%.0f-%.0f%% of the rails' %.1f GB/s) in the "
                      "published healthy runs below%s.</p>" % (
                          expected["low_gbs"], expected["high_gbs"], expected["low_fraction"] * 100, expected["high_fraction"] * 100,

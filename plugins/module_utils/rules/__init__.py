@@ -5,7 +5,8 @@ access, no Ansible). plan_status runs them on the lists it read; roles only show
 
 
 def unique(values):
-    """``values`` without repeats, in first-seen order (the rules' sentences keep their order; values may be unhashable)."""
+    """``values`` without repeats, in first-seen order (the rules' sentences keep their order; values may be
+    unhashable)."""
     seen = []
     for value in values:
         if value not in seen:

@@ -234,8 +234,9 @@ def install_plan_failure(install_plan):
 
     The catalog operator ends a plan it cannot carry out in phase Failed with condition Installed False and the reason
     (InstallComponentFailed for a step the API server refused, InstallCheckFailed for a bundle that did not unpack:
-    operator-framework-olm staging/operator-lifecycle-manager/pkg/controller/operators/catalog/operator.go, syncInstallPlans),
-    and projects the same reason and message onto the Subscription as InstallPlanFailed (catalog/subscription/state.go)."""
+    operator-framework-olm staging/operator-lifecycle-manager/pkg/controller/operators/catalog/operator.go,
+    syncInstallPlans), and projects the same reason and message onto the Subscription as InstallPlanFailed
+    (catalog/subscription/state.go)."""
     status = (install_plan or {}).get("status") or {}
     installed = [c for c in status.get("conditions") or [] if c.get("type") == "Installed" and c.get("status") == "False"]
     if status.get("phase") != "Failed" and not [c for c in installed if c.get("reason") in ("InstallComponentFailed", "InstallCheckFailed")]:

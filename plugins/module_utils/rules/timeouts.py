@@ -24,7 +24,8 @@ documents 600-1800 s per node, and the default budget is the slow end, so that o
 
 NODE_ROLLOUT_SECONDS = (600, 1800)  # documented range for one node's drain, reboot and return (see docs/simulator.md)
 DEFAULT_NODE_ROLLOUT_SECONDS = NODE_ROLLOUT_SECONDS[1]
-# What the rollout costs beyond its nodes: the render controller's delay or the policy sync, and the first node's cordon.
+# What the rollout costs beyond its nodes: the render controller's delay or the policy sync, and the first node's
+# cordon.
 BASE_SECONDS = 600
 DEFAULT_MAX_UNAVAILABLE = 1  # machine-config-operator getMaxUnavailable, sriov-network-operator defaultPoolConfig
 ALL_AT_ONCE = -1  # sriov-network-operator SriovNetworkPoolConfig.MaxUnavailable without spec.maxUnavailable

@@ -102,7 +102,8 @@ def expected_and_measured(expected, measured):
 
 
 def port_not_active(settings, node, device):
-    """'node netdev (device) is DOWN in the facts' when the facts show the port `device` of `node` not ACTIVE, else None."""
+    """'node netdev (device) is DOWN in the facts' when the facts show the port `device` of `node` not ACTIVE, else
+    None."""
     for port in facts_ports(settings, node):
         state = str(port.get("state") or "").rsplit(":", maxsplit=1)[-1].strip().upper()
         if device and port.get("rdma_device") == device and state and state != "ACTIVE":

@@ -8,7 +8,8 @@ launcher (simulator/controllers/nccl_pods.py) read this one table, so the simula
 
 Bounds, for nodes of n/N ranks each (n ranks over N nodes), every node's traffic leaving through its rails:
 
-- Each rail carries at most its link's payload rate (bandwidth_calibration.py: link rate x MTU / (MTU + headers) when the path
+- Each rail carries at most its link's payload rate (bandwidth_calibration.py: link rate x MTU / (MTU + headers) when
+the path
   MTU is known), so a node carries at most the sum of its rails, in GB/s = Gb/s / 8.
 - Ring all-reduce: every rank sends 2(n-1)/n of the data, and each ring leaves a node once, so each node's rails move
   2(n-1)/n x S per operation. nccl-tests reports busbw = algbw x 2(n-1)/n (src/all_reduce.cu AllReduceGetBw), so a
@@ -158,7 +159,8 @@ def ring_range():
 
 
 def rails_payload_gbs(rail_rates_gbps, link_layer=None, mtu=None):
-    """GB/s one node's rails carry: the sum of the link rates x the payload share of one path MTU (bandwidth_calibration.py)."""
+    """GB/s one node's rails carry: the sum of the link rates x the payload share of one path MTU
+    (bandwidth_calibration.py)."""
     return sum(float(rate) for rate in rail_rates_gbps) * bandwidth_calibration.wire_efficiency(link_layer, mtu) / 8.0
 
 

@@ -72,7 +72,8 @@ def termination_text(pod):
 
 
 def pod_state_text(pod):
-    """Phase plus what explains it, for reports and timeouts: 'Pending (ImagePullBackOff: ...)', 'Failed (exit code 1, Error)'."""
+    """Phase plus what explains it, for reports and timeouts: 'Pending (ImagePullBackOff: ...)', 'Failed (exit code 1,
+    Error)'."""
     if not pod:
         return "absent"
     text = pod_phase(pod) or "Pending"
@@ -116,7 +117,8 @@ def is_done(pod):
 
 # Waiting reasons of an operand container that mean it cannot start (kubernetes pkg/kubelet/kuberuntime, images):
 # a crash loop, an image that cannot be pulled, a container that cannot be created. Each may clear by itself (a
-# driver that builds on the next attempt, a registry that comes back), so a wait fails on one only after its grace period.
+# driver that builds on the next attempt, a registry that comes back), so a wait fails on one only after its grace
+# period.
 OPERAND_PROBLEMS = ("CrashLoopBackOff", "RunContainerError", "CreateContainerConfigError", "CreateContainerError") + IMAGE_PULL_REASONS
 
 

@@ -1,7 +1,7 @@
 # Copyright (c) 2026 gpudirect.openshift maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Numbers in the result tables that benchmark tools print (perftest_output.py, nccl_tests_output.py): one definition of what a
-cell may hold, so that neither parser turns garbage into a silent wrong number. Pure standard library."""
+"""Numbers in the result tables that benchmark tools print (perftest_output.py, nccl_tests_output.py): one definition of
+what a cell may hold, so that neither parser turns garbage into a silent wrong number. Pure standard library."""
 
 
 import math
