@@ -173,7 +173,8 @@ options:
   name:
     description:
       - One object. The condition sees the object itself, or an empty object while it does not exist.
-      - 'Without it, the condition sees C({"items": [...]}), every object matching the namespace and the label selectors.'
+      - 'Without it, the condition sees C({"items": [...]}), every object matching the namespace and the label
+        selectors.'
     type: str
   namespace:
     description: Namespace of namespaced objects; without it a list covers all namespaces.
@@ -186,7 +187,8 @@ options:
   condition:
     description:
       - JMESPath expression that is true (not false, null or empty) when the objects are ready.
-      - For example V(status.state == 'ready') or V(length(items[?metadata.labels."nvidia.com/gpu.present" == 'true']) >= `2`).
+      - For example V(status.state == 'ready') or
+        V(length(items[?metadata.labels."nvidia.com/gpu.present" == 'true']) >= `2`).
       - Each wait has this or C(count), not both.
     type: str
   count:
@@ -222,7 +224,8 @@ options:
     description: JMESPath expression that is true when the objects report a failure.
     type: str
   failure_message:
-    description: JMESPath expression giving the text to quote when the failure condition holds, for example V(status.reason).
+    description: JMESPath expression giving the text to quote when the failure condition holds, for example
+      V(status.reason).
     type: str
   progress:
     description:

@@ -16,7 +16,8 @@ def connection_problem_filter(params, environ=None):
         raise AnsibleFilterError('connection_problem: expects a mapping of connection options (host, api_key)')
     if environ is not None and not isinstance(environ, dict):
         raise AnsibleFilterError('connection_problem: environ must be a mapping')
-    return connection_problem(params.get('host'), params.get('api_key'), None if environ is None else dict(environ)) or ''
+    return connection_problem(params.get('host'), params.get('api_key'),
+                              None if environ is None else dict(environ)) or ''
 
 
 class FilterModule:

@@ -10,7 +10,8 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.plain_data import plain
-from ansible_collections.gpudirect.openshift.plugins.module_utils.reports.hardware_report import render_html, render_markdown
+from ansible_collections.gpudirect.openshift.plugins.module_utils.reports.hardware_report import (
+    render_html, render_markdown)
 
 
 def _check(name, nodes, failed):

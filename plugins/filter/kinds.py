@@ -11,7 +11,8 @@ Documentation lives next to this file (managed_kinds.yml, machineconfig_names.ym
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import labels_match, parse_label_selector
+from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import (
+    labels_match, parse_label_selector)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.plain_data import plain
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import owned_machineconfig_names
@@ -43,4 +44,5 @@ class FilterModule:
     """Kinds and objects the collection manages."""
 
     def filters(self):
-        return {'managed_kinds': managed_kinds, 'machineconfig_names': machineconfig_names, 'select_labelled': select_labelled}
+        return {'managed_kinds': managed_kinds, 'machineconfig_names': machineconfig_names,
+                'select_labelled': select_labelled}

@@ -26,8 +26,8 @@ def nccl_tests_parse(output, require_results=True, collective=None):
     if isinstance(output, (list, tuple)):
         output = '\n'.join(to_text(line) for line in output)
     try:
-        return parse_nccl_tests_output(to_text(output, errors='surrogate_or_strict'), require_results=bool(require_results),
-                                       collective=plain(collective))
+        return parse_nccl_tests_output(to_text(output, errors='surrogate_or_strict'),
+                                       require_results=bool(require_results), collective=plain(collective))
     except NcclTestsParseError as exc:
         raise AnsibleFilterError('nccl_tests_parse: %s' % exc)
 

@@ -17,7 +17,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.render.reporte
 
 def reported_nic_problems_filter(summary, node_states, num_vfs=None, from_facts=False):
     if summary is not None and not isinstance(summary, dict):
-        raise AnsibleFilterError('reported_nic_problems: expects the plan summary (gpudirect_manifests summary), a mapping')
+        raise AnsibleFilterError(
+            'reported_nic_problems: expects the plan summary (gpudirect_manifests summary), a mapping')
     if node_states is not None and not isinstance(node_states, list):
         raise AnsibleFilterError('reported_nic_problems: node_states must be a list of SriovNetworkNodeStates')
     if num_vfs not in (None, '') and not str(num_vfs).isdigit():

@@ -13,9 +13,11 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.render.groups 
 
 def node_group_problems_filter(summary, selected):
     if summary is not None and not isinstance(summary, dict):
-        raise AnsibleFilterError('node_group_problems: expects the plan summary (gpudirect_manifests summary), a mapping')
+        raise AnsibleFilterError(
+            'node_group_problems: expects the plan summary (gpudirect_manifests summary), a mapping')
     if selected is not None and not isinstance(selected, list):
-        raise AnsibleFilterError('node_group_problems: expects the node groups with their nodes (plan_status node_groups), a list')
+        raise AnsibleFilterError(
+            'node_group_problems: expects the node groups with their nodes (plan_status node_groups), a list')
     return node_group_problems(summary or {}, selected or [])
 
 

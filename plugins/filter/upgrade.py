@@ -35,9 +35,11 @@ def upgrade_outcome(plan, status_after):
     if not isinstance(plan, list):
         raise AnsibleFilterError("upgrade_outcome: expects the upgrade plan (plan_status upgrade_plan), a list")
     if not isinstance(status_after, dict):
-        raise AnsibleFilterError("upgrade_outcome: expects the result of gpudirect.openshift.plan_status after the upgrade")
+        raise AnsibleFilterError(
+            "upgrade_outcome: expects the result of gpudirect.openshift.plan_status after the upgrade")
     outcome = upgrade_plan.upgrade_outcome(plan, status_after.get("operator_versions"))
-    return {"operators": outcome, "keep_these_pins": upgrade_plan.pins_to_keep(plan), "line": upgrade_plan.upgraded_line(outcome)}
+    return {"operators": outcome, "keep_these_pins": upgrade_plan.pins_to_keep(plan),
+            "line": upgrade_plan.upgraded_line(outcome)}
 
 
 class FilterModule:

@@ -33,8 +33,8 @@ def _timed(entry, timeout, failure_grace_period):
     return entry
 
 
-def rdma_waits(plan, min_ready_nodes=1, failure_grace_period=60, timeout=1800, machineconfig_timeout=5400, all_selected_nodes=False,
-               sriov_timeout=None):
+def rdma_waits(plan, min_ready_nodes=1, failure_grace_period=60, timeout=1800, machineconfig_timeout=5400,
+               all_selected_nodes=False, sriov_timeout=None):
     if not isinstance(plan, dict):
         raise AnsibleFilterError('rdma_waits: expects the rendered plan (gpudirect_manifests result), a mapping')
     min_ready_nodes = _count('min_ready_nodes', min_ready_nodes, 1)
@@ -51,26 +51,32 @@ def rdma_waits(plan, min_ready_nodes=1, failure_grace_period=60, timeout=1800, m
                               for w in sets['configuration']]}
 
 
-def rollout_timeout(work, given=0, per_node=timeouts.DEFAULT_NODE_ROLLOUT_SECONDS, variable='rdma_machineconfig_timeout',
-                    kind='MachineConfig', pool_config=None, reported_nodes=0, fallback=None, nodes=None):
+def rollout_timeout(work, given=0, per_node=timeouts.DEFAULT_NODE_ROLLOUT_SECONDS,
+                    variable='rdma_machineconfig_timeout', kind='MachineConfig', pool_config=None, reported_nodes=0,
+                    fallback=None, nodes=None):
     """``work``: plan_status disruptions (a list), or a MachineConfigPool as read (a mapping) whose every machine
     reboots. ``kind`` MachineConfig or SR-IOV; ``pool_config``: the SriovNetworkPoolConfig the plan applies, if any."""
     given = _count(variable, given, 0)
     per_node = _count('per_node', per_node, 1)
     if isinstance(work, dict):
         spec, status = work.get('spec') or {}, work.get('status') or {}
-        return timeouts.pool_rollout_timeout((work.get('metadata') or {}).get('name') or '?', status.get('machineCount') or 0,
-                                             spec.get('maxUnavailable'), given=given, per_node=per_node, variable=variable,
+        return timeouts.pool_rollout_timeout((work.get('metadata') or {}).get('name') or '?',
+                                             status.get('machineCount') or 0, spec.get('maxUnavailable'), given=given,
+                                             per_node=per_node, variable=variable,
                                              fallback=_count('fallback', 5400 if fallback is None else fallback, 1))
     if not isinstance(work, list):
-        raise AnsibleFilterError('rollout_timeout: expects the disruptions of plan_status (a list) or a MachineConfigPool')
+        raise AnsibleFilterError(
+            'rollout_timeout: expects the disruptions of plan_status (a list) or a MachineConfigPool')
     if kind == 'SR-IOV':
         if pool_config is not None and not isinstance(pool_config, dict):
             raise AnsibleFilterError('rollout_timeout: pool_config must be a SriovNetworkPoolConfig manifest or null')
         return timeouts.sriov_sync_timeout(work, given=given, per_node=per_node,
-                                           pool_max_unavailable=((pool_config or {}).get('spec') or {}).get('maxUnavailable'),
-                                           pool_config=bool(pool_config), reported_nodes=_count('reported_nodes', reported_nodes, 0),
-                                           variable=variable, fallback=_count('fallback', 1800 if fallback is None else fallback, 1),
+                                           pool_max_unavailable=((pool_config or {}).get('spec')
+                                                                 or {}).get('maxUnavailable'),
+                                           pool_config=bool(pool_config),
+                                           reported_nodes=_count('reported_nodes', reported_nodes, 0),
+                                           variable=variable,
+                                           fallback=_count('fallback', 1800 if fallback is None else fallback, 1),
                                            nodes=None if nodes is None else _count('nodes', nodes, 0))
     if kind != 'MachineConfig':
         raise AnsibleFilterError('rollout_timeout: kind must be MachineConfig or SR-IOV, got %r' % (kind,))
@@ -97,8 +103,9 @@ def operator_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, failure_grace_period
                    all_selected_nodes=False, operand_namespace='', manifests=None):
     if not isinstance(phase, str):
         raise AnsibleFilterError('operator_waits: expects the phase of an operator catalogue entry')
-    entries = waits.operator_phase_waits(phase, _count('min_gpu_nodes', min_gpu_nodes, 0), _count('min_nic_nodes', min_nic_nodes, 0),
-                                         str(node_selector or ''), _flag('all_selected_nodes', all_selected_nodes),
+    entries = waits.operator_phase_waits(phase, _count('min_gpu_nodes', min_gpu_nodes, 0),
+                                         _count('min_nic_nodes', min_nic_nodes, 0), str(node_selector or ''),
+                                         _flag('all_selected_nodes', all_selected_nodes),
                                          str(operand_namespace or '') or None, list(manifests or []))
     timeout = _count('timeout', timeout, 1)
     grace = _count('failure_grace_period', failure_grace_period, 0)
@@ -120,18 +127,20 @@ def teardown_wait(which, names, namespace='', failure_grace_period=60, timeout=1
     return _timed(entry, _count('timeout', timeout, 1), _count('failure_grace_period', failure_grace_period, 0))
 
 
-def plan_target(plan, min_gpu_nodes=1, min_nic_nodes=1, min_ready_nodes=1, nfd_node_selector='', nfd_all_selected_nodes=False,
-                rdma_all_selected_nodes=False):
+def plan_target(plan, min_gpu_nodes=1, min_nic_nodes=1, min_ready_nodes=1, nfd_node_selector='',
+                nfd_all_selected_nodes=False, rdma_all_selected_nodes=False):
     if not isinstance(plan, dict):
         raise AnsibleFilterError('plan_target: expects the rendered plan (gpudirect_manifests result), a mapping')
     return waits.plan_target(plan, _count('min_gpu_nodes', min_gpu_nodes, 0), _count('min_nic_nodes', min_nic_nodes, 0),
                              _count('min_ready_nodes', min_ready_nodes, 1), str(nfd_node_selector or ''),
-                             _flag('nfd_all_selected_nodes', nfd_all_selected_nodes), _flag('rdma_all_selected_nodes', rdma_all_selected_nodes))
+                             _flag('nfd_all_selected_nodes', nfd_all_selected_nodes),
+                             _flag('rdma_all_selected_nodes', rdma_all_selected_nodes))
 
 
 class FilterModule:
     """Readiness waits."""
 
     def filters(self):
-        return {'rdma_waits': rdma_waits, 'machineconfig_pool_wait': machineconfig_pool_wait, 'operator_waits': operator_waits,
-                'teardown_wait': teardown_wait, 'plan_target': plan_target, 'rollout_timeout': rollout_timeout}
+        return {'rdma_waits': rdma_waits, 'machineconfig_pool_wait': machineconfig_pool_wait,
+                'operator_waits': operator_waits, 'teardown_wait': teardown_wait, 'plan_target': plan_target,
+                'rollout_timeout': rollout_timeout}

@@ -92,7 +92,8 @@ def local_cluster_name(values, environ=None):
     if host:
         return cluster_name(host)
     path = values.get("gpudirect_kubeconfig") or environ.get("K8S_AUTH_KUBECONFIG") or \
-        (environ.get("KUBECONFIG") or "").split(os.pathsep)[0] or os.path.join(environ.get("HOME") or "~", ".kube", "config")
+        (environ.get("KUBECONFIG")
+         or "").split(os.pathsep)[0] or os.path.join(environ.get("HOME") or "~", ".kube", "config")
     context = values.get("gpudirect_context") or environ.get("K8S_AUTH_CONTEXT")
     return cluster_name(_kubeconfig_server(path, context))
 

@@ -62,9 +62,10 @@ def calls_lookup(value):
 def lookup_problems(raw_variables, names=()):
     """One sentence per variable (gpudirect_rdma_* and `names`) whose raw value calls a lookup; the value never
     shown."""
-    wanted = sorted({name for name in raw_variables if str(name).startswith(PREFIX)} | {n for n in names if n in raw_variables})
-    return ["%s: the value holds Jinja that calls a lookup (it would run on the controller before it could be checked); "
-            "give the value itself (a string, list or mapping), not a lookup." % name
+    wanted = sorted({name for name in raw_variables
+                     if str(name).startswith(PREFIX)} | {n for n in names if n in raw_variables})
+    return ["%s: the value holds Jinja that calls a lookup (it would run on the controller before it could be "
+            "checked); give the value itself (a string, list or mapping), not a lookup." % name
             for name in wanted if calls_lookup(raw_variables[name])]
 
 

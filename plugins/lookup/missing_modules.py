@@ -43,7 +43,8 @@ class LookupModule(LookupBase):
         missing = []
         for term in terms:
             if not isinstance(term, str) or term.count(".") < 2:
-                raise AnsibleLookupError("missing_modules takes fully qualified module names (namespace.collection.module), got %r" % (term,))
+                raise AnsibleLookupError("missing_modules takes fully qualified module names "
+                                         "(namespace.collection.module), got %r" % (term,))
             namespace, collection = term.split(".")[:2]
             try:
                 # A collection that is not installed at all: known without the loader's warning for each module.

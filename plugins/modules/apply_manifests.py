@@ -224,9 +224,11 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabulary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind, validate_manifests
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import (
+    ManifestApplier, describe, parse_kind, validate_manifests)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import (
+    HAS_JMESPATH, JMESPATH_IMPORT_ERROR)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.schema import SchemaChecker
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import READ_BY_NAME_KINDS
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import webhooks
@@ -260,7 +262,8 @@ def main():
     params = module.options
     if params["state"] == "deleted_by_label":
         problems = ["manifests: state deleted_by_label takes none"] if params["manifests"] else []
-        problems.extend([] if params["prune_kinds"] else ["prune_kinds: state deleted_by_label needs the kinds to delete"])
+        problems.extend([] if params["prune_kinds"]
+                        else ["prune_kinds: state deleted_by_label needs the kinds to delete"])
     elif params["manifests"] is None:
         problems = ["manifests: required with state %s" % params["state"]]
     else:
@@ -273,8 +276,9 @@ def main():
         problems.append(str(exc))
     by_name = sorted({"%s/%s" % k for k in prune_kinds if k in READ_BY_NAME_KINDS})
     if by_name and params["prune_names"] is None and params["state"] != "absent":
-        problems.append("prune_names: required for %s, which the collection reads by name only (never listed); give the "
-                        "names to look for, for example with the gpudirect.openshift.machineconfig_names filter" % ", ".join(by_name))
+        problems.append("prune_names: required for %s, which the collection reads by name only (never listed); give "
+                        "the names to look for, for example with the gpudirect.openshift.machineconfig_names filter"
+                        % ", ".join(by_name))
     if params["waits"] and not HAS_JMESPATH:
         module.fail_json(msg=missing_required_lib("jmespath"), exception=JMESPATH_IMPORT_ERROR)
     problems.extend(wait_problems(params["waits"]))
@@ -300,8 +304,8 @@ def main():
             if unknown:
                 module.fail_json(msg=" ".join(unknown), results=[])
         if params["state"] in ("present", "pruned", "deleted_by_label") and prune_kinds:
-            applier.prune(params["manifests"], prune_kinds, params["prune_label_selector"], params["prune_namespaces"] or None,
-                          params["prune_names"])
+            applier.prune(params["manifests"], prune_kinds, params["prune_label_selector"],
+                          params["prune_namespaces"] or None, params["prune_names"])
         if params["state"] == "present":
             for manifest in params["manifests"]:
                 current[:] = [manifest]
@@ -323,7 +327,8 @@ def main():
 
     output = dict(changed=applier.changed, results=applier.results, counts=_counts(applier.results), waits=[])
     if module.diff:
-        output["diff"] = [{"before": d["before"], "after": d["after"], "before_header": d["object"], "after_header": d["object"]}
+        output["diff"] = [{"before": d["before"], "after": d["after"], "before_header": d["object"],
+                           "after_header": d["object"]}
                           for d in applier.diffs]
     if params["state"] == "present":
         _wait(module, params["waits"], output, baselines)
@@ -352,8 +357,10 @@ def _wait_one(module, spec, output, baseline):
     def reported(exc):
         module.fail_json(msg="%s (waiting for %s)" % (exc, wait_title(spec)), **output)
 
-    return module.run(lambda: run_wait(module.cluster, spec, baseline=baseline), "Waiting for %s failed" % describe_wait(spec),
-                      handlers=[(WaitFailed, timed_out), ((CoreException, ClusterError), reported)], result=lambda: output)
+    return module.run(lambda: run_wait(module.cluster, spec, baseline=baseline),
+                      "Waiting for %s failed" % describe_wait(spec),
+                      handlers=[(WaitFailed, timed_out), ((CoreException, ClusterError), reported)],
+                      result=lambda: output)
 
 
 if __name__ == "__main__":

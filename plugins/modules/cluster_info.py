@@ -170,7 +170,8 @@ def argument_spec():
 def main():
     module = ClusterModule(argument_spec(), client_options=dict(rediscover_once=True))
     options = module.options
-    info = module.run(lambda: gather(module.cluster, node_names=options["nodes"], label_selectors=options["label_selectors"],
+    info = module.run(lambda: gather(module.cluster, node_names=options["nodes"],
+                                     label_selectors=options["label_selectors"],
                                      extra_label_prefixes=options["extra_label_prefixes"]),
                       "Failed to gather cluster information")
     module.exit_json(changed=False, **info)

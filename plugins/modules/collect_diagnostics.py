@@ -201,17 +201,21 @@ def main():
         marketplace_namespace=params["marketplace_namespace"],
         managed_selector=params["managed_label_selector"],
         secrets=client_secrets(module.cluster.k8s, api_key=connection["api_key"], password=connection["password"]),
-        machineconfig_names=owned_machineconfig_names({}) if params["machineconfig_names"] is None else params["machineconfig_names"]),
+        machineconfig_names=owned_machineconfig_names({}) if params["machineconfig_names"] is None
+        else params["machineconfig_names"]),
         "Collecting diagnostics failed")
 
     def unwritable(exc):
-        module.fail_json(msg="Could not write diagnostics to %s: %s" % (params["dest"], scrub_text(str(exc), collector.secrets)))
+        module.fail_json(msg="Could not write diagnostics to %s: %s" % (params["dest"],
+                                                                        scrub_text(str(exc), collector.secrets)))
 
     files = module.run(lambda: collector.write(params["dest"], collector.collect(), failure=params["failure"],
-                                               failed_task=params["failed_task"], check_mode=module.check_mode, dumper=dump_yaml),
+                                               failed_task=params["failed_task"], check_mode=module.check_mode,
+                                               dumper=dump_yaml),
                        "Collecting diagnostics failed", handlers=[((IOError, OSError), unwritable)])
-    module.exit_json(changed=not module.check_mode, dest=params["dest"], files=files, collected=collector.collected, unavailable=collector.unavailable,
-                     capped=collector.capped, findings=collector.findings, requests=collector.requests_sent,
+    module.exit_json(changed=not module.check_mode, dest=params["dest"], files=files, collected=collector.collected,
+                     unavailable=collector.unavailable, capped=collector.capped, findings=collector.findings,
+                     requests=collector.requests_sent,
                      # not "unreachable": Ansible takes a true result key of that name as the host being unreachable,
                      # which skips the rest of a rescue section (the play's own failure message included)
                      api_unreachable=collector.unreachable)

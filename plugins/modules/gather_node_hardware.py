@@ -300,7 +300,8 @@ import dataclasses
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.connection import cluster_name
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.facts_nodes import FactsSettings
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import DEFAULT_IMAGE, DEFAULT_MAX_PODS_IN_FLIGHT, FactsRun
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.node_facts import (
+    DEFAULT_IMAGE, DEFAULT_MAX_PODS_IN_FLIGHT, FactsRun)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.reports.hardware_facts import facts_summary
 from ansible_collections.gpudirect.openshift.plugins.module_utils.reports.hardware_report import Documents
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
@@ -342,9 +343,11 @@ def main():
     module = ClusterModule(argument_spec(), stop_on_sigterm=True, mutually_exclusive=[("nodes", "node_selector")])
     params = module.options
     if not names.is_image_reference(params["image"]):
-        module.fail_json(msg="image (hardware_facts_image): %r is not an image reference; use %s" % (params["image"], names.IMAGE_REFERENCE_HINT))
+        module.fail_json(msg="image (hardware_facts_image): %r is not an image reference; use %s"
+                         % (params["image"], names.IMAGE_REFERENCE_HINT))
     if params["max_pods_in_flight"] < 1:
-        module.fail_json(msg="max_pods_in_flight (hardware_facts_max_pods_in_flight) must be at least 1, got %d" % params["max_pods_in_flight"])
+        module.fail_json(msg="max_pods_in_flight (hardware_facts_max_pods_in_flight) must be at least 1, got %d"
+                         % params["max_pods_in_flight"])
     report_dir = None if module.check_mode or params["cache_only"] else params["report_dir"]
 
     def work():
@@ -354,16 +357,18 @@ def main():
         return documents, run, run.run(check_mode=module.check_mode)
 
     documents, run, result = module.run(work, "Gathering node hardware facts failed", handlers=[(
-        (IOError, OSError), lambda exc: module.fail_json(msg="Cannot write the hardware documents to %s: %s" % (report_dir, exc)))])
+        (IOError, OSError),
+        lambda exc: module.fail_json(msg="Cannot write the hardware documents to %s: %s" % (report_dir, exc)))])
     flat = documents.flat()
     name = params["cluster_name"] or cluster_name(module.cluster.api_host())
-    result.update(cluster_name=name, changed=run.changed, nic_ports=flat[0], gpu_nic_affinity=flat[1], readiness=flat[2])
+    result.update(cluster_name=name, changed=run.changed, nic_ports=flat[0], gpu_nic_affinity=flat[1],
+                  readiness=flat[2])
     result["summary"] = facts_summary(result["counts"], flat[2], result.get("pods"), module.check_mode)
     result["nodes"] = documents.nodes if params["return_facts"] else {}
     if report_dir:
         try:
-            result["report_files"] = documents.write_reports("GPU/NIC inventory of %s" % (name or "the cluster"), name, flat, result["failed_nodes"],
-                                                             params["report_note"])
+            result["report_files"] = documents.write_reports("GPU/NIC inventory of %s" % (name or "the cluster"), name,
+                                                             flat, result["failed_nodes"], params["report_note"])
         except OSError as exc:
             module.fail_json(msg="Cannot write the hardware reports to %s: %s" % (report_dir, exc))
         finally:

@@ -278,7 +278,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import gitops
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.olm import olm_manifests
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import render_all, stale_objects, validate_checks
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.plan import (
+    render_all, stale_objects, validate_checks)
 
 
 def main():
@@ -304,8 +305,9 @@ def main():
             module.params["variables"][entry["namespace_alias"]] = entry["namespace"]
     if module.params["validate_only"]:
         checks = validate_checks(module.params["variables"])
-        result = {"errors": checks["errors"], "warnings": checks["warnings"], "manifests": [], "phases": {}, "teardown_order": [], "summary": {},
-                  "images": [], "waits": {}, "memlock_pool": checks["memlock_pool"]}
+        result = {"errors": checks["errors"], "warnings": checks["warnings"], "manifests": [], "phases": {},
+                  "teardown_order": [], "summary": {}, "images": [], "waits": {},
+                  "memlock_pool": checks["memlock_pool"]}
     else:
         result = render_all(module.params["variables"])
         result["memlock_pool"] = result["summary"].get("memlock_pool")
@@ -328,15 +330,19 @@ def main():
         output["stale_objects"] = stale_objects(module.params["previous_manifests"], result["manifests"],
                                                 include_machineconfigs=module.params["include_machineconfigs_in_stale"])
     if module.params["olm_manifests"] and not result["errors"] and not module.params["validate_only"]:
-        output["olm_manifests"], olm_errors = olm_manifests(module.params["variables"], module.params["operators"] or None)
+        output["olm_manifests"], olm_errors = olm_manifests(module.params["variables"],
+                                                            module.params["operators"] or None)
         if olm_errors:
             output["errors"] = olm_errors
             if module.params["fail_on_errors"]:
-                module.fail_json(msg="%d invalid operator setting(s): %s" % (len(olm_errors), "; ".join(olm_errors)), **output)
+                module.fail_json(msg="%d invalid operator setting(s): %s" % (len(olm_errors), "; ".join(olm_errors)),
+                                 **output)
     if module.params["output_format"] == "gitops" and not output["errors"] and not module.params["validate_only"]:
-        gitops_errors = [] if module.params["olm_manifests"] else ["olm_manifests: the GitOps tree holds the operators; set olm_manifests: true"]
+        gitops_errors = [] if module.params["olm_manifests"] else [
+            "olm_manifests: the GitOps tree holds the operators; set olm_manifests: true"]
         if not names.is_dns1123_label(module.params["gitops_cluster"]):
-            gitops_errors.append("gitops_cluster: %r is not a DNS-1123 label (it names the overlay directory)" % module.params["gitops_cluster"])
+            gitops_errors.append("gitops_cluster: %r is not a DNS-1123 label (it names the overlay directory)"
+                                 % module.params["gitops_cluster"])
         gitops_errors.extend(gitops.approval_errors(output.get("olm_manifests"), module.params["operators"]))
         if gitops_errors:
             output["errors"] = gitops_errors
@@ -348,7 +354,8 @@ def main():
                 cluster=module.params["gitops_cluster"], owners=gitops.node_group_owners(module.params["variables"]),
                 approver_image=module.params["approver_image"])
     if result["errors"] and module.params["fail_on_errors"]:
-        module.fail_json(msg="%d invalid gpudirect_rdma variable(s): %s" % (len(result["errors"]), "; ".join(result["errors"])), **output)
+        module.fail_json(msg="%d invalid gpudirect_rdma variable(s): %s"
+                         % (len(result["errors"]), "; ".join(result["errors"])), **output)
     module.exit_json(**output)
 
 

@@ -194,7 +194,8 @@ rows:
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
 from ansible_collections.gpudirect.openshift.plugins.module_utils.reports import nccl_report
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.nccl_run import NcclAllReduceTest, SettingsError, settings_from
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.nccl_run import (
+    NcclAllReduceTest, SettingsError, settings_from)
 
 
 def argument_spec():
@@ -230,11 +231,14 @@ def main():
     options = module.options
     try:
         # nic_ports and gpu_nic_affinity go to the run (which pairs each rank with its NIC), the rest to the settings.
-        settings = settings_from(**{key: value for key, value in options.items() if key not in ("nic_ports", "gpu_nic_affinity")})
+        settings = settings_from(**{key: value for key,
+                                    value in options.items() if key not in ("nic_ports", "gpu_nic_affinity")})
     except (SettingsError, ValueError, TypeError) as exc:
         module.fail_json(msg="Invalid options: %s" % exc)
-    result = module.run(lambda: NcclAllReduceTest(module.cluster, settings).run(
-        check_mode=module.check_mode, nic_ports=options["nic_ports"], affinity=options["gpu_nic_affinity"]), "The NCCL all-reduce test failed")
+    result = module.run(
+        lambda: NcclAllReduceTest(module.cluster, settings).run(
+            check_mode=module.check_mode, nic_ports=options["nic_ports"], affinity=options["gpu_nic_affinity"]),
+        "The NCCL all-reduce test failed")
     result["changed"] = False  # pods come and go; nothing stays on the cluster
     if not module.check_mode:
         result["report_html"] = nccl_report.html(result)

@@ -335,7 +335,8 @@ def main():
     module = ClusterModule(argument_spec())
     options = module.options
     operator = {key: options.pop(key) for key in OPERATOR_OPTIONS}
-    installer = module.run(lambda: OperatorInstaller(module.cluster, operator, check_mode=module.check_mode, warn=module.warn, **options),
+    installer = module.run(lambda: OperatorInstaller(module.cluster, operator, check_mode=module.check_mode,
+                                                     warn=module.warn, **options),
                            "olm_operator failed")
 
     def failed(exc):
@@ -350,7 +351,8 @@ def main():
         result.pop("diff", None)
         module.fail_with_traceback("olm_operator failed: %s" % exc, **result)
 
-    result = module.run(installer.run, "olm_operator failed", handlers=[(ClusterError, failed), (Exception, unexpected)])
+    result = module.run(installer.run, "olm_operator failed",
+                        handlers=[(ClusterError, failed), (Exception, unexpected)])
     if not module.diff:
         result.pop("diff", None)
     module.exit_json(**result)

@@ -73,7 +73,8 @@ requests:
 """
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.permissions import granted_rules, may_do_everything
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.permissions import (
+    granted_rules, may_do_everything)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.permissions import (missing_permissions,
                                                                                       problem_message, required_rules,
                                                                                       scopes)

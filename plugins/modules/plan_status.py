@@ -405,7 +405,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.drift 
     prefetch_kinds,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import NODE, SRIOV_NODE_STATE, gather
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.operator_installer import OPERATOR_GROUP, PACKAGE_MANIFEST, SUBSCRIPTION
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.operator_installer import (
+    OPERATOR_GROUP, PACKAGE_MANIFEST, SUBSCRIPTION)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules.olm_install import (
     OPERATOR_OPTIONS,
     operator_package_choices,
@@ -485,17 +486,20 @@ def main():
                                    machine_config_pools=bool(pools))
         for api_version, kind, namespace, selector in kinds:
             snapshot.prefetch(api_version, kind, namespace, selector)
-        for (api_version, kind), names in sorted(names_to_read(params["manifests"] if params["compare"] else []).items()):
+        for (api_version, kind), names in sorted(names_to_read(params["manifests"] if params["compare"]
+                                                               else []).items()):
             snapshot.prefetch_names(api_version, kind, names)
-        info = gather(snapshot, node_names=params["nodes"], label_selectors=params["label_selectors"], kubernetes_version=False,
-                      sriov_states=any(k[1] == SRIOV_NODE_STATE[1] for k in kinds), sample=max(params["node_sample"], 0))
+        info = gather(snapshot, node_names=params["nodes"], label_selectors=params["label_selectors"],
+                      kubernetes_version=False, sriov_states=any(k[1] == SRIOV_NODE_STATE[1] for k in kinds),
+                      sample=max(params["node_sample"], 0))
         differences = None
         versions = []
         leftovers = None
         if params["compare"]:
             leftovers = []
             differences = compare(snapshot, params["operators"], params["manifests"], params["waits"],
-                                  params["prune_kinds"], params["prune_label_selector"], versions=versions, leftovers=leftovers)
+                                  params["prune_kinds"], params["prune_label_selector"], versions=versions,
+                                  leftovers=leftovers)
         return snapshot, kinds, info, differences, versions, leftovers
 
     def disruptions_of(snapshot):
@@ -524,12 +528,15 @@ def main():
     found = disruptions_of(snapshot)
     packages = {o["package"] for o in params["operators"]}
     subscriptions = snapshot.items(*SUBSCRIPTION)
-    choices = operator_package_choices(params["operators"], snapshot.items(*PACKAGE_MANIFEST), subscriptions, params["operator_roles"])
+    choices = operator_package_choices(params["operators"], snapshot.items(*PACKAGE_MANIFEST), subscriptions,
+                                       params["operator_roles"])
     existing_pools = sorted(set(pools) & {p["metadata"]["name"] for p in snapshot.items(*MACHINE_CONFIG_POOL)})
     lists = {
         "cluster": info,
-        "catalog_sources": [c for c in snapshot.items(*CATALOG_SOURCE) if c["metadata"].get("namespace") == MARKETPLACE],
-        "package_manifests": [trimmed_package(p) for p in snapshot.items(*PACKAGE_MANIFEST) if p["metadata"]["name"] in packages],
+        "catalog_sources": [c for c in snapshot.items(*CATALOG_SOURCE)
+                            if c["metadata"].get("namespace") == MARKETPLACE],
+        "package_manifests": [trimmed_package(p) for p in snapshot.items(*PACKAGE_MANIFEST)
+                              if p["metadata"]["name"] in packages],
         "operator_package_manifests": [trimmed_package(m) if m else None for m, _problem in choices],
         "operator_groups": snapshot.items(*OPERATOR_GROUP),
         "subscriptions": subscriptions,
@@ -537,16 +544,19 @@ def main():
         "node_groups": [{"item": group, "nodes": selected_nodes(snapshot.items(*NODE), group.get("label_selectors"))}
                         for group in params["node_groups"]],
         "machine_config_pools": existing_pools,
-        "operator_problems": problems_of(params["operators"], subscriptions) + [problem for _m, problem in choices if problem],
+        "operator_problems": problems_of(params["operators"],
+                                         subscriptions) + [problem for _m, problem in choices if problem],
     }
     try:
-        problems = preflight.problems(lists, {"summary": params["plan_summary"], "memlock_pool": params["memlock_pool"]},
+        problems = preflight.problems(lists,
+                                      {"summary": params["plan_summary"], "memlock_pool": params["memlock_pool"]},
                                       {"operators": params["operators"], "operator_roles": params["operator_roles"],
                                        "allow_unsupported_versions": params["allow_unsupported_versions"],
                                        "num_vfs": params["num_vfs"]})
     except ValueError as exc:
         module.fail_json(msg="Invalid input: %s" % exc)
-    upgrades = upgrade_plan.planned_upgrades(versions, params["operators"], params["operator_roles"], params["upgrade_packages"])
+    upgrades = upgrade_plan.planned_upgrades(versions, params["operators"], params["operator_roles"],
+                                             params["upgrade_packages"])
     module.exit_json(
         changed=False,
         problems=problems,
@@ -556,8 +566,8 @@ def main():
         in_sync=None if differences is None else not differences,
         differences=differences or [],
         leftovers=leftovers,
-        checked={"operators": len(params["operators"]), "manifests": len(params["manifests"]), "waits": len(params["waits"]),
-                 "prune_kinds": len(params["prune_kinds"]), "kinds_listed": len(kinds)},
+        checked={"operators": len(params["operators"]), "manifests": len(params["manifests"]),
+                 "waits": len(params["waits"]), "prune_kinds": len(params["prune_kinds"]), "kinds_listed": len(kinds)},
         requests=snapshot.reads,
         operator_versions=versions,
         disruptions=found["disruptions"],

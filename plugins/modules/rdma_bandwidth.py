@@ -383,14 +383,17 @@ def main():
     module = ClusterModule(argument_spec(), stop_on_sigterm=True)
     options = module.options
     if not names.is_image_reference(options["image"]):
-        module.fail_json(msg="image (verify_image): %r is not an image reference; use %s" % (options["image"], names.IMAGE_REFERENCE_HINT))
+        module.fail_json(msg="image (verify_image): %r is not an image reference; use %s"
+                         % (options["image"], names.IMAGE_REFERENCE_HINT))
     try:
         # artifacts_dir and cluster_name are the reports', the rest the test's settings.
-        settings = settings_from(**{key: value for key, value in options.items() if key not in ("artifacts_dir", "cluster_name")})
+        settings = settings_from(**{key: value for key,
+                                    value in options.items() if key not in ("artifacts_dir", "cluster_name")})
     except (SettingsError, ValueError, TypeError) as exc:
         module.fail_json(msg="Invalid options: %s" % exc)
     arguments = " ".join(perftest_args(settings))
-    outcome = module.run(lambda: BandwidthTest(module.cluster, settings).run(check_mode=module.check_mode), "The bandwidth test failed")
+    outcome = module.run(lambda: BandwidthTest(module.cluster, settings).run(check_mode=module.check_mode),
+                         "The bandwidth test failed")
 
     if module.check_mode:
         module.exit_json(changed=False, passed=False, run_id=outcome["run_id"], arguments=arguments,
@@ -400,7 +403,8 @@ def main():
     summary = summarize(pairs, settings["threshold"])
     name = options["cluster_name"] or cluster_name(module.cluster.api_host()) or "cluster"
     report_input = {"pairs": pairs, "summary": summary, "cluster": name,
-                    "configuration": settings["configuration_label"], "binary": settings["binary"], "arguments": arguments}
+                    "configuration": settings["configuration_label"], "binary": settings["binary"],
+                    "arguments": arguments}
     result = dict(
         changed=False,
         passed=summary["all_passed"],
@@ -421,17 +425,20 @@ def main():
         message = failure_message(pairs)
     if options["artifacts_dir"]:
         try:
-            result["artifacts"] = bandwidth_report.write_artifacts(options["artifacts_dir"], report_input, result, settings, message)
+            result["artifacts"] = bandwidth_report.write_artifacts(options["artifacts_dir"], report_input, result,
+                                                                   settings, message)
         except OSError as exc:
             module.fail_json(msg="Cannot write the verification artifacts to %s: %s" % (options["artifacts_dir"], exc))
         result["pairs"] = [{k: v for k, v in pair.items() if k not in ("server_log", "client_log")} for pair in pairs]
     else:
-        result.update(report_markdown=bandwidth_report.markdown(report_input), report_html=bandwidth_report.html(report_input))
+        result.update(report_markdown=bandwidth_report.markdown(report_input),
+                      report_html=bandwidth_report.html(report_input))
     if message:
         module.fail_json(msg=message, **result)
     rails = len(settings["rails"])
     module.exit_json(msg="GPUDirect RDMA bandwidth test passed for %d pair(s)%s: min %.2f Gb/s, avg %.2f Gb/s" % (
-        summary["pairs"], " on %d rails" % rails if rails > 1 else "", summary["min_bandwidth_gbps"], summary["avg_bandwidth_gbps"]),
+        summary["pairs"], " on %d rails" % rails if rails > 1 else "", summary["min_bandwidth_gbps"],
+        summary["avg_bandwidth_gbps"]),
         **result)
 
 

@@ -113,8 +113,10 @@ count:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.module_base import ClusterModule
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import HAS_JMESPATH, JMESPATH_IMPORT_ERROR
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import WAIT_OPTIONS, WaitFailed, describe_wait, run_wait
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import (
+    HAS_JMESPATH, JMESPATH_IMPORT_ERROR)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import (
+    WAIT_OPTIONS, WaitFailed, describe_wait, run_wait)
 
 
 def argument_spec():
