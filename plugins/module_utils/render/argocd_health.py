@@ -94,7 +94,8 @@ if status.syncStatus == "Failed" or (status.syncStatus == "InProgress" and nonem
   hs.message = tostring((obj.metadata or {}).name) .. ": " .. tostring(status.syncStatus) .. ": " .. text
   return hs
 end
-hs.message = (status.syncStatus or "not reported") .. ", drain " .. desired .. "/" .. current .. ", " .. #interfaces .. " interfaces"
+hs.message = (status.syncStatus or "not reported") .. ", drain " .. desired .. "/" .. current .. ", " .. \
+#interfaces .. " interfaces"
 return hs
 """
 
@@ -109,7 +110,8 @@ local updated = condition(conditions, "Updated")
 if status.observedGeneration == meta.generation and (status.configuration or {}).name ~= nil
    and (status.configuration or {}).name == (spec.configuration or {}).name and is_true(updated)
    and status.updatedMachineCount == status.machineCount then
-  hs.status = "Healthy"; hs.message = tostring(status.updatedMachineCount) .. "/" .. tostring(status.machineCount) .. " nodes updated"
+  hs.status = "Healthy"; hs.message = tostring(status.updatedMachineCount) .. "/" .. \
+tostring(status.machineCount) .. " nodes updated"
   return hs
 end
 local degraded = condition(conditions, "Degraded")
@@ -154,7 +156,8 @@ CHECKS = (
     (names.API_NVIDIA.rpartition("/")[0], "ClusterPolicy", CLUSTER_POLICY),
     (names.API_SRIOV.rpartition("/")[0], "SriovNetworkNodeState", SRIOV_NODE_STATE),
     (names.API_MCO.rpartition("/")[0], "MachineConfigPool", MACHINE_CONFIG_POOL),
-) + tuple((names.API_MELLANOX.rpartition("/")[0], kind, NETWORK) for kind in ("MacvlanNetwork", "IPoIBNetwork", "HostDeviceNetwork"))
+) + tuple((names.API_MELLANOX.rpartition("/")[0], kind, NETWORK)
+          for kind in ("MacvlanNetwork", "IPoIBNetwork", "HostDeviceNetwork"))
 
 
 def config_key(group, kind):
@@ -170,8 +173,10 @@ def argocd_cm_patch():
 def openshift_gitops_patch():
     """The same checks for OpenShift GitOps, whose operator owns argocd-cm and writes it from the ArgoCD resource's
     spec.resourceHealthChecks (argoproj-labs/argocd-operator api/v1beta1 argocd_types.go ResourceHealthCheck)."""
-    return {"apiVersion": "argoproj.io/v1beta1", "kind": "ArgoCD", "metadata": {"name": "openshift-gitops", "namespace": "openshift-gitops"},
-            "spec": {"resourceHealthChecks": [{"group": group, "kind": kind, "check": check} for group, kind, check in CHECKS]}}
+    return {"apiVersion": "argoproj.io/v1beta1", "kind": "ArgoCD",
+            "metadata": {"name": "openshift-gitops", "namespace": "openshift-gitops"},
+            "spec": {"resourceHealthChecks": [{"group": group, "kind": kind, "check": check} for group, kind,
+                                              check in CHECKS]}}
 
 
 def application(cluster):
@@ -184,7 +189,8 @@ def application(cluster):
                      "destination": {"server": "https://kubernetes.default.svc"},
                      # An operator's CRDs appear only once its CSV installed: a sync retries until they exist.
                      "syncPolicy": {"automated": {"prune": False, "selfHeal": True},
-                                    "retry": {"limit": 5, "backoff": {"duration": "5s", "factor": 2, "maxDuration": "3m"}}}}}
+                                    "retry": {"limit": 5,
+                                              "backoff": {"duration": "5s", "factor": 2, "maxDuration": "3m"}}}}}
 
 
 def application_set():
@@ -196,11 +202,13 @@ def application_set():
                                              "directories": [{"path": "overlays/*"}]}}],
                      "template": {"metadata": {"name": "gpudirect-rdma-{{path.basename}}"},
                                   "spec": {"project": "default",
-                                           "source": {"repoURL": "https://git.example.com/your/repo.git", "targetRevision": "main",
-                                                      "path": "{{path}}"},
+                                           "source": {"repoURL": "https://git.example.com/your/repo.git",
+                                                      "targetRevision": "main", "path": "{{path}}"},
                                            "destination": {"name": "{{path.basename}}"},
                                            "syncPolicy": {"automated": {"prune": False, "selfHeal": True},
-                                                          "retry": {"limit": 5, "backoff": {"duration": "5s", "factor": 2, "maxDuration": "3m"}}}}}}}
+                                                          "retry": {"limit": 5,
+                                                                    "backoff": {"duration": "5s", "factor": 2,
+                                                                                "maxDuration": "3m"}}}}}}}
 
 
 def argocd_files(cluster):

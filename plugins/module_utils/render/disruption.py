@@ -60,7 +60,8 @@ def managed(obj):
 
 def _labels_match(match_labels, node):
     labels = (node.get("metadata") or {}).get("labels") or {}
-    return all(labels.get(key) == str(value if value is not None else "") for key, value in (match_labels or {}).items())
+    return all(labels.get(key) == str(value if value is not None else "") for key,
+               value in (match_labels or {}).items())
 
 
 def _node_names(nodes, match_labels):
@@ -137,7 +138,8 @@ def _policy_effects(before, after, nodes, node_states):
             mellanox = str(iface.get("vendor") or "").lower() == names.MELLANOX_VENDOR_ID
             if mellanox and wanted_vfs and total is not None and int(total) != wanted_vfs:
                 reboot = True
-                reasons.append("%s: the firmware enables %s VFs, %d wanted (NUM_OF_VFS is rewritten)" % (port, total, wanted_vfs))
+                reasons.append(
+                    "%s: the firmware enables %s VFs, %d wanted (NUM_OF_VFS is rewritten)" % (port, total, wanted_vfs))
             if current_vfs and not will:
                 reasons.append("%s: its %d VFs are removed" % (port, current_vfs))
             elif current_vfs and current_vfs != wanted_vfs:
@@ -150,7 +152,8 @@ def _policy_effects(before, after, nodes, node_states):
             if reasons:
                 effect, old = effects.get(name, (DRAIN, []))
                 effects[name] = (REBOOT if reboot or effect == REBOOT else DRAIN, old + reasons)
-        if reported is None and after is not None and _labels_match((after.get("spec") or {}).get("nodeSelector"), node) \
+        if reported is None and after is not None and _labels_match((after.get("spec") or {}).get("nodeSelector"),
+                                                                    node) \
                 and (before is None or (before.get("spec") or {}) != (after.get("spec") or {})):
             # No node state yet (the SR-IOV operator is not running): the config daemon's first sync configures the
             # VFs and, on a Mellanox PF whose firmware enables another VF count, reboots.
@@ -163,7 +166,8 @@ def _rdma_mode_effects(before, after, nodes, node_states):
               for s in node_states or []}
     old_mode = ((before or {}).get("spec") or {}).get("rdmaMode") or ""
     new_mode = ((after or {}).get("spec") or {}).get("rdmaMode") or ""
-    if old_mode == new_mode and (not new_mode or all(states.get(n["metadata"]["name"]) in (None, new_mode) for n in nodes)):
+    if old_mode == new_mode and (not new_mode or all(states.get(n["metadata"]["name"]) in (None, new_mode)
+                                                     for n in nodes)):
         return {}
     selector = (((after or before).get("spec") or {}).get("nodeSelector") or {}).get("matchLabels") or {}
     effects = {}
@@ -176,7 +180,9 @@ def _rdma_mode_effects(before, after, nodes, node_states):
             continue
         if not new_mode and not old_mode:
             continue
-        effects[name] = (REBOOT, ["RDMA subsystem mode %s -> %s (a kernel argument)" % (running or "default", new_mode or "default")])
+        effects[name] = (REBOOT,
+                         ["RDMA subsystem mode %s -> %s (a kernel argument)" % (running or "default",
+                                                                                new_mode or "default")])
     return effects
 
 
@@ -218,17 +224,20 @@ def disruptions(manifests, live, nodes=(), node_states=(), pools=(), prune_kinds
                        "update": "its %s change%s" % (", ".join(parts), "" if len(parts) > 1 else "s")}[action]
                 result.append({"object": _ref(obj), "action": action, "effect": REBOOT, "pool": pool,
                                "nodes": _pool_nodes(pool, pools, nodes),
-                               "reasons": ["%s: the machine-config daemon drains and reboots each node of pool %s, one at a time"
+                               "reasons": ["%s: the machine-config daemon drains and reboots each node of pool %s, one "
+                                           "at a time"
                                            % (why, pool)]})
             continue
         if kind == SRIOV_POLICY:
-            if action == "update" and all((before.get("spec") or {}).get(p) == (after.get("spec") or {}).get(p) for p in POLICY_PARTS):
+            if action == "update" and all((before.get("spec") or {}).get(p) == (after.get("spec") or {}).get(p)
+                                          for p in POLICY_PARTS):
                 continue
             effects = _policy_effects(before, after, nodes, node_states)
             if not effects and action == "create" and not node_states:
                 # Before NFD has labelled the nodes and the SR-IOV operator runs, which nodes the policy selects is
                 # not known: say so rather than nothing (each selected node drains, and reboots for new firmware).
-                selector = ", ".join("%s=%s" % kv for kv in sorted(((after.get("spec") or {}).get("nodeSelector") or {}).items()))
+                selector = ", ".join("%s=%s" % kv for kv in sorted(((after.get("spec") or {}).get("nodeSelector")
+                                                                    or {}).items()))
                 result.append({"object": _ref(obj), "action": action, "effect": REBOOT, "pool": None, "nodes": [],
                                "reasons": ["the nodes labelled %s drain, and reboot where the firmware enables another "
                                            "number of VFs than numVfs (no node carries the label or reports to the "
@@ -241,7 +250,8 @@ def disruptions(manifests, live, nodes=(), node_states=(), pools=(), prune_kinds
         result.append({"object": _ref(obj), "action": action,
                        "effect": REBOOT if any(e == REBOOT for e, _r in effects.values()) else DRAIN, "pool": None,
                        "nodes": sorted(effects),
-                       "reasons": ["%s (%s): %s" % (node, effect, "; ".join(reasons)) for node, (effect, reasons) in sorted(effects.items())]})
+                       "reasons": ["%s (%s): %s" % (node, effect, "; ".join(reasons)) for node,
+                                   (effect, reasons) in sorted(effects.items())]})
     if configured is None:
         configured = any(managed(o) for o in live_by_key.values())
     return {"disruptions": result, "configured": configured}
@@ -251,8 +261,12 @@ def describe(entry, sample=10):
     """One sentence per disruption: what, which nodes, why."""
     nodes = entry["nodes"]
     shown = ", ".join(nodes[:sample]) + (" and %d more" % (len(nodes) - sample) if len(nodes) > sample else "")
-    where = ("pool %s (%s)" % (entry["pool"], shown or "no node yet")) if entry.get("pool") else (shown or "the nodes it selects (not known yet)")
+    where = ("pool %s (%s)" % (entry["pool"], shown or "no node yet")) if entry.get("pool") else (shown
+                                                                                                  or "the nodes it "
+                                                                                                     "selects (not "
+                                                                                                     "known yet)")
     verb = {"create": "created", "update": "changed", "delete": "deleted"}[entry["action"]]
     reasons = entry["reasons"][:sample] + (["..."] if len(entry["reasons"]) > sample else [])
     effect = "drain and reboot" if entry["effect"] == REBOOT else "drain"
-    return "%s is %s: %s %s. %s" % (entry["object"], verb, where, effect, " ".join(r.rstrip(".") + "." for r in reasons))
+    return "%s is %s: %s %s. %s" % (entry["object"], verb, where, effect,
+                                    " ".join(r.rstrip(".") + "." for r in reasons))

@@ -36,7 +36,8 @@ LAYERS = (
 # rendered once for all groups (the NicClusterPolicy merges every group's, render/groups.py merge).
 GROUP_PHASES = ("machineconfig", "sriov_pool", "sriov_policy", "network")
 # The API groups whose CRDs the four operators install (OLM, MachineConfig and core kinds exist on every cluster).
-OPERATOR_API_GROUPS = tuple(api.rpartition("/")[0] for api in (names.API_NFD, names.API_SRIOV, names.API_MELLANOX, names.API_NVIDIA))
+OPERATOR_API_GROUPS = tuple(api.rpartition("/")[0] for api in (names.API_NFD, names.API_SRIOV, names.API_MELLANOX,
+                                                               names.API_NVIDIA))
 
 # The operators' own objects come before every phase; the verification Job after the last one. Both are derived from
 # names.PHASES, the one definition of the apply order, as the file numbers are (wave x 100 + position).
@@ -58,12 +59,14 @@ VERIFICATION_NAME = "gpudirect-rdma-verify"
 APPROVER_SCRIPT = """set -eu
 for attempt in $(seq 1 "${ATTEMPTS:-60}"); do
   kubectl get installplans.operators.coreos.com -n "$NAMESPACE" \\
-    -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.approved}{" "}{.spec.clusterServiceVersionNames[*]}{"\\n"}{end}' > /tmp/plans
+    -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.approved}{" "}\
+{.spec.clusterServiceVersionNames[*]}{"\\n"}{end}' > /tmp/plans
   while read -r plan approved csvs; do
     case " $csvs " in
       *" $CSV "*)
         if [ "$approved" = "true" ]; then echo "InstallPlan $plan of $CSV is approved"; exit 0; fi
-        kubectl patch installplans.operators.coreos.com "$plan" -n "$NAMESPACE" --type=merge -p '{"spec":{"approved":true}}'
+        kubectl patch installplans.operators.coreos.com "$plan" -n "$NAMESPACE" --type=merge \
+-p '{"spec":{"approved":true}}'
         echo "approved InstallPlan $plan of $CSV"; exit 0;;
     esac
   done < /tmp/plans
@@ -106,7 +109,8 @@ def _pins(olm_entries):
         if manifest["kind"] == "Subscription":
             spec = manifest["spec"]
             block = entry.get("order", 0) - entry.get("order", 0) % names.OLM_BLOCK
-            yield spec["name"], manifest["metadata"]["namespace"], spec.get("installPlanApproval"), spec.get("startingCSV"), block
+            yield (spec["name"], manifest["metadata"]["namespace"], spec.get("installPlanApproval"),
+                   spec.get("startingCSV"), block)
 
 
 def approval_errors(olm_entries, operators=None):
@@ -116,8 +120,8 @@ def approval_errors(olm_entries, operators=None):
     for package, _namespace, approval, csv, _block in _pins(olm_entries):
         if approval == "Manual" and not csv:
             role = roles.get(package) or package
-            errors.append("%s_starting_csv: Manual approval in the GitOps tree needs the CSV to approve; set it (e.g. %s.v<version>) or set "
-                          "%s_install_plan_approval=Automatic" % (role, package, role))
+            errors.append("%s_starting_csv: Manual approval in the GitOps tree needs the CSV to approve; set it (e.g. "
+                          "%s.v<version>) or set %s_install_plan_approval=Automatic" % (role, package, role))
     return errors
 
 
@@ -139,7 +143,8 @@ def _numbered_approver_objects(olm_entries, image):
         objects = [
             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": dict(meta)},
             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": dict(meta),
-             "rules": [{"apiGroups": ["operators.coreos.com"], "resources": ["installplans"], "verbs": ["get", "list", "patch"]}]},
+             "rules": [{"apiGroups": ["operators.coreos.com"], "resources": ["installplans"],
+                        "verbs": ["get", "list", "patch"]}]},
             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": dict(meta),
              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": APPROVER_NAME},
              "subjects": [{"kind": "ServiceAccount", "name": APPROVER_NAME, "namespace": namespace}]},
@@ -147,9 +152,11 @@ def _numbered_approver_objects(olm_entries, image):
              "spec": {"backoffLimit": 3, "template": {"spec": {
                  "serviceAccountName": APPROVER_NAME, "restartPolicy": "Never",
                  "containers": [{"name": "approve", "image": image, "command": ["/bin/sh", "-c", APPROVER_SCRIPT],
-                                 "env": [{"name": "NAMESPACE", "value": namespace}, {"name": "CSV", "value": csv}]}]}}}},
+                                 "env": [{"name": "NAMESPACE", "value": namespace},
+                                         {"name": "CSV", "value": csv}]}]}}}},
         ]
-        numbered.extend((block + names.OLM_APPROVER_POSITION + index, manifest) for index, manifest in enumerate(objects))
+        numbered.extend((block + names.OLM_APPROVER_POSITION + index, manifest) for index,
+                        manifest in enumerate(objects))
     return numbered
 
 
@@ -168,7 +175,8 @@ def verification_job(workload):
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": VERIFICATION_NAME, "namespace": meta["namespace"],
                          "labels": {names.MANAGED_BY_LABEL: names.MANAGED_BY_VALUE}},
-            "spec": {"backoffLimit": 6, "template": {"metadata": {"annotations": dict(meta.get("annotations") or {})}, "spec": spec}}}
+            "spec": {"backoffLimit": 6, "template": {"metadata": {"annotations": dict(meta.get("annotations") or {})},
+                                                     "spec": spec}}}
 
 
 def node_group_owners(variables):
@@ -220,11 +228,13 @@ def gitops_tree(olm_entries, manifests, workload=None, cluster="cluster", owners
         add(directory, entry["file"], manifest)
     job = verification_job(workload)
     if job:
-        add("bases/verification", names.numbered_file_name(names.verification_order(), job), annotated(job, "verification"))
+        add("bases/verification", names.numbered_file_name(names.verification_order(), job),
+            annotated(job, "verification"))
     bases = ["bases/%s" % layer for layer, _phases in LAYERS if "bases/%s" % layer in directories]
     tree = []
     for directory in bases + group_dirs:
-        tree.append({"path": directory + "/kustomization.yaml", "manifest": dict(KUSTOMIZATION, resources=list(directories[directory]))})
+        tree.append({"path": directory + "/kustomization.yaml",
+                     "manifest": dict(KUSTOMIZATION, resources=list(directories[directory]))})
     overlay = "overlays/%s" % cluster
     tree.append({"path": overlay + "/kustomization.yaml", "manifest": dict(
         KUSTOMIZATION, resources=["../../%s" % base for base in bases] + [d[len(overlay) + 1:] for d in group_dirs])})

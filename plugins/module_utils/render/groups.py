@@ -78,7 +78,8 @@ def _group_variables(variables, item, errors):
     for key, value in own.items():
         sub[names.variable(key)] = value
     # Names the group does not set: the shared ones (or the configuration's defaults) with the group's name.
-    values, _provided, _errors = input_model.normalise({k: v for k, v in sub.items() if k[len(names.VARIABLE_PREFIX):] in input_fields.FIELDS})
+    values, _provided, _errors = input_model.normalise({k: v for k, v in sub.items()
+                                                        if k[len(names.VARIABLE_PREFIX):] in input_fields.FIELDS})
     if not ({"resource_name", "resource_names"} & set(own)):
         if values.get("resource_names"):
             sub[names.variable("resource_names")] = _suffixed(values, "resource_names", name, "_")
@@ -92,8 +93,9 @@ def _group_variables(variables, item, errors):
     if "sriov_policy_name" not in own and values.get("sriov_policy_name"):
         sub[names.variable("sriov_policy_name")] = _suffixed(values, "sriov_policy_name", name, "-")
     if values.get("nic_selection") == "auto":
-        errors.add(FIELD, "group %s: gpudirect_rdma_nic_selection auto derives one port list from every node's facts; with "
-                          "node groups give each group its ports (nic_interfaces, nic_pci_addresses or nic_device_ids)" % name)
+        errors.add(FIELD, "group %s: gpudirect_rdma_nic_selection auto derives one port list from every node's facts; "
+                          "with node groups give each group its ports (nic_interfaces, nic_pci_addresses or "
+                          "nic_device_ids)" % name)
     return sub, set(own)
 
 
@@ -106,8 +108,8 @@ def _check_items(raw, errors):
     for index, item in enumerate(items):
         name = item.get("name")
         if not isinstance(name, str) or not names.is_dns1123_label(name) or len(name) > MAX_NAME:
-            errors.add(FIELD, "item %d: name %r must be a DNS-1123 label of at most %d characters (it is appended to the "
-                              "group's object names)" % (index, name, MAX_NAME))
+            errors.add(FIELD, "item %d: name %r must be a DNS-1123 label of at most %d characters (it is appended to "
+                              "the group's object names)" % (index, name, MAX_NAME))
             continue
         if name in seen:
             errors.add(FIELD, "two groups are named %s: give each group its own name" % name)
@@ -115,11 +117,12 @@ def _check_items(raw, errors):
         seen.add(name)
         unknown = sorted(str(key) for key in item if key != "name" and key not in GROUP_KEYS)
         if unknown:
-            errors.add(FIELD, "group %s: unknown key %s (a group sets: name, %s; the other gpudirect_rdma_* variables are "
-                              "shared by every group)" % (name, ", ".join(unknown), ", ".join(GROUP_KEYS)))
+            errors.add(FIELD, "group %s: unknown key %s (a group sets: name, %s; the other gpudirect_rdma_* variables "
+                              "are shared by every group)" % (name, ", ".join(unknown), ", ".join(GROUP_KEYS)))
             continue
         if not isinstance(item.get("node_selector"), dict) or not item["node_selector"]:
-            errors.messages.append("%s: required, the labels of this group's nodes (for example {node.example.com/rdma-group: %s})"
+            errors.messages.append("%s: required, the labels of this group's nodes (for example "
+                                   "{node.example.com/rdma-group: %s})"
                                    % (group_variable(name, "node_selector"), name))
             continue
         good.append(item)
@@ -140,8 +143,9 @@ def _check_across(models, errors):
             narrower, wider = (name, other_name) if set(theirs.items()) <= set(mine.items()) else (other_name, name)
             if set(theirs.items()) <= set(mine.items()) or set(mine.items()) <= set(theirs.items()):
                 errors.messages.append(
-                    "%s: every node it selects is also selected by group %s, and a node belongs to one group only: give "
-                    "each group a node_selector with a label the other group's nodes do not carry" % (group_variable(narrower, "node_selector"), wider))
+                    "%s: every node it selects is also selected by group %s, and a node belongs to one group only: "
+                    "give each group a node_selector with a label the other group's nodes do not carry"
+                    % (group_variable(narrower, "node_selector"), wider))
     taken = {}
     for name, model in models:
         for resource in rdma.resource_names(model):
@@ -167,8 +171,9 @@ def _check_across(models, errors):
             for other_name, other in ranges:
                 if other_name != name and other.version == network.version and other.overlaps(network):
                     errors.messages.append(
-                        "%s: %s overlaps %s of group %s: the two groups' networks would hand out the same addresses; give "
-                        "each group a range of its own" % (group_variable(name, "ipam_range"), network, other, other_name))
+                        "%s: %s overlaps %s of group %s: the two groups' networks would hand out the same addresses; "
+                        "give each group a range of its own" % (group_variable(name, "ipam_range"), network, other,
+                                                                other_name))
             ranges.append((name, network))
 
 
@@ -258,8 +263,8 @@ def _merge_nic_cluster_policy(kept, owners, name, manifest, errors):
         if other:
             errors.messages.append(
                 "%s: group %s needs the NicClusterPolicy's %s, another group its %s; the Network Operator runs each on "
-                "every NIC node with one config, so both would claim the same ports. Give these groups the same method, or "
-                "use sriov_legacy (SriovNetworkNodePolicy, with the group's nodeSelector) for one of them"
+                "every NIC node with one config, so both would claim the same ports. Give these groups the same "
+                "method, or use sriov_legacy (SriovNetworkNodePolicy, with the group's nodeSelector) for one of them"
                 % (group_variable(name, "method"), name, key, other[0]))
             continue
         if key not in spec:
@@ -272,10 +277,12 @@ def _merge_nic_cluster_policy(kept, owners, name, manifest, errors):
             for kept_entry in merged[list_key]:
                 if any(_may_share_ports(a, b) for a in _selector_list(entry) for b in _selector_list(kept_entry)):
                     errors.messages.append(
-                        "%s: resource %s could take the ports of resource %s of group %s: the %s runs with one config on "
-                        "every NIC node, so groups sharing it must select their ports by interface name or PCI address, "
-                        "none of them the other group's" % (group_variable(name, "nic_interfaces"), entry["resourceName"],
-                                                            kept_entry["resourceName"], owners.get(kept_entry["resourceName"]), key))
+                        "%s: resource %s could take the ports of resource %s of group %s: the %s runs with one config "
+                        "on every NIC node, so groups sharing it must select their ports by interface name or PCI "
+                        "address, "
+                        "none of them the other group's" % (group_variable(name, "nic_interfaces"),
+                                                            entry["resourceName"], kept_entry["resourceName"],
+                                                            owners.get(kept_entry["resourceName"]), key))
             owners[entry["resourceName"]] = name
             merged[list_key].append(entry)
         spec[key]["config"] = json.dumps(merged)
@@ -297,8 +304,8 @@ def _merge_sriov_operator_config(seen, key, rendered, model, manifest, errors):
         return
     if _uses_vfs(first_model):
         errors.messages.append(
-            "%s: groups %s and %s both use sriov_legacy, but the SR-IOV operator runs its config daemons on the nodes of one "
-            "label selector (SriovOperatorConfig configDaemonNodeSelector): use sriov_legacy in one group only"
+            "%s: groups %s and %s both use sriov_legacy, but the SR-IOV operator runs its config daemons on the nodes "
+            "of one label selector (SriovOperatorConfig configDaemonNodeSelector): use sriov_legacy in one group only"
             % (group_variable(model["node_group"], "method"), first, model["node_group"]))
         return
     kept.clear()
@@ -357,7 +364,8 @@ def merged_summary(per_group):
         merged["reboots"].extend(r for r in summary["reboots"] if r not in merged["reboots"])
         merged["pod_resources"].update(summary["pod_resources"])
         for pool, machineconfigs in summary["machineconfig_pools"].items():
-            merged["machineconfig_pools"][pool] = sorted(set(merged["machineconfig_pools"].get(pool, []) + machineconfigs))
+            merged["machineconfig_pools"][pool] = sorted(
+                set(merged["machineconfig_pools"].get(pool, []) + machineconfigs))
         for group in summary["nic_selection"]["groups"]:
             group = dict(group, fabric=group.get("fabric") or summary["fabric"])
             group.setdefault("variable", group_variable(name))
@@ -389,7 +397,8 @@ def node_group_problems(summary, selected):
         group = result.get("item") or {}
         nodes = sorted(result.get("nodes") or [])
         if not nodes:
-            problems.append("%s: %s selects no node of the cluster; label this group's nodes (oc label node <node> %s) or "
+            problems.append("%s: %s selects no node of the cluster; label this group's nodes (oc label node <node> %s) "
+                            "or "
                             "change the selector" % (group_variable(group.get("name"), "node_selector"),
                                                      ", ".join(group.get("label_selectors") or []),
                                                      " ".join(group.get("label_selectors") or [])))

@@ -45,7 +45,8 @@ def check_ipam(values, errors):
     if values["ipam_ranges"] and not values.get("ipam_range"):
         return  # one range per rail, checked with the rails (assign_rail_ranges)
     if not values.get("ipam_range"):
-        errors.add("ipam_range", "required: the whereabouts CIDR for the secondary network (for example 192.168.2.0/24)")
+        errors.add("ipam_range",
+                   "required: the whereabouts CIDR for the secondary network (for example 192.168.2.0/24)")
         return
     text = values["ipam_range"]
     network = check_range("ipam_range", text, values, errors)
@@ -110,8 +111,8 @@ def assign_rail_ranges(values, errors):
                               "gpudirect_rdma_ipam_exclude for addresses to keep out" % len(groups))
     if given:
         if values.get("ipam_range"):
-            errors.add("ipam_ranges", "given together with gpudirect_rdma_ipam_range: give one of them (the rails' ranges, "
-                                      "or one range to split between the rails)")
+            errors.add("ipam_ranges", "given together with gpudirect_rdma_ipam_range: give one of them (the rails' "
+                                      "ranges, or one range to split between the rails)")
             return
         if len(given) != len(groups):
             errors.add("ipam_ranges", "has %d ranges for %d rails (%s): give one per rail, in rail order"
@@ -124,7 +125,8 @@ def assign_rail_ranges(values, errors):
                 continue
             for previous in ranges:
                 if previous.overlaps(network):
-                    errors.add("ipam_ranges", "%s overlaps %s: two rails would hand out the same addresses" % (network, previous))
+                    errors.add("ipam_ranges",
+                               "%s overlaps %s: two rails would hand out the same addresses" % (network, previous))
             ranges.append(network)
         if len(ranges) != len(groups):
             return
@@ -132,8 +134,8 @@ def assign_rail_ranges(values, errors):
         whole = ipaddress.ip_network(values["ipam_range"], strict=False)
         ranges = _split_range(whole, len(groups))
         if ranges is None or ranges[0].num_addresses < 4:
-            errors.add("ipam_range", "%s is too small to give each of the %d rails a range of its own: give a larger range, "
-                                     "or gpudirect_rdma_ipam_ranges" % (values["ipam_range"], len(groups)))
+            errors.add("ipam_range", "%s is too small to give each of the %d rails a range of its own: give a larger "
+                                     "range, or gpudirect_rdma_ipam_ranges" % (values["ipam_range"], len(groups)))
             return
     for group, network in zip(groups, ranges):
         group["ipam_range"] = str(network)

@@ -21,7 +21,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import names
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render import nics
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.rdma import MATRIX
 from ansible_collections.gpudirect.openshift.plugins.module_utils.render.input_fields import FIELDS
-from ansible_collections.gpudirect.openshift.plugins.module_utils.render.input_ipam import assign_rail_ranges, check_ipam, check_range
+from ansible_collections.gpudirect.openshift.plugins.module_utils.render.input_ipam import (
+    assign_rail_ranges, check_ipam, check_range)
 
 MACHINECONFIG_ITEMS = ("irdma_blacklist", "persistent_names", "crio_memlock")
 IMAGE_COMPONENTS = ("rdma_shared_device_plugin", "sriov_device_plugin", "ipoib_cni")
@@ -128,7 +129,8 @@ def _coerce(field, kind, value, errors):
             if bad:
                 errors.add(field, "must be a list of strings, got %r" % (bad[0],))
                 return None
-            return [str(item).strip() if not isinstance(item, int) or isinstance(item, bool) else item for item in value]
+            return [str(item).strip() if not isinstance(item, int) or isinstance(item, bool) else item
+                    for item in value]
         errors.add(field, "must be a list, got %r" % (value,))
         return None
     if kind in ("dictlist", "dict") and isinstance(value, str):
@@ -167,7 +169,8 @@ def normalise(variables):
     provided = set()
     for field, spec in FIELDS.items():
         # A blank answer (AWX sends null or "" for an optional survey question left empty) means unset.
-        if field in raw and raw[field] is not None and not (isinstance(raw[field], str) and not raw[field].strip() and spec.kind != "list"):
+        if field in raw and raw[field] is not None and not (isinstance(raw[field], str) and not raw[field].strip()
+                                                            and spec.kind != "list"):
             coerced = _coerce(field, spec.kind, raw[field], errors)
             if coerced is not None:
                 if spec.kind == "str" and spec.choices:
@@ -211,13 +214,15 @@ def _check_scoped(values, provided, errors):
         where = spec.scope_text
         if spec.scope and field in provided and values[field] is not False and not spec.scope(method, fabric):
             if field in ("macvlan_mode", "macvlan_master") and fabric == "infiniband":
-                errors.add(field, "macvlan options do not apply to infiniband (IPoIB has no macvlan); only used by %s" % where)
+                errors.add(field,
+                           "macvlan options do not apply to infiniband (IPoIB has no macvlan); only used by %s" % where)
             elif field == "mtu":
-                errors.add(field, "%s over %s renders %s objects, which have no MTU field; leave it unset (only used by %s)"
+                errors.add(field,
+                           "%s over %s renders %s objects, which have no MTU field; leave it unset (only used by %s)"
                            % (method, fabric, MATRIX[(method, fabric)].network_kind, where))
             elif field == "second_fabric":
-                errors.add(field, "%s configures one fabric; only shared_device serves RoCE and InfiniBand ports from one "
-                                  "NicClusterPolicy. Leave it unset, or use method shared_device" % method)
+                errors.add(field, "%s configures one fabric; only shared_device serves RoCE and InfiniBand ports from "
+                                  "one NicClusterPolicy. Leave it unset, or use method shared_device" % method)
             elif field in ("ipoib_master", "ipoib_mode") and fabric == "roce":
                 errors.add(field, "IPoIB options do not apply to roce; only used by %s" % where)
             else:
@@ -249,11 +254,14 @@ def _check_names(values, errors):
             errors.add("network_namespaces", "%r is not a valid namespace name (DNS-1123 label)" % namespace)
     if len(set(namespaces)) != len(namespaces):
         errors.add("network_namespaces", "lists a namespace twice")
-    for field in ("nfd_instance_name", "gpu_cluster_policy_name", "machineconfig_name", "machineconfig_pool", "sriov_policy_name"):
+    for field in ("nfd_instance_name", "gpu_cluster_policy_name", "machineconfig_name", "machineconfig_pool",
+                  "sriov_policy_name"):
         if values.get(field) is not None and not names.is_dns1123_subdomain(values[field]):
             errors.add(field, "%r is not a valid object name (DNS-1123 subdomain)" % values[field])
-    if values.get("memlock_pool") is not None and not (names.is_dns1123_label(values["memlock_pool"]) and names.is_label_value(values["memlock_pool"])):
-        errors.add("memlock_pool", "%r is not a valid MachineConfigPool and role name (DNS-1123 label)" % values["memlock_pool"])
+    if values.get("memlock_pool") is not None and not (names.is_dns1123_label(values["memlock_pool"])
+                                                       and names.is_label_value(values["memlock_pool"])):
+        errors.add("memlock_pool",
+                   "%r is not a valid MachineConfigPool and role name (DNS-1123 label)" % values["memlock_pool"])
     if values.get("machineconfig_role") is not None and not names.is_label_value(values["machineconfig_role"]):
         errors.add("machineconfig_role", "%r is not a valid label value" % values["machineconfig_role"])
     resources = values["resource_names"] or ([values["resource_name"]] if values.get("resource_name") else [])
@@ -275,7 +283,8 @@ def _check_names(values, errors):
     duplicates = sorted({n for n in networks if networks.count(n) > 1})
     if duplicates:
         errors.add(field, "duplicate network names: %s" % ", ".join(duplicates))
-    if values["resource_names"] and values["network_names"] and len(values["resource_names"]) != len(values["network_names"]):
+    if values["resource_names"] and values["network_names"] and len(values["resource_names"]) != len(
+            values["network_names"]):
         errors.add("network_names", "has %d entries but gpudirect_rdma_resource_names has %d"
                    % (len(values["network_names"]), len(values["resource_names"])))
     if values["network_names"] and not values["resource_names"]:
@@ -314,7 +323,8 @@ def _check_node_selector(values, errors):
     for key, value in selector.items():
         if not names.is_label_key(key):
             errors.add("node_selector", "%r is not a valid label key" % key)
-        if not names.is_label_value(value if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)):
+        if not names.is_label_value(value if isinstance(value, str) else str(value).lower() if isinstance(value, bool)
+                                    else str(value)):
             errors.add("node_selector", "%r is not a valid label value for %s" % (value, key))
 
 
@@ -323,11 +333,13 @@ def _check_gpu(values, provided, errors):
     if values["gpu_use_host_mofed"]:
         if driver == "doca":
             errors.add("gpu_use_host_mofed",
-                       "must be false when the Network Operator provides the DOCA-OFED driver (gpudirect_rdma_nic_driver: doca)")
+                       "must be false when the Network Operator provides the DOCA-OFED driver "
+                       "(gpudirect_rdma_nic_driver: doca)")
         if mode == "dmabuf":
             errors.add("gpu_use_host_mofed", "only applies to gpudirect_rdma_gpu_rdma_mode: peermem")
     elif mode == "peermem" and driver == "inbox":
-        errors.add("gpu_rdma_mode", "peermem needs MLNX/DOCA-OFED: use gpudirect_rdma_nic_driver: doca, or dmabuf with the inbox driver")
+        errors.add("gpu_rdma_mode",
+                   "peermem needs MLNX/DOCA-OFED: use gpudirect_rdma_nic_driver: doca, or dmabuf with the inbox driver")
     if values.get("driver_upgrade_max_parallel") is not None and values["driver_upgrade_max_parallel"] < 1:
         errors.add("driver_upgrade_max_parallel", "must be 1 or more (nodes whose driver reloads at the same time)")
     for field, operator, example in (("network_operator_version", "Network Operator", "25.4.0"),
@@ -347,7 +359,8 @@ _IMAGE = re.compile(r"^[a-zA-Z0-9\-_.]+\Z")
 # two: the Network Operator appends the node pool's OS and architecture to any version not starting with 'sha256'
 # (pkg/state/state_ofed.go getMofedDriverImageName), so 'tag@sha256:...' would name an image that does not exist.
 _VERSION = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}|sha256:[a-f0-9]{64})\Z")
-_DRIVER_VERSION_HINT = "image tag or digest (sha256:<64 hex digits>; not tag@sha256:, the operator appends the node's OS to a tag)"
+_DRIVER_VERSION_HINT = ("image tag or digest (sha256:<64 hex digits>; not tag@sha256:, the operator appends the node's "
+                        "OS to a tag)")
 # The other images also take 'tag@sha256:...' (the tag kept for reading): the Network Operator joins a non-digest
 # version with ':' (pkg/render/render.go imagePath), giving image:tag@sha256:...; the GPU Operator adds no OS suffix to
 # a driver version that contains 'sha256:' (controllers/object_controls.go resolveDriverTag, v24.9 to v25.3).
@@ -357,23 +370,27 @@ _PINNED_VERSION = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}(@sha256:[a-f
 def _check_images(values, provided, errors):
     if values["nic_driver"] == "doca":
         if not _REPOSITORY.match(values["doca_driver_repository"] or ""):
-            errors.add("doca_driver_repository", "%r is not a valid image repository" % values["doca_driver_repository"])
+            errors.add("doca_driver_repository",
+                       "%r is not a valid image repository" % values["doca_driver_repository"])
         if not _IMAGE.match(values["doca_driver_image"] or ""):
             errors.add("doca_driver_image", "%r is not a valid image name" % values["doca_driver_image"])
         if not _VERSION.match(values["doca_driver_version"] or ""):
-            errors.add("doca_driver_version", "%r is not a valid %s" % (values["doca_driver_version"], _DRIVER_VERSION_HINT))
+            errors.add("doca_driver_version",
+                       "%r is not a valid %s" % (values["doca_driver_version"], _DRIVER_VERSION_HINT))
     else:
         for field in ("doca_driver_repository", "doca_driver_image", "doca_driver_version"):
             if field in provided:
                 errors.add(field, "unused with gpudirect_rdma_nic_driver: inbox (no driver container)")
     for field, pattern, what in (("gpu_driver_repository", _REPOSITORY, "image repository"),
                                  ("gpu_driver_image", _IMAGE, "image name"),
-                                 ("gpu_driver_version", _PINNED_VERSION, "image tag, tag@sha256:<64 hex digits> or sha256:<64 hex digits>")):
+                                 ("gpu_driver_version", _PINNED_VERSION,
+                                  "image tag, tag@sha256:<64 hex digits> or sha256:<64 hex digits>")):
         if values.get(field) and not pattern.match(values[field]):
             errors.add(field, "%r is not a valid %s" % (values[field], what))
     for secret in values["image_pull_secrets"]:
         if not isinstance(secret, str) or not re.match(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z", secret):
-            errors.add("image_pull_secrets", "%r is not a Secret name (lowercase letters, digits, '-' and '.')" % (secret,))
+            errors.add("image_pull_secrets",
+                       "%r is not a Secret name (lowercase letters, digits, '-' and '.')" % (secret,))
     for component, override in values["image_overrides"].items():
         if component not in IMAGE_COMPONENTS:
             errors.add("image_overrides", "unknown component %r (known: %s)" % (component, ", ".join(IMAGE_COMPONENTS)))
@@ -386,7 +403,8 @@ def _check_images(values, provided, errors):
             if key in override and not pattern.match(str(override[key])):
                 errors.add("image_overrides", "%s.%s %r is not valid" % (component, key, override[key]))
     if values.get("nfd_operand_image") is not None and not names.is_image_reference(values["nfd_operand_image"]):
-        errors.add("nfd_operand_image", "%r is not a valid image reference (%s)" % (values["nfd_operand_image"], names.IMAGE_REFERENCE_HINT))
+        errors.add("nfd_operand_image",
+                   "%r is not a valid image reference (%s)" % (values["nfd_operand_image"], names.IMAGE_REFERENCE_HINT))
 
 
 # MachineConfigPools of control-plane nodes (machine-config-operator: master, and arbiter on two-node clusters).
@@ -400,25 +418,32 @@ def _check_machineconfigs(values, provided, errors):
             errors.add("machineconfigs", "unknown item %r (known: %s)" % (item, ", ".join(MACHINECONFIG_ITEMS)))
     if not values["apply_machineconfigs"]:
         if wanted:
-            errors.add("machineconfigs", "%s reboot every node of the %s pool: set gpudirect_rdma_apply_machineconfigs: true to opt in"
+            errors.add("machineconfigs",
+                       "%s reboot every node of the %s pool: set gpudirect_rdma_apply_machineconfigs: true to opt in"
                        % (", ".join(wanted), values["machineconfig_pool"]))
         if values["udev_rules"]:
-            errors.add("udev_rules", "persistent names are a MachineConfig (pool reboot): set gpudirect_rdma_apply_machineconfigs: true "
-                                     "and list persistent_names in gpudirect_rdma_machineconfigs")
+            errors.add("udev_rules", "persistent names are a MachineConfig (pool reboot): set "
+                                     "gpudirect_rdma_apply_machineconfigs: true and list persistent_names in "
+                                     "gpudirect_rdma_machineconfigs")
     elif not wanted:
-        errors.add("machineconfigs", "gpudirect_rdma_apply_machineconfigs is true but nothing is listed (%s)" % ", ".join(MACHINECONFIG_ITEMS))
+        errors.add("machineconfigs",
+                   "gpudirect_rdma_apply_machineconfigs is true but nothing is listed (%s)"
+                   % ", ".join(MACHINECONFIG_ITEMS))
     if values["apply_machineconfigs"] and wanted and not values["machineconfig_allow_control_plane"]:
         fields = ("machineconfig_pool", "machineconfig_role") + (("memlock_pool",) if "crio_memlock" in wanted else ())
         for field in fields:
             if values[field] in CONTROL_PLANE_POOLS:
-                errors.add(field, "%r is the control-plane pool: its MachineConfigs reboot the control-plane nodes and apply to "
-                                  "every control-plane container; use the pool of your GPU nodes, or set "
-                                  "gpudirect_rdma_machineconfig_allow_control_plane: true (compact clusters)" % values[field])
+                errors.add(field, "%r is the control-plane pool: its MachineConfigs reboot the control-plane nodes and "
+                                  "apply to every control-plane container; use the pool of your GPU nodes, or set "
+                                  "gpudirect_rdma_machineconfig_allow_control_plane: true (compact clusters)"
+                                  % values[field])
                 break
     if values["udev_rules"] and "persistent_names" not in wanted and values["apply_machineconfigs"]:
         errors.add("udev_rules", "given but persistent_names is not listed in gpudirect_rdma_machineconfigs")
     if not re.match(r"^3\.[0-9]+\.[0-9]+\Z", values["ignition_version"] or ""):
-        errors.add("ignition_version", "%r is not an Ignition 3.x version (MachineConfigs on OpenShift 4.6+ use 3.x)" % values["ignition_version"])
+        errors.add("ignition_version",
+                   "%r is not an Ignition 3.x version (MachineConfigs on OpenShift 4.6+ use 3.x)"
+                   % values["ignition_version"])
 
 
 def _check_operator_settings(values, errors):
@@ -452,8 +477,8 @@ def _second_fabric(values, errors, warnings, require_facts):
     fabric = "infiniband" if values["fabric"] == "roce" else "roce"
     config = MATRIX[("shared_device", fabric)]
     sub = dict(values)
-    sub.update({"fabric": fabric, "second_fabric": {}, "nic_selection": "manual", "nic_interfaces": [], "nic_device_ids": [], "nic_pci_addresses": [],
-                "gpu_nic_affinity": [],
+    sub.update({"fabric": fabric, "second_fabric": {}, "nic_selection": "manual", "nic_interfaces": [],
+                "nic_device_ids": [], "nic_pci_addresses": [], "gpu_nic_affinity": [],
                 "resource_names": [], "network_names": [], "ipam_ranges": [], "ipam_exclude": [],
                 "ipam_range_start": None, "ipam_range_end": None, "ipam_gateway": None, "mtu": None,
                 "macvlan_master": None, "ipoib_master": None, "macvlan_mode": FIELDS["macvlan_mode"].default})
@@ -463,20 +488,24 @@ def _second_fabric(values, errors, warnings, require_facts):
             continue
         value = _coerce("second_fabric.%s" % key, kind, given[key], errors)
         if value is not None:
-            sub["macvlan_master" if key == "master" and fabric == "roce" else "ipoib_master" if key == "master" else key] = value
+            sub["macvlan_master" if key == "master" and fabric == "roce" else "ipoib_master" if key == "master"
+                else key] = value
     sub["resource_name"] = sub["resource_name"] if given.get("resource_name") else config.default_resource
     sub["network_name"] = sub["network_name"] if given.get("network_name") else config.default_network
     if not given.get("ipam_range"):
-        nested.add("ipam_range", "required: a whereabouts CIDR of its own for the %s network (for example 192.168.3.0/24)" % fabric)
+        nested.add("ipam_range",
+                   "required: a whereabouts CIDR of its own for the %s network (for example 192.168.3.0/24)" % fabric)
     if not (given.get("nic_interfaces") or given.get("nic_device_ids")):
         nested.add("nic_interfaces", "required: the %s ports (interface names, or nic_device_ids with master)" % fabric)
     before = len(errors.messages)
     _check_names(sub, nested)
     if given.get("ipam_range"):
         check_range("second_fabric.ipam_range", str(sub["ipam_range"]), values, errors)
-    if len(errors.messages) > before or not (given.get("ipam_range") and (given.get("nic_interfaces") or given.get("nic_device_ids"))):
+    if len(errors.messages) > before or not (given.get("ipam_range")
+                                             and (given.get("nic_interfaces") or given.get("nic_device_ids"))):
         return None
-    sub["selection"] = nics.resolve(sub, {"macvlan_master", "ipoib_master"}, nested, warnings, require_facts=require_facts)
+    sub["selection"] = nics.resolve(sub, {"macvlan_master", "ipoib_master"}, nested, warnings,
+                                    require_facts=require_facts)
     if len(errors.messages) > before:
         return None
     assign_rail_ranges(sub, nested)
@@ -506,8 +535,8 @@ def _check_against_first_fabric(values, sub, errors):
         mine = ipaddress.ip_network(group["ipam_range"], strict=False)
         for other in ranges:
             if other.version == mine.version and other.overlaps(mine):
-                errors.add("second_fabric.ipam_range", "%s overlaps %s of the %s fabric: the two networks would hand out the "
-                                                       "same addresses" % (mine, other, values["fabric"]))
+                errors.add("second_fabric.ipam_range", "%s overlaps %s of the %s fabric: the two networks would hand "
+                                                       "out the same addresses" % (mine, other, values["fabric"]))
 
 
 def build(variables, require_facts=True):

@@ -35,7 +35,8 @@ def normalise_facts(entries, errors):
             _facts_error(errors, index, "node", "required (the node name)")
             ok = False
         if pci is None:
-            _facts_error(errors, index, "pci_address", "%r is not a PCI address like 0000:0d:00.0" % (entry.get("pci_address"),))
+            _facts_error(errors, index, "pci_address",
+                         "%r is not a PCI address like 0000:0d:00.0" % (entry.get("pci_address"),))
             ok = False
         layer_text = str(entry.get("link_layer") or "").strip().lower()
         layer = LINK_LAYERS.get(layer_text)
@@ -105,7 +106,8 @@ def _manual_lists(values, errors):
             errors.add("nic_device_ids", "%r is not a 4-digit hex PCI device ID (for example 101b)" % text)
         else:
             device_ids.append(device)
-    for field, items in (("nic_interfaces", interfaces), ("nic_pci_addresses", pci_addresses), ("nic_device_ids", device_ids)):
+    for field, items in (("nic_interfaces", interfaces), ("nic_pci_addresses", pci_addresses),
+                         ("nic_device_ids", device_ids)):
         dups = sorted({i for i in items if items.count(i) > 1})
         if dups:
             errors.add(field, "lists %s twice" % ", ".join(dups))
@@ -124,7 +126,8 @@ def _check_against_facts(values, ports, interfaces, pci_addresses, errors):
     """Manual selection cross-checked with facts: ports exist and have the fabric's link layer."""
     fabric = values["fabric"]
     selected = []
-    for field, key, wanted in (("nic_interfaces", "netdev", interfaces), ("nic_pci_addresses", "pci_address", pci_addresses)):
+    for field, key, wanted in (("nic_interfaces", "netdev", interfaces),
+                               ("nic_pci_addresses", "pci_address", pci_addresses)):
         for item in wanted:
             matches = [p for p in ports if p[key] == item and not p["is_vf"]]
             if not matches:
@@ -133,18 +136,20 @@ def _check_against_facts(values, ports, interfaces, pci_addresses, errors):
             for port in matches:
                 if port["fabric"] != fabric:
                     if fabric == "infiniband":
-                        errors.add(field, "%s on node %s is an Ethernet port (from nic_facts): IPoIB/infiniband needs an InfiniBand "
-                                          "link layer (change the port type with mlxconfig LINK_TYPE or use fabric roce)" % (item, port["node"]))
+                        errors.add(field, "%s on node %s is an Ethernet port (from nic_facts): IPoIB/infiniband needs "
+                                          "an InfiniBand link layer (change the port type with mlxconfig LINK_TYPE or "
+                                          "use fabric roce)" % (item, port["node"]))
                     else:
-                        errors.add(field, "%s on node %s is an InfiniBand port (from nic_facts): roce needs an Ethernet "
-                                          "link layer (use fabric infiniband)" % (item, port["node"]))
+                        errors.add(field, "%s on node %s is an InfiniBand port (from nic_facts): roce needs an "
+                                          "Ethernet link layer (use fabric infiniband)" % (item, port["node"]))
                 selected.append(port)
     return selected
 
 
 def _auto_ports(values, ports, errors, warnings=None):
     fabric = values["fabric"]
-    is_candidate = [not p["is_vf"] and p["vendor_id"] == names.MELLANOX_VENDOR_ID and p["fabric"] == fabric for p in ports]
+    is_candidate = [not p["is_vf"] and p["vendor_id"] == names.MELLANOX_VENDOR_ID and p["fabric"] == fabric
+                    for p in ports]
     if not any(is_candidate):
         layers = sorted({p["fabric"] for p in ports if not p["is_vf"]})
         errors.add("nic_facts", "no NVIDIA/Mellanox %s port found (ports seen: %s)"
@@ -152,7 +157,8 @@ def _auto_ports(values, ports, errors, warnings=None):
         return []
     affinity = values["gpu_nic_affinity"]
     if not affinity:
-        return sorted((p for p, wanted in zip(ports, is_candidate) if wanted), key=lambda p: (p["node"], p["pci_address"]))
+        return sorted((p for p, wanted in zip(ports, is_candidate) if wanted),
+                      key=lambda p: (p["node"], p["pci_address"]))
     # Ports indexed by node, then PCI address and netdev, so that each link finds its ports without scanning every
     # port of the cluster (issue 38: that scan made the render quadratic in the number of nodes). One pass over the
     # links also keeps each NIC's nearest relation for _warn_far_rails.
@@ -177,12 +183,14 @@ def _auto_ports(values, ports, errors, warnings=None):
         if rank < nearest_rank.get(near_key, _NO_LINK):
             nearest_rank[near_key] = rank
         if rank == _UNRELATED:
-            errors.add("gpu_nic_affinity[%d].relation" % index, "%r is not one of %s" % (link.get("relation"), ", ".join(AFFINITY_RANK)))
+            errors.add("gpu_nic_affinity[%d].relation" % index,
+                       "%r is not one of %s" % (link.get("relation"), ", ".join(AFFINITY_RANK)))
             continue
         positions, matches = _indexed_ports(port_index, ports, is_candidate, node, nic_pci, nic)
         if not matches:
             if not positions:
-                errors.add("gpu_nic_affinity[%d].nic" % index, "%r on node %r is not in gpudirect_rdma_nic_facts" % (nic, node))
+                errors.add("gpu_nic_affinity[%d].nic" % index,
+                           "%r on node %r is not in gpudirect_rdma_nic_facts" % (nic, node))
             continue  # a port of the other fabric: never preferred
         key = (node, str(link.get("gpu")))
         found = best.get(key)
@@ -233,9 +241,9 @@ def _warn_far_rails(nearest_rank, chosen, warnings):
         if nearest is None or nearest > AFFINITY_RANK["PXB"]:
             relation = [name for name, rank in AFFINITY_RANK.items() if rank == nearest]
             warnings.append("%s: NIC %s (%s) on node %s is %s to every GPU, not PIX or PXB: GPUDirect RDMA through it "
-                            "crosses the CPU's host bridge; check that the NIC sits in a GPU's PCIe switch, or leave it out" % (
-                                names.variable("gpu_nic_affinity"), port["netdev"] or port["pci_address"], port["pci_address"],
-                                port["node"], relation[0] if relation else "unrelated"))
+                            "crosses the CPU's host bridge; check that the NIC sits in a GPU's PCIe switch, or leave "
+                            "it out" % (names.variable("gpu_nic_affinity"), port["netdev"] or port["pci_address"],
+                                        port["pci_address"], port["node"], relation[0] if relation else "unrelated"))
 
 
 def _port_index(ports, is_candidate):
@@ -325,8 +333,8 @@ def _rail_network(values, rank):
 
 
 def _group(resource, network, ports, selector):
-    group = {"resource_name": resource, "network_name": network, "interfaces": [], "pci_addresses": [], "device_ids": [],
-             "nodes": sorted({p["node"] for p in ports}), "ports": ports}
+    group = {"resource_name": resource, "network_name": network, "interfaces": [], "pci_addresses": [],
+             "device_ids": [], "nodes": sorted({p["node"] for p in ports}), "ports": ports}
     if selector == "interfaces":
         group["interfaces"] = _unique([p["netdev"] for p in ports if p["netdev"]])
     else:
@@ -338,21 +346,24 @@ def _group(resource, network, ports, selector):
 def _manual_groups(values, interfaces, pci_addresses, device_ids, facts_ports, errors):
     rails = values["resource_names"]
     if not rails:
-        return [{"resource_name": values["resource_name"], "network_name": values["network_name"], "interfaces": interfaces,
-                 "pci_addresses": pci_addresses, "device_ids": device_ids, "nodes": sorted({p["node"] for p in facts_ports}),
-                 "ports": facts_ports}]
+        return [{"resource_name": values["resource_name"], "network_name": values["network_name"],
+                 "interfaces": interfaces, "pci_addresses": pci_addresses, "device_ids": device_ids,
+                 "nodes": sorted({p["node"] for p in facts_ports}), "ports": facts_ports}]
     units, field = (interfaces, "interfaces") if interfaces else (pci_addresses, "pci_addresses")
     if interfaces and pci_addresses:
-        errors.add("resource_names", "one resource per port needs either gpudirect_rdma_nic_interfaces or gpudirect_rdma_nic_pci_addresses, not both")
+        errors.add("resource_names",
+                   "one resource per port needs either gpudirect_rdma_nic_interfaces or "
+                   "gpudirect_rdma_nic_pci_addresses, not both")
         return []
     if len(units) != len(rails):
-        errors.add("resource_names", "has %d names for %d selected ports (gpudirect_rdma_nic_%s): give one name per port"
+        errors.add("resource_names",
+                   "has %d names for %d selected ports (gpudirect_rdma_nic_%s): give one name per port"
                    % (len(rails), len(units), "interfaces" if field == "interfaces" else "pci_addresses"))
         return []
     groups = []
     for rank, resource in enumerate(rails):
-        group = {"resource_name": resource, "network_name": _rail_network(values, rank), "interfaces": [], "pci_addresses": [],
-                 "device_ids": device_ids, "nodes": [], "ports": []}
+        group = {"resource_name": resource, "network_name": _rail_network(values, rank), "interfaces": [],
+                 "pci_addresses": [], "device_ids": device_ids, "nodes": [], "ports": []}
         group[field] = [units[rank]]
         key = "netdev" if field == "interfaces" else "pci_address"
         group["ports"] = [p for p in facts_ports if p[key] == units[rank]]
@@ -373,9 +384,9 @@ def _host_device_pci_addresses(groups, errors):
         missing = [name for name in group["interfaces"] if not any(p["netdev"] == name for p in pfs)]
         if missing:
             message = ("host_device cannot select a physical function by interface name (%s): the SR-IOV device plugin "
-                       "matches PF names only for VFs. Give gpudirect_rdma_nic_pci_addresses or gpudirect_rdma_nic_device_ids "
-                       "instead, or NIC facts (gpudirect_rdma_nic_facts, or gpudirect_rdma_nic_selection: auto) that map the "
-                       "names to PCI addresses" % ", ".join(missing))
+                       "matches PF names only for VFs. Give gpudirect_rdma_nic_pci_addresses or "
+                       "gpudirect_rdma_nic_device_ids instead, or NIC facts (gpudirect_rdma_nic_facts, or "
+                       "gpudirect_rdma_nic_selection: auto) that map the names to PCI addresses" % ", ".join(missing))
             errors.add("nic_interfaces", message)
             continue
         group["pci_addresses"] = sorted(set(group["pci_addresses"]) | {p["pci_address"] for p in pfs})
@@ -385,20 +396,23 @@ def _check_sriov(values, groups, errors, warnings):
     num_vfs = values.get("num_vfs")
     for group in groups:
         if len(group["device_ids"]) > 1 and not group["interfaces"] and not group["pci_addresses"]:
-            errors.add("nic_device_ids", "SriovNetworkNodePolicy.nicSelector.deviceID takes one ID; got %s (select ports by "
-                                         "name or PCI address, or one device ID)" % ", ".join(group["device_ids"]))
+            errors.add("nic_device_ids", "SriovNetworkNodePolicy.nicSelector.deviceID takes one ID; got %s (select "
+                                         "ports by name or PCI address, or one device ID)"
+                                         % ", ".join(group["device_ids"]))
         for port in group["ports"] if num_vfs else []:
             if port["total_vfs"] is None or num_vfs == port["total_vfs"]:
                 continue
             where = "%s (%s) on node %s" % (port["netdev"] or port["pci_address"], port["pci_address"], port["node"])
             if port["vendor_id"] == names.MELLANOX_VENDOR_ID:
                 # The model bounds num_vfs by the operator's Mellanox limit; the firmware follows numVfs.
-                warnings.append("%s: %d differs from the %d VFs the firmware of %s enables (sriov_totalvfs from nic_facts); the "
+                warnings.append("%s: %d differs from the %d VFs the firmware of %s enables (sriov_totalvfs from "
+                                "nic_facts); the "
                                 "SR-IOV operator rewrites NUM_OF_VFS and reboots the node" % (
                                     names.variable("num_vfs"), num_vfs, port["total_vfs"], where))
             elif num_vfs > port["total_vfs"]:
-                errors.add("num_vfs", "%d is more than the %d VFs %s supports (sriov_totalvfs from nic_facts); give at most %d" % (
-                    num_vfs, port["total_vfs"], where, port["total_vfs"]))
+                errors.add("num_vfs",
+                           "%d is more than the %d VFs %s supports (sriov_totalvfs from nic_facts); give at most %d"
+                           % (num_vfs, port["total_vfs"], where, port["total_vfs"]))
 
 
 def _check_masters(values, provided, groups, errors, warnings):
@@ -409,22 +423,26 @@ def _check_masters(values, provided, groups, errors, warnings):
     for group in groups:
         master = values.get(field)
         if master is not None and len(groups) > 1:
-            errors.add(field, "cannot name one master for %d resources (gpudirect_rdma_resource_names); each network uses its own port" % len(groups))
+            errors.add(field,
+                       "cannot name one master for %d resources (gpudirect_rdma_resource_names); each network uses its "
+                       "own port" % len(groups))
             return
         if master is not None and not names.is_ifname(master):
             errors.add(field, "%r is not a network interface name" % master)
             return
         if master is None:
             if not group["interfaces"]:
-                errors.add(field, "required: shared_device selects by %s, so the %s network needs the interface name of its "
-                                  "master port" % ("device ID" if group["device_ids"] else "PCI address", "macvlan" if fabric == "roce" else "IPoIB"))
+                errors.add(field, "required: shared_device selects by %s, so the %s network needs the interface name "
+                                  "of its master port" % ("device ID" if group["device_ids"] else "PCI address",
+                                                          "macvlan" if fabric == "roce" else "IPoIB"))
                 continue
             master = group["interfaces"][0]
             if len(group["interfaces"]) > 1:
                 warnings.append("%s: not set; the %s network uses %s, the first of %s" % (
                     names.variable(field), group["network_name"], master, ", ".join(group["interfaces"])))
         elif group["interfaces"] and master not in group["interfaces"]:
-            warnings.append("%s: %s is not one of the selected interfaces (%s)" % (names.variable(field), master, ", ".join(group["interfaces"])))
+            warnings.append("%s: %s is not one of the selected interfaces (%s)"
+                            % (names.variable(field), master, ", ".join(group["interfaces"])))
         names_by_node = {}
         for port in group["ports"]:
             if port["netdev"]:
@@ -445,7 +463,9 @@ def resolve(values, provided, errors, warnings, require_facts=True):
     if values["nic_selection"] == "auto":
         for field in ("nic_interfaces", "nic_pci_addresses", "nic_device_ids"):
             if values[field]:
-                errors.add(field, "conflicts with gpudirect_rdma_nic_selection: auto (ports come from gpudirect_rdma_nic_facts)")
+                errors.add(field,
+                           "conflicts with gpudirect_rdma_nic_selection: auto (ports come from "
+                           "gpudirect_rdma_nic_facts)")
         if not facts_ports:
             if require_facts and not values["nic_facts"]:
                 errors.add("nic_facts", "required when gpudirect_rdma_nic_selection is auto (collect NIC facts first)")
@@ -458,7 +478,8 @@ def resolve(values, provided, errors, warnings, require_facts=True):
         # survives interface renames.
         selector = "interfaces" if method == "shared_device" else "pci_addresses"
         if selector == "interfaces" and any(not p["netdev"] for p in chosen):
-            errors.add("nic_facts", "shared_device needs the netdev name of every selected port; some entries have none")
+            errors.add("nic_facts",
+                       "shared_device needs the netdev name of every selected port; some entries have none")
             return selection
         groups = _groups_from_ports(values, chosen, errors, warnings, selector)
     else:
@@ -466,15 +487,17 @@ def resolve(values, provided, errors, warnings, require_facts=True):
             errors.add("gpu_nic_affinity", "only used with gpudirect_rdma_nic_selection: auto")
         if not (interfaces or pci_addresses or device_ids):
             if not any(values[f] for f in ("nic_interfaces", "nic_pci_addresses", "nic_device_ids")):
-                errors.add("nic_interfaces", "no NIC selected: set gpudirect_rdma_nic_interfaces, gpudirect_rdma_nic_pci_addresses or "
-                                             "gpudirect_rdma_nic_device_ids, or gpudirect_rdma_nic_selection: auto with NIC facts")
+                errors.add("nic_interfaces", "no NIC selected: set gpudirect_rdma_nic_interfaces, "
+                                             "gpudirect_rdma_nic_pci_addresses or gpudirect_rdma_nic_device_ids, or "
+                                             "gpudirect_rdma_nic_selection: auto with NIC facts")
             return selection
         if method == "shared_device" and pci_addresses:
-            errors.add("nic_pci_addresses", "the RDMA shared device plugin cannot select by PCI address: use gpudirect_rdma_nic_interfaces "
-                                            "or gpudirect_rdma_nic_device_ids")
+            errors.add("nic_pci_addresses", "the RDMA shared device plugin cannot select by PCI address: use "
+                                            "gpudirect_rdma_nic_interfaces or gpudirect_rdma_nic_device_ids")
         selected = _check_against_facts(values, facts_ports, interfaces, pci_addresses, errors) if facts_ports else []
         if facts_ports and device_ids and not (interfaces or pci_addresses):
-            selected = [p for p in facts_ports if not p["is_vf"] and p["device_id"] in device_ids and p["fabric"] == values["fabric"]]
+            selected = [p for p in facts_ports if not p["is_vf"] and p["device_id"] in device_ids
+                        and p["fabric"] == values["fabric"]]
         groups = _manual_groups(values, interfaces, pci_addresses, device_ids, selected, errors)
     if method == "sriov_legacy":
         _check_sriov(values, groups, errors, warnings)

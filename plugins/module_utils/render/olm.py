@@ -39,15 +39,18 @@ def olm_manifests(variables, operators=None):
         namespace = value("namespace", None)
         approval = value("install_plan_approval", "Automatic")
         for setting, text, valid, what in (("namespace", namespace, names.is_dns1123_label, "namespace"),
-                                           ("source", value("source", entry.get("catalog_source")), names.is_dns1123_subdomain, "CatalogSource"),
-                                           ("source_namespace", value("source_namespace", catalogue.MARKETPLACE), names.is_dns1123_label, "namespace")):
+                                           ("source", value("source", entry.get("catalog_source")),
+                                            names.is_dns1123_subdomain, "CatalogSource"),
+                                           ("source_namespace", value("source_namespace", catalogue.MARKETPLACE),
+                                            names.is_dns1123_label, "namespace")):
             if not valid(text):
                 errors.append("%s_%s: %r is not a valid %s name" % (role, setting, text, what))
         if approval not in ("Automatic", "Manual"):
             errors.append("%s_install_plan_approval: %r is not Automatic or Manual" % (role, approval))
         labels = {names.MANAGED_BY_LABEL: names.MANAGED_BY_VALUE}
         subscription = {"name": entry["package"], "source": value("source", entry.get("catalog_source")),
-                        "sourceNamespace": value("source_namespace", catalogue.MARKETPLACE), "installPlanApproval": approval}
+                        "sourceNamespace": value("source_namespace", catalogue.MARKETPLACE),
+                        "installPlanApproval": approval}
         if value("channel", None):
             subscription["channel"] = value("channel", None)
         if value("starting_csv", None):

@@ -166,7 +166,8 @@ def gpu_cluster_policy(model):
     if model.get("driver_upgrade_max_parallel"):
         driver["upgradePolicy"].update({"maxParallelUpgrades": model["driver_upgrade_max_parallel"],
                                         "maxUnavailable": model["driver_upgrade_max_parallel"]})
-    for field, key in (("gpu_driver_repository", "repository"), ("gpu_driver_image", "image"), ("gpu_driver_version", "version")):
+    for field, key in (("gpu_driver_repository", "repository"), ("gpu_driver_image", "image"),
+                       ("gpu_driver_version", "version")):
         if model.get(field):
             driver[key] = model[field]
     operator = {"runtimeClass": "nvidia", "use_ocp_driver_toolkit": True, "initContainer": {}}

@@ -19,8 +19,8 @@ DEVICE_PLUGIN_KEYS = ("rdmaSharedDevicePlugin", "sriovDevicePlugin", "secondaryN
 
 
 def _empty(errors, warnings):
-    return {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {}, "images": [], "waits": {},
-            "workload": {}}
+    return {"errors": errors, "warnings": warnings, "manifests": [], "phases": {}, "teardown_order": [], "summary": {},
+            "images": [], "waits": {}, "workload": {}}
 
 
 def validate(variables, require_facts=False):
@@ -39,7 +39,8 @@ def validate_checks(variables):
     "memlock_pool"} (the first group's, as in the rendered summary), so that NIC selection auto is checked as fully
     as NICs given by name (issue 31 point 4)."""
     models, errors, warnings = groups.build(variables, require_facts=False)
-    return {"errors": errors, "warnings": warnings, "memlock_pool": memlock_pool_of(models[0]) if models and not errors else None}
+    return {"errors": errors, "warnings": warnings, "memlock_pool": memlock_pool_of(models[0]) if models and not errors
+            else None}
 
 
 def render_objects(model, render_errors):
@@ -80,7 +81,8 @@ def owned_machineconfig_names(variables):
     configurations = [shared]
     errors = input_model.Errors()
     raw_groups = (variables or {}).get(groups.VARIABLE)
-    items = input_model._coerce(groups.FIELD, input_fields.FIELDS[groups.FIELD].kind, raw_groups, errors) if groups.given(variables) else []
+    items = input_model._coerce(groups.FIELD, input_fields.FIELDS[groups.FIELD].kind, raw_groups,
+                                errors) if groups.given(variables) else []
     for item in items or []:
         if isinstance(item, dict):
             own = {names.variable(key): value for key, value in item.items() if key in _MACHINECONFIG_NAME_KEYS}
@@ -105,7 +107,8 @@ def render_all(variables):
         return _empty(errors, warnings)
     render_errors = input_model.Errors()
     rendered = [(model, render_objects(model, render_errors)) for model in models]
-    objects = groups.merge(rendered, render_errors) if len(rendered) > 1 or models[0].get("node_group") else rendered[0][1]
+    objects = groups.merge(rendered,
+                           render_errors) if len(rendered) > 1 or models[0].get("node_group") else rendered[0][1]
     if render_errors.messages:
         return _empty(render_errors.messages, warnings)
     manifests = _number(objects)
@@ -274,11 +277,14 @@ def _summary(model, manifests):
     for pool, machineconfig_names in sorted(pools.items()):
         reboots.append("MachineConfig %s: one rolling reboot of pool %s" % (", ".join(machineconfig_names), pool))
     if config.vf_policy:
-        reboots.append("SriovNetworkNodePolicy: nodes drain and usually reboot once while VFs and firmware are configured")
+        reboots.append(
+            "SriovNetworkNodePolicy: nodes drain and usually reboot once while VFs and firmware are configured")
     if model.get("sriov_pool_rdma_mode") and config.vf_policy:
-        reboots.append("SriovNetworkPoolConfig rdmaMode %s: every node of the pool reboots" % model["sriov_pool_rdma_mode"])
+        reboots.append(
+            "SriovNetworkPoolConfig rdmaMode %s: every node of the pool reboots" % model["sriov_pool_rdma_mode"])
     fabric_groups = rdma.fabric_groups(model)
-    groups = [{k: copy.deepcopy(g[k]) for k in ("resource_name", "network_name", "interfaces", "pci_addresses", "device_ids", "nodes")}
+    groups = [{k: copy.deepcopy(g[k]) for k in ("resource_name", "network_name", "interfaces", "pci_addresses",
+                                                "device_ids", "nodes")}
               for _config, g in fabric_groups]
     for group, (group_config, full) in zip(groups, fabric_groups):
         group["fabric"] = group_config.fabric

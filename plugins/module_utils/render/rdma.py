@@ -22,7 +22,8 @@ class Configuration:
         self.method = method
         self.fabric = fabric
         self.device_plugin = device_plugin  # NicClusterPolicy key, or None when the SR-IOV operator provides it
-        self.secondary_networks = secondary_networks  # NicClusterPolicy.secondaryNetwork keys (OpenShift ships the rest)
+        # NicClusterPolicy.secondaryNetwork keys (OpenShift ships the rest)
+        self.secondary_networks = secondary_networks
         self.vf_policy = vf_policy  # SriovNetworkNodePolicy creates VFs (drain + reboot)
         self.network_kind = network_kind
         self.resource_prefix = resource_prefix
@@ -128,7 +129,8 @@ def _shared_selectors(model, config, group):
     if group["interfaces"]:
         return {"ifNames": list(group["interfaces"])}
     # Selection by device ID: restrict to the fabric's link type, or a VPI card's other port is shared too.
-    return {"vendors": [names.MELLANOX_VENDOR_ID], "deviceIDs": list(group["device_ids"]), "linkTypes": [config.plugin_link_type]}
+    return {"vendors": [names.MELLANOX_VENDOR_ID], "deviceIDs": list(group["device_ids"]),
+            "linkTypes": [config.plugin_link_type]}
 
 
 def _hostdev_selectors(model, config, group):
@@ -210,7 +212,8 @@ def sriov_node_policies(model):
         policies.append({
             "apiVersion": names.API_SRIOV,
             "kind": "SriovNetworkNodePolicy",
-            "metadata": {"name": _policy_name(model, group, len(groups)), "namespace": model["sriov_operator_namespace"]},
+            "metadata": {"name": _policy_name(model, group, len(groups)),
+                         "namespace": model["sriov_operator_namespace"]},
             "spec": spec,
         })
     return policies
@@ -239,7 +242,8 @@ def sriov_pool_config(model):
 # Network CRs --------------------------------------------------------------------------------
 
 def _macvlan(model, group, namespace):
-    spec = {"networkNamespace": namespace, "master": group["master"], "mode": model["macvlan_mode"], "ipam": ipam_config(model, group)}
+    spec = {"networkNamespace": namespace, "master": group["master"], "mode": model["macvlan_mode"],
+            "ipam": ipam_config(model, group)}
     if model.get("mtu") is not None:
         spec["mtu"] = model["mtu"]
     return spec
@@ -302,7 +306,8 @@ def networks(model):
             for namespace in namespaces:
                 metadata = {"name": network_name(group, namespace, namespaces)}
                 if namespaced:
-                    metadata["namespace"] = model["sriov_operator_namespace"]  # the operator renders the NAD in networkNamespace
+                    # the operator renders the NAD in networkNamespace
+                    metadata["namespace"] = model["sriov_operator_namespace"]
                 objects.append({"apiVersion": api_version, "kind": kind, "metadata": metadata,
                                 "spec": build(fabric_model, group, namespace)})
     return objects

@@ -89,8 +89,8 @@ def udev_address_problems(summary, node_states):
         if _address_key(reported, port["fabric"]) != _address_key(port["address"], port["fabric"]):
             errors.append("gpudirect_rdma_udev_rules_from_facts: node %s's facts give %s for %s (%s), but its SR-IOV "
                           "config daemon reports %s there; gather the facts again (facts.yml) or list the ports in "
-                          "gpudirect_rdma_udev_rules." % (port["node"], port["address"], port["netdev"], port["pci_address"],
-                                                          reported or "no such port"))
+                          "gpudirect_rdma_udev_rules." % (port["node"], port["address"], port["netdev"],
+                                                          port["pci_address"], reported or "no such port"))
     return errors
 
 
@@ -127,7 +127,8 @@ def reported_nic_problems(summary, node_states, num_vfs=None, source=SRIOV_SOURC
                 problems["errors"].append(
                     "%snic_interfaces: %s is not an interface of any node (%s %s); "
                     "give one of those names%s." % (prefix, name, source, ", ".join(reported_names),
-                                                    "" if group.get("variable") else ", or PCI addresses in gpudirect_rdma_nic_pci_addresses"))
+                                                    "" if group.get("variable")
+                                                    else ", or PCI addresses in gpudirect_rdma_nic_pci_addresses"))
             selected.extend(ports)
         for address in group.get("pci_addresses") or []:
             ports = [(n, i) for n, i in reported if (i.get("pciAddress") or "").lower() == str(address).lower()]
@@ -142,7 +143,8 @@ def reported_nic_problems(summary, node_states, num_vfs=None, source=SRIOV_SOURC
                 problems["errors"].append(
                     "%s: %s, but %s is %s port (linkType %s); set the fabric that port runs, or select "
                     "a port of the %s fabric." % (fabric_variable, fabric_value, _port(iface, node),
-                                                  "an InfiniBand" if link == "IB" else "an Ethernet", iface.get("linkType"), fabric))
+                                                  "an InfiniBand" if link == "IB" else "an Ethernet",
+                                                  iface.get("linkType"), fabric))
             if sriov:
                 _vf_problems(problems, group_vfs, iface, node,
                              group["variable"] + ".num_vfs" if group.get("node_group") else "gpudirect_rdma_num_vfs")
@@ -157,8 +159,8 @@ def _vf_problems(problems, num_vfs, iface, node, variable="gpudirect_rdma_num_vf
     if str(iface.get("vendor") or "").lower() == names.MELLANOX_VENDOR_ID:
         if num_vfs > MELLANOX_MAX_VFS:
             problems["errors"].append("%s: %d is more than the %d VFs the SR-IOV operator allows on "
-                                      "a Mellanox NIC (%s); give at most %d." % (variable, num_vfs, MELLANOX_MAX_VFS, _port(iface, node),
-                                                                                 MELLANOX_MAX_VFS))
+                                      "a Mellanox NIC (%s); give at most %d." % (variable, num_vfs, MELLANOX_MAX_VFS,
+                                                                                 _port(iface, node), MELLANOX_MAX_VFS))
         elif num_vfs != total:
             problems["warnings"].append("%s: %d differs from the %d VFs the firmware of %s enables "
                                         "(NUM_OF_VFS); the SR-IOV operator rewrites the firmware and reboots the node."

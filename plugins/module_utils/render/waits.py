@@ -84,11 +84,12 @@ def _policy_counts(policy):
     group = "policyName == %s && resourceName == %s && (isRdma || `false`) == %s && (mtu || `0`) == %s" % (
         name, _string(spec.get("resourceName") or ""), _literal(bool(spec.get("isRdma"))), mtu)
     selected = "length((status.interfaces || `[]`)[?%s])" % chosen
-    rendered = "length((spec.interfaces || `[]`)[?numVfs == %s && (mtu || `0`) == %s && length(vfGroups[?%s] || `[]`) > `0`])" % (
-        vfs, mtu, group)
+    rendered = ("length((spec.interfaces || `[]`)[?numVfs == %s && (mtu || `0`) == %s "
+                "&& length(vfGroups[?%s] || `[]`) > `0`])" % (vfs, mtu, group))
     applied_terms = "(%s) && numVfs == %s" % (chosen, vfs)
     if spec.get("mtu"):
-        applied_terms += " && (mtu || `0`) >= %s && length((Vfs || `[]`)[?driver != 'vfio-pci' && mtu != %s]) == `0`" % (mtu, mtu)
+        applied_terms += (" && (mtu || `0`) >= %s && length((Vfs || `[]`)[?driver != 'vfio-pci' && mtu != %s]) "
+                          "== `0`" % (mtu, mtu))
     applied = "length((status.interfaces || `[]`)[?%s])" % applied_terms
     return selected, rendered, applied
 
@@ -115,10 +116,12 @@ def sriov_node_states_wait(policies, namespace):
     daemon_runs = "!(metadata.annotations.\"%s\")" % KEEP_UNTIL
     in_sync = " && ".join(["status.syncStatus == 'Succeeded'", daemon_runs, idle, rendered, applied])
     ours = _literal(sorted(p["metadata"]["name"] for p in policies))
-    carries_ours = "length((spec.interfaces || `[]`)[?length(vfGroups[?contains(%s, policyName)] || `[]`) > `0`]) > `0`" % ours
-    waiting_for = ("(metadata.annotations.\"%s\" && join('', [' (no config daemon on the node; the operator keeps this state until ', "
-                   "metadata.annotations.\"%s\", ')'])) || "
-                   "(!(%s || `false`) && ' (policies not rendered by the operator yet)') || (!(%s) && ' (VFs not applied yet)') || ''") % (
+    carries_ours = ("length((spec.interfaces || `[]`)[?length(vfGroups[?contains(%s, policyName)] || `[]`) > `0`]) "
+                    "> `0`" % ours)
+    waiting_for = ("(metadata.annotations.\"%s\" && join('', [' (no config daemon on the node; the operator keeps this "
+                   "state until ', metadata.annotations.\"%s\", ')'])) || "
+                   "(!(%s || `false`) && ' (policies not rendered by the operator yet)') || "
+                   "(!(%s) && ' (VFs not applied yet)') || ''") % (
         KEEP_UNTIL, KEEP_UNTIL, "%s && %s" % (carries_ours, rendered), applied)
     # Some node state carries our policies and every one is in sync, counted one node state per event.
     return {
@@ -134,8 +137,9 @@ def sriov_node_states_wait(policies, namespace):
         "each_busy": SRIOV_BUSY,
         "each_failure_condition": SRIOV_FAILING,
         "each_failure_message": SRIOV_FAILURE_MESSAGE,
-        "each_progress": "join('', [metadata.name, ': ', status.syncStatus || 'not reported', %s, ', drain ', %s, '/', %s, %s])" % (
-            SRIOV_LAST_ERROR, _annotation(DESIRED_STATE), _annotation(CURRENT_STATE), waiting_for),
+        "each_progress": ("join('', [metadata.name, ': ', status.syncStatus || 'not reported', %s, ', drain ', %s, "
+                          "'/', %s, %s])" % (SRIOV_LAST_ERROR, _annotation(DESIRED_STATE), _annotation(CURRENT_STATE),
+                                             waiting_for)),
     }
 
 
@@ -162,12 +166,14 @@ def _mcp_condition(kind, field):
 # node reasons are on NodeDegraded and Degraded's own message can be empty. A paused pool is never rolled out
 # (pkg/controller/node/node_controller.go skips paused pools; status.go reports Updating False "Pool is paused").
 MCP_FAILING = "%s == 'True' || %s == 'True' || %s == 'True' || spec.paused == `true`" % (
-    _mcp_condition("Degraded", "status"), _mcp_condition("NodeDegraded", "status"), _mcp_condition("RenderDegraded", "status"))
+    _mcp_condition("Degraded", "status"), _mcp_condition("NodeDegraded", "status"),
+    _mcp_condition("RenderDegraded", "status"))
 MCP_FAILURE_MESSAGE = " || ".join([
-    _mcp_condition("NodeDegraded", "message"), _mcp_condition("RenderDegraded", "message"), _mcp_condition("Degraded", "message"),
-    _mcp_condition("NodeDegraded", "reason"), _mcp_condition("Degraded", "reason"),
-    "(spec.paused && join('', ['the pool is paused (spec.paused: true), so the Machine Config Operator does not roll out ', "
-    "spec.configuration.name || 'the new rendered config', '; set spec.paused to false']))",
+    _mcp_condition("NodeDegraded", "message"), _mcp_condition("RenderDegraded", "message"),
+    _mcp_condition("Degraded", "message"), _mcp_condition("NodeDegraded", "reason"),
+    _mcp_condition("Degraded", "reason"),
+    "(spec.paused && join('', ['the pool is paused (spec.paused: true), so the Machine Config Operator does not roll "
+    "out ', spec.configuration.name || 'the new rendered config', '; set spec.paused to false']))",
     "'Degraded without a message'"])
 
 
@@ -191,9 +197,9 @@ def machineconfig_pool_wait(pool, machineconfigs, present=True):
             "status.updatedMachineCount == status.machineCount"]),
         "failure_condition": MCP_FAILING,
         "failure_message": MCP_FAILURE_MESSAGE,
-        "progress": "join('', [to_string(status.updatedMachineCount), '/', to_string(status.machineCount), ' nodes updated', "
-                    "(spec.paused && ' (pool paused)') || '', (status.degradedMachineCount && join('', [', ', "
-                    "to_string(status.degradedMachineCount), ' degraded'])) || ''])",
+        "progress": "join('', [to_string(status.updatedMachineCount), '/', to_string(status.machineCount), ' nodes "
+                    "updated', (spec.paused && ' (pool paused)') || '', (status.degradedMachineCount && join('', [', "
+                    "', to_string(status.degradedMachineCount), ' degraded'])) || ''])",
     }
 
 
@@ -210,7 +216,8 @@ def network_cr_wait(kind):
         "label_selectors": [vocabulary.MANAGED_BY_SELECTOR],
         "condition": "length(items) > `0` && length(items[?status.state != 'ready']) == `0`",
         "failure_condition": "items[?status.state == 'error']",
-        "failure_message": "join('; ', items[?status.state == 'error'].join(': ', [metadata.name, status.reason || 'no reason given']))",
+        "failure_message": "join('; ', items[?status.state == 'error'].join(': ', [metadata.name, status.reason || 'no "
+                           "reason given']))",
     }
 
 
@@ -353,10 +360,11 @@ def nic_cluster_policy_wait(operand_namespace=None, policy=None):
         "name": names.NIC_CLUSTER_POLICY_NAME,
         "condition": "status.state == 'ready'",
         "failure_condition": "status.state == 'ignore' || %s" % NCP_FAILING_STATES,
-        "failure_message": "(status.state == 'ignore' && join('', ['ignored by the Network Operator: ', status.reason || "
-                           "'no reason given'])) || join('; ', %s.join(': ', [name, message || 'no message']))" % NCP_FAILING_STATES,
-        "progress": "join(', ', status.appliedStates[?state != 'ready' && state != 'ignore'].join('', [name, ': ', state, "
-                    "(message && join('', [' (', message, ')'])) || '']) || `[]`)",
+        "failure_message": "(status.state == 'ignore' && join('', ['ignored by the Network Operator: ', status.reason "
+                           "|| 'no reason given'])) || join('; ', %s.join(': ', [name, message || 'no message']))"
+                           % NCP_FAILING_STATES,
+        "progress": "join(', ', status.appliedStates[?state != 'ready' && state != 'ignore'].join('', [name, ': ', "
+                    "state, (message && join('', [' (', message, ')'])) || '']) || `[]`)",
     }, operand_namespace, nic_cluster_policy_images(policy))
 
 
@@ -370,8 +378,8 @@ def cluster_policy_wait(operand_namespace=None):
     """The wait that the collection's ClusterPolicy is ready: a foreign ClusterPolicy that the operator ignores
     blocks nothing; ours being ignored (another one drives the cluster) or failing to reconcile fails the wait."""
     ours = "metadata.labels.\"%s\" == '%s'" % (names.MANAGED_BY_LABEL, names.MANAGED_BY_VALUE)
-    failed = "items[?%s && (status.conditions[?type == 'Error' && status == 'True' && reason == 'ReconcileFailed'] || " \
-             "status.state == 'ignored')]" % ours
+    failed = "items[?%s && (status.conditions[?type == 'Error' && status == 'True' && reason == 'ReconcileFailed'] " \
+             "|| status.state == 'ignored')]" % ours
     return _with_operand_pods({
         "title": "ClusterPolicy ready",
         "api_version": names.API_NVIDIA,
@@ -379,9 +387,10 @@ def cluster_policy_wait(operand_namespace=None):
         "condition": "length(items[?%s && status.state == 'ready']) > `0`" % ours,
         "failure_condition": failed,
         "failure_message": "join('; ', %s.join(': ', [metadata.name, (status.state == 'ignored' && "
-                           "'ignored by the GPU Operator, which drives another ClusterPolicy (it reconciles only one)') || "
-                           "join('', status.conditions[?type == 'Error'].message || `[]`)]))" % failed,
-        "progress": "join(', ', items[?status.state != 'ignored'].join(': ', [metadata.name, status.state || 'no status yet']))",
+                           "'ignored by the GPU Operator, which drives another ClusterPolicy (it reconciles only "
+                           "one)') || join('', status.conditions[?type == 'Error'].message || `[]`)]))" % failed,
+        "progress": "join(', ', items[?status.state != 'ignored'].join(': ', [metadata.name, status.state || 'no "
+                    "status yet']))",
     }, operand_namespace)
 
 
@@ -403,7 +412,8 @@ def sriov_node_states_settled_wait(deleted_policies, namespace):
     config daemon reports Succeeded (nodes drain and may reboot on the way)."""
     unsettled = " || ".join([
         "status.syncStatus != 'Succeeded'",
-        "length((spec.interfaces || `[]`)[].vfGroups[] | [?contains(%s, policyName)]) > `0`" % _literal(sorted(deleted_policies)),
+        "length((spec.interfaces || `[]`)[].vfGroups[] | [?contains(%s, policyName)]) > `0`"
+        % _literal(sorted(deleted_policies)),
         "length((status.interfaces || `[]`)[?numVfs > `0`]) > length((spec.interfaces || `[]`)[?numVfs > `0`])",
         "%s != 'Idle'" % _annotation(DESIRED_STATE),
         "%s != 'Idle'" % _annotation(CURRENT_STATE)])
@@ -421,8 +431,8 @@ def sriov_node_states_settled_wait(deleted_policies, namespace):
 
 
 # The waits of each operator's phase (catalogue "phase"), for the operator roles.
-def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_nodes=False, operand_namespace=None,
-                         manifests=()):
+def operator_phase_waits(phase, min_gpu_nodes=1, min_nic_nodes=1, node_selector="", all_nodes=False,
+                         operand_namespace=None, manifests=()):
     if phase == "nfd":
         return [nfd_labels_wait(min_gpu_nodes, min_nic_nodes, node_selector, all_nodes)]
     if phase == "nic_cluster_policy":

@@ -29,7 +29,8 @@ def rails_from_plan(summary, nic_ports=None, affinity=None, namespace=None):
             break
         rails.append({"network": in_namespace[index]["annotation"], "resource": resources[index]})
         ports = [p for p in nic_ports or [] if p.get("node") in group.get("nodes", []) and not p.get("is_vf")
-                 and (p.get("netdev") in group.get("interfaces", []) or p.get("pci_address") in group.get("pci_addresses", []))]
+                 and (p.get("netdev") in group.get("interfaces", [])
+                      or p.get("pci_address") in group.get("pci_addresses", []))]
         found = [float(p["rate_gbps"]) for p in ports if p.get("rate_gbps")]
         rates.append(max(found) if found else None)
         devices = [p["rdma_device"] for p in sorted(ports, key=lambda p: p["node"]) if p.get("rdma_device")]
@@ -66,8 +67,9 @@ def rail_job_pod(model, summary):
     env = nccl_environment(devices or [], model["fabric"])
     notes = []
     if devices is None:
-        notes.append("NCCL_IB_HCA is not set: the rails' RDMA devices are not known before the pod starts (SR-IOV VFs, or NICs "
-                     "selected without facts); NCCL then uses every RDMA device the pod has, which are the rails'.")
+        notes.append("NCCL_IB_HCA is not set: the rails' RDMA devices are not known before the pod starts (SR-IOV VFs, "
+                     "or NICs selected without facts); NCCL then uses every RDMA device the pod has, which are the "
+                     "rails'.")
     manifest = {
         "apiVersion": "v1",
         "kind": "Pod",
