@@ -145,7 +145,8 @@ def _collect_rdma_devices(sys_root, nics, warnings, rdma_cache):
     result = []
     for name in sysfs.list_rdma_devices(sys_root):
         cached = rdma_cache.get(name)
-        info = dict(cached, ports=[dict(port) for port in cached["ports"]]) if cached else sysfs.read_rdma_device(sys_root, name)
+        info = dict(cached, ports=[dict(port)
+                                   for port in cached["ports"]]) if cached else sysfs.read_rdma_device(sys_root, name)
         nic = by_rdma.get(name)
         entry = devices.mellanox_model_from_hca_type(info["hca_type"])
         if nic is not None:
@@ -157,7 +158,8 @@ def _collect_rdma_devices(sys_root, nics, warnings, rdma_cache):
             model = entry["model"] if entry else None
             family = entry["family"] if entry else (name[:4] if name.startswith(("mlx4_", "mlx5_")) else None)
         if info["pci_address"] is None:
-            warnings.append("RDMA device %s has no device link to a PCI function; PCI facts and topology unknown" % name)
+            warnings.append(
+                "RDMA device %s has no device link to a PCI function; PCI facts and topology unknown" % name)
         info.update({"vendor": vendor, "model": model, "family": family})
         result.append(info)
     return result

@@ -43,17 +43,20 @@ def evaluate(facts):
     driver_seen = (any(gpu.get("driver") == "nvidia" for gpu in gpus) or modules.get("nvidia") is True
                    or (facts.get("nvidia_smi") or {}).get("used") is True)
     if not gpus:
-        _add(reasons, "no_nvidia_gpu", "no NVIDIA GPU found (no PCI function with vendor 0x10de and a display/3D class)")
+        _add(reasons, "no_nvidia_gpu",
+             "no NVIDIA GPU found (no PCI function with vendor 0x10de and a display/3D class)")
     elif not driver_seen and modules.get("nvidia") is None:
         _add(warnings, "nvidia_driver_unknown",
-             "cannot tell whether the nvidia kernel driver is loaded: no GPU shows a bound driver and the kernel module "
-             "list is unreadable")
+             "cannot tell whether the nvidia kernel driver is loaded: no GPU shows a bound driver and the kernel "
+             "module list is unreadable")
     elif not driver_seen:
-        _add(reasons, "nvidia_driver_not_loaded", "NVIDIA GPU present but the nvidia kernel driver is not loaded or bound")
+        _add(reasons, "nvidia_driver_not_loaded",
+             "NVIDIA GPU present but the nvidia kernel driver is not loaded or bound")
 
     rdma = _mellanox_rdma(facts)
     if not nics and not rdma:
-        _add(reasons, "no_mellanox_nic", "no NVIDIA/Mellanox network adapter found (no PCI function with vendor 0x15b3)")
+        _add(reasons, "no_mellanox_nic",
+             "no NVIDIA/Mellanox network adapter found (no PCI function with vendor 0x15b3)")
     elif not rdma:
         _add(reasons, "no_rdma_device",
              "NVIDIA/Mellanox NIC present but no RDMA device is registered (mlx5_ib/mlx5_core driver not loaded?)")
@@ -68,33 +71,43 @@ def evaluate(facts):
                 for port in ports:
                     if port.get("state") != "ACTIVE" and kind != "VF":
                         _add(warnings, "rdma_port_not_active",
-                             "RDMA port %s/%s is %s (%s)" % (name, port.get("port"), port.get("state"), port.get("phys_state")))
+                             "RDMA port %s/%s is %s (%s)" % (name, port.get("port"), port.get("state"),
+                                                             port.get("phys_state")))
         if all(fam == "mlx4" for _name, _ports, _kind, fam in rdma):
-            _add(warnings, "mlx4_only", "only mlx4 (ConnectX-3) RDMA devices found; GPUDirect RDMA with the NVIDIA operators needs mlx5 adapters")
+            _add(warnings, "mlx4_only",
+                 "only mlx4 (ConnectX-3) RDMA devices found; GPUDirect RDMA with the NVIDIA operators needs mlx5 "
+                 "adapters")
         if modules.get("ib_uverbs") is False:
-            _add(reasons, "ib_uverbs_not_loaded", "ib_uverbs is not loaded: user-space verbs (ib_write_bw, NCCL) cannot open RDMA devices")
+            _add(reasons, "ib_uverbs_not_loaded",
+                 "ib_uverbs is not loaded: user-space verbs (ib_write_bw, NCCL) cannot open RDMA devices")
 
     peer = facts.get("peer_memory", {})
     if gpus and peer.get("path") is None:
         dma = peer.get("dma_buf", {})
-        peermem = "is not loaded" if peer.get("nvidia_peermem_loaded") is False else "is not known to be loaded (module list unreadable)"
+        peermem = ("is not loaded" if peer.get("nvidia_peermem_loaded") is False
+                   else "is not known to be loaded (module list unreadable)")
         _add(reasons, "no_peer_memory_path",
              "no GPU peer memory path: nvidia_peermem %s and DMA-BUF is %s (%s)"
-             % (peermem, "not usable" if dma.get("usable") is False else "not confirmed", dma.get("detail") or "no details"))
+             % (peermem, "not usable" if dma.get("usable") is False else "not confirmed",
+                dma.get("detail") or "no details"))
 
     elif gpus and peer.get("path") == "dma_buf" and not peer.get("nvidia_peermem_loaded"):
         _add(warnings, "nvidia_peermem_not_loaded",
-             "the nvidia_peermem peer-memory module is not loaded; GPU memory would be registered through DMA-BUF instead")
+             "the nvidia_peermem peer-memory module is not loaded; GPU memory would be registered through DMA-BUF "
+             "instead")
 
     if modules.get("irdma") is True:
-        _add(reasons, "irdma_loaded", "irdma (Intel RDMA) is loaded; it conflicts with the NVIDIA DOCA driver reload (blacklist it)")
+        _add(reasons, "irdma_loaded",
+             "irdma (Intel RDMA) is loaded; it conflicts with the NVIDIA DOCA driver reload (blacklist it)")
 
     topo = facts.get("topology", {})
     relations = [pair.get("relation") for pair in topo.get("pairs", []) if pair.get("rdma_device")]
     if relations and all(rel == "SYS" for rel in relations):
-        _add(warnings, "all_pairs_sys", "every GPU-NIC pair crosses the inter-socket link (SYS): GPUDirect RDMA bandwidth will suffer")
+        _add(warnings, "all_pairs_sys",
+             "every GPU-NIC pair crosses the inter-socket link (SYS): GPUDirect RDMA bandwidth will suffer")
     if relations and any(rel is None for rel in relations):
-        _add(warnings, "topology_unknown", "the PCIe relation of some GPU-NIC pairs is unknown (missing sysfs device paths)")
+        _add(warnings, "topology_unknown",
+             "the PCIe relation of some GPU-NIC pairs is unknown (missing sysfs device paths)")
 
     return {
         "ready": not reasons,

@@ -134,15 +134,17 @@ def nearest_links(links, ports):
     kinds = {}
     for port in ports:
         if not port.get("is_vf"):
-            kinds.setdefault((port.get("node"), port.get("pci_address")), set()).add((port.get("link_layer"), port.get("vendor_id")))
+            kinds.setdefault((port.get("node"), port.get("pci_address")),
+                             set()).add((port.get("link_layer"), port.get("vendor_id")))
     rank = {relation: position for position, relation in enumerate(RELATIONS)}
     best = {}
     for link in links:
         for kind in kinds.get((link.get("node"), link.get("nic"))) or [None]:
             key = (link.get("node"), link.get("gpu"), kind)
             best[key] = min(best.get(key, len(RELATIONS)), rank.get(link.get("relation"), len(RELATIONS)))
-    return [link for link in links if any(rank.get(link.get("relation")) == best[(link.get("node"), link.get("gpu"), kind)]
-                                          for kind in kinds.get((link.get("node"), link.get("nic"))) or [None])]
+    return [link for link in links
+            if any(rank.get(link.get("relation")) == best[(link.get("node"), link.get("gpu"), kind)]
+                   for kind in kinds.get((link.get("node"), link.get("nic"))) or [None])]
 
 
 def readiness_summary(node, facts):

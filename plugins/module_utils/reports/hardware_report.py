@@ -56,9 +56,9 @@ def _nic_rows(node, facts):
         vfs = None
         if not port["is_vf"] and port["total_vfs"] is not None:
             vfs = "%s (%s)" % (cell_text(port["num_vfs"]), port["total_vfs"])
-        rows.append([port["pci_address"], "VF" if port["is_vf"] else "PF", port["model"], port["device_id"], port["netdev"],
-                     port["rdma_device"], port["link_layer"], port["state"], port["rate_gbps"], port["mtu"],
-                     port["numa_node"], vfs])
+        rows.append([port["pci_address"], "VF" if port["is_vf"] else "PF", port["model"], port["device_id"],
+                     port["netdev"], port["rdma_device"], port["link_layer"], port["state"], port["rate_gbps"],
+                     port["mtu"], port["numa_node"], vfs])
     return rows
 
 
@@ -69,7 +69,8 @@ def _matrix(facts):
     columns = []
     for nic in pfs:
         netdevs = [dev.get("name") for dev in nic.get("netdevs") or [] if dev.get("name")]
-        columns.append((nic.get("pci_address"), "%s %s" % (nic.get("rdma_device"), netdevs[0] if netdevs else nic.get("pci_address"))))
+        columns.append((nic.get("pci_address"),
+                        "%s %s" % (nic.get("rdma_device"), netdevs[0] if netdevs else nic.get("pci_address"))))
     matrix = (facts.get("topology") or {}).get("matrix") or {}
     rows = []
     for gpu in facts.get("gpus") or []:
@@ -104,7 +105,8 @@ def markdown_lines(nodes, title="GPU/NIC inventory", failed=None, note=None, sum
         yield ""
     yield from markdown_table(["Node", "Ready", "GPUs", "NIC PFs", "Link layers", "Peer memory", "Reasons"],
                               [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]),
-                                s["peer_memory_path"], "; ".join(s["reason_codes"])] for s in _summaries(nodes, summaries)])
+                                s["peer_memory_path"], "; ".join(s["reason_codes"])]
+                               for s in _summaries(nodes, summaries)])
     for item in failed or []:
         yield ""
         yield "**%s: no facts** - %s" % (markdown_text(item.get("node")), markdown_text(item.get("error")))
@@ -162,7 +164,8 @@ table{border-collapse:collapse;margin:.5em 0 1em}
 th,td{border:1px solid #bbb;padding:.25em .5em;text-align:left;font-size:.9em}
 th{background:#eee}
 .ready{background:#d9f0d3}.notready{background:#f8d7da}
-""" + "".join(".rel-%s{background:%s;text-align:center;font-weight:bold}\n" % (rel, RELATION_COLOURS[rel]) for rel in RELATIONS)
+""" + "".join(".rel-%s{background:%s;text-align:center;font-weight:bold}\n" % (rel, RELATION_COLOURS[rel])
+              for rel in RELATIONS)
 
 
 def render_html(nodes, title="GPU/NIC inventory", failed=None, note=None):
@@ -178,12 +181,14 @@ def html_lines(nodes, title="GPU/NIC inventory", failed=None, note=None, summari
     if note:
         out.append("<p class=\"note\"><b>%s</b></p>" % html_cell(note))
     out += _html_table(["Node", "Ready", "GPUs", "NIC PFs", "Link layers", "Peer memory", "Reasons"],
-                       [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]), s["peer_memory_path"],
-                         "; ".join(s["reason_codes"])] for s in _summaries(nodes, summaries)],
+                       [[s["node"], s["ready"], s["gpus"], s["nic_functions"], ", ".join(s["link_layers"]),
+                         s["peer_memory_path"], "; ".join(s["reason_codes"])] for s in _summaries(nodes, summaries)],
                        cell_class=lambda pos, cell: ("ready" if cell else "notready") if pos == 1 else None)
     for item in failed or []:
-        out.append("<p class=\"notready\"><b>%s: no facts</b> - %s</p>" % (html_cell(item.get("node")), html_cell(item.get("error"))))
-    out.append("<p>" + " ".join('<span class="rel-%s">&nbsp;%s&nbsp;</span> %s.' % (rel, rel, RELATION_MEANING[rel]) for rel in RELATIONS)
+        out.append("<p class=\"notready\"><b>%s: no facts</b> - %s</p>"
+                   % (html_cell(item.get("node")), html_cell(item.get("error"))))
+    out.append("<p>" + " ".join('<span class="rel-%s">&nbsp;%s&nbsp;</span> %s.' % (rel, rel, RELATION_MEANING[rel])
+                                for rel in RELATIONS)
                + "</p>")
     yield from out
     for node in sorted(nodes):
@@ -196,7 +201,8 @@ def html_lines(nodes, title="GPU/NIC inventory", failed=None, note=None, summari
         columns, rows = _matrix(facts)
         if columns and rows:
             out += _html_table([""] + columns, [[label] + cells for label, cells in rows],
-                               cell_class=lambda pos, cell: "rel-%s" % cell if pos > 0 and cell in RELATION_COLOURS else None)
+                               cell_class=lambda pos, cell: "rel-%s" % cell if pos > 0 and cell in RELATION_COLOURS
+                               else None)
             nearest = _nearest(facts)
             if nearest:
                 out.append("<p>Nearest NIC: %s</p>" % html_text("; ".join(nearest)))
@@ -316,16 +322,20 @@ class Documents:
         # hardware-facts.json one node (and one port) at a time, in the layout json.dumps(indent=4, sort_keys=True)
         # gives
         with open(os.path.join(self.report_dir, "hardware-facts.json"), "w") as handle:
-            handle.write('{\n    "cluster": %s,\n    "failed_nodes": %s,\n    "gpu_nic_affinity": ' % (_indented(name), _indented(failed)))
+            handle.write('{\n    "cluster": %s,\n    "failed_nodes": %s,\n    "gpu_nic_affinity": '
+                         % (_indented(name), _indented(failed)))
             _write_list(handle, self._matrix_items())
             handle.write(',\n    "nic_ports": ')
             _write_list(handle, (_indented(port, 2) for port in ports))
             handle.write(',\n    "nodes": {')
             note_line = ',\n    "note": %s' % _indented(note) if note else ""
             for position, node in enumerate(stored):
-                handle.write("%s\n        %s: %s" % ("," if position else "", json.dumps(node), _indented(stored[node], 2)))
-            handle.write("%s}%s,\n    \"readiness\": %s\n}\n" % ("\n    " if len(stored) else "", note_line, _indented(readiness)))
-        return ["hardware-report.md", "hardware-report.html", "hardware-facts.json"] + ["nodes/%s.json" % node for node in stored]
+                handle.write("%s\n        %s: %s" % ("," if position else "", json.dumps(node),
+                                                     _indented(stored[node], 2)))
+            handle.write("%s}%s,\n    \"readiness\": %s\n}\n" % ("\n    " if len(stored) else "", note_line,
+                                                                 _indented(readiness)))
+        return ["hardware-report.md", "hardware-report.html",
+                "hardware-facts.json"] + ["nodes/%s.json" % node for node in stored]
 
 
 # Between two items of a list one level down in hardware-facts.json, as json.dumps(indent=4) separates them.

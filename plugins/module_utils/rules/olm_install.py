@@ -81,8 +81,8 @@ def desired_operator_group_spec(install_modes, namespace, target_namespaces=None
         spec = {"targetNamespaces": list(target_namespaces)} if target_namespaces else {}
         mode = operator_group_mode(spec, namespace)
         if mode not in supported:
-            raise OLMProblem("target_namespaces %s means install mode %s, which the CSV does not support (supported: %s)" % (
-                list(target_namespaces), mode, ", ".join(supported) or "none"))
+            raise OLMProblem("target_namespaces %s means install mode %s, which the CSV does not support (supported: "
+                             "%s)" % (list(target_namespaces), mode, ", ".join(supported) or "none"))
         return spec
     if OWN in supported:
         return {"targetNamespaces": [namespace]}
@@ -130,7 +130,8 @@ def catalog_of(package_manifest):
 
 def _from_source(package_manifest, source, source_namespace):
     status = package_manifest.get("status") or {}
-    return status.get("catalogSource") == source and (not source_namespace or status.get("catalogSourceNamespace") == source_namespace)
+    return status.get("catalogSource") == source and (not source_namespace
+                                                      or status.get("catalogSourceNamespace") == source_namespace)
 
 
 def choose_package_manifest(manifests, operator, subscription=None, names=None):
@@ -154,23 +155,28 @@ def choose_package_manifest(manifests, operator, subscription=None, names=None):
         fits = [m for m in listed if _from_source(m, source, source_namespace)]
     else:
         spec = (subscription or {}).get("spec") or {}
-        fits = [m for m in listed if spec.get("source") and _from_source(m, spec["source"], spec.get("sourceNamespace"))]
+        fits = [m for m in listed if spec.get("source")
+                and _from_source(m, spec["source"], spec.get("sourceNamespace"))]
         fits = fits or listed
     if len(fits) == 1:
         return fits[0], None
     home = (listed[0].get("metadata") or {}).get("namespace") or "openshift-marketplace"
-    fix = "Set %s to one of them (and %s to its namespace when that is not %s)" % (names["source"], names["source_namespace"], home)
+    fix = "Set %s to one of them (and %s to its namespace when that is not %s)" % (
+        names["source"], names["source_namespace"], home)
     if not fits:
-        asked = "%s=%s" % (names["source"], source) + (", %s=%s" % (names["source_namespace"], source_namespace) if source_namespace else "")
+        asked = "%s=%s" % (names["source"], source) + (", %s=%s" % (names["source_namespace"], source_namespace)
+                                                       if source_namespace else "")
         named = "%s/%s" % (source_namespace, source) if source_namespace else source
         where = ", ".join(sorted({catalog_of(m) for m in listed}))
-        return None, ("Package %s is not in CatalogSource %s (%s); the catalogs that list it are %s. %s, or add the package "
-                      "to %s. Nothing was changed." % (package, named, asked, where, fix, source))
+        return None, ("Package %s is not in CatalogSource %s (%s); the catalogs that list it are %s. %s, or add the "
+                      "package to %s. Nothing was changed." % (package, named, asked, where, fix, source))
     if source:
-        undecided = "%s=%s is in more than one namespace and %s is empty" % (names["source"], source, names["source_namespace"])
+        undecided = "%s=%s is in more than one namespace and %s is empty" % (
+            names["source"], source, names["source_namespace"])
     else:
         undecided = "%s is empty" % names["source"]
-    return None, ("Package %s is listed by %d catalogs (%s) and %s, so which one to install from is not decided (OLM installs "
+    return None, ("Package %s is listed by %d catalogs (%s) and %s, so which one to install from is not decided (OLM "
+                  "installs "
                   "from the CatalogSource the Subscription names). %s. Nothing was changed." % (
                       package, len(fits), ", ".join(sorted(catalog_of(m) for m in fits)), undecided, fix))
 
@@ -238,12 +244,15 @@ def install_plan_failure(install_plan):
     syncInstallPlans), and projects the same reason and message onto the Subscription as InstallPlanFailed
     (catalog/subscription/state.go)."""
     status = (install_plan or {}).get("status") or {}
-    installed = [c for c in status.get("conditions") or [] if c.get("type") == "Installed" and c.get("status") == "False"]
-    if status.get("phase") != "Failed" and not [c for c in installed if c.get("reason") in ("InstallComponentFailed", "InstallCheckFailed")]:
+    installed = [c for c in status.get("conditions") or [] if c.get("type") == "Installed"
+                 and c.get("status") == "False"]
+    if status.get("phase") != "Failed" and not [c for c in installed
+                                                if c.get("reason") in ("InstallComponentFailed", "InstallCheckFailed")]:
         return None
     cond = installed[-1] if installed else {}
     return "InstallPlan %s Installed=False (%s): %s" % ((install_plan.get("metadata") or {}).get("name"),
-                                                        cond.get("reason") or "no reason", cond.get("message") or "no message")
+                                                        cond.get("reason") or "no reason",
+                                                        cond.get("message") or "no message")
 
 
 def merge_timeline(conditions, observed):
@@ -261,7 +270,8 @@ def merge_timeline(conditions, observed):
     seen = {(e["phase"], e["reason"]) for e in timeline}
     for entry in observed or []:
         if entry.get("phase") and (entry["phase"], entry.get("reason") or "") not in seen:
-            timeline.append({"phase": entry["phase"], "reason": entry.get("reason") or "", "time": entry.get("time") or ""})
+            timeline.append({"phase": entry["phase"], "reason": entry.get("reason") or "",
+                             "time": entry.get("time") or ""})
             seen.add((entry["phase"], entry.get("reason") or ""))
     timeline.sort(key=lambda e: e["time"])
     return timeline
@@ -304,7 +314,8 @@ class CsvProgress:
             return
         status = csv.get("status") or {}
         phase, reason = status.get("phase"), status.get("reason") or ""
-        if phase and (not self.observed or (self.observed[-1]["phase"], self.observed[-1]["reason"]) != (phase, reason)):
+        if phase and (not self.observed
+                      or (self.observed[-1]["phase"], self.observed[-1]["reason"]) != (phase, reason)):
             self.observed.append({"phase": phase, "reason": reason, "time": self.now()})
 
     def _track(self, csv, phase):
@@ -335,8 +346,10 @@ class CsvProgress:
         if phase == "Failed" or self.failed_entries >= self.FAILED_ENTRIES:
             failed = self.last_failure
             how = "still Failed after %.0f s" % self.grace if self.failed_entries < self.FAILED_ENTRIES else \
-                "Failed %d times in %.0f s; OLM retries the install and fails again" % (self.failed_entries, now - self.failing_since)
-            raise OLMProblem("ClusterServiceVersion %s failed (%s): %s" % (self.csv_name, how, csv_failure_text(failed)),
+                "Failed %d times in %.0f s; OLM retries the install and fails again" % (
+                    self.failed_entries, now - self.failing_since)
+            raise OLMProblem("ClusterServiceVersion %s failed (%s): %s"
+                             % (self.csv_name, how, csv_failure_text(failed)),
                              reason=(failed.get("status") or {}).get("reason"))
         return False
 
@@ -367,7 +380,8 @@ def subscription_failure(subscription):
         if cond.get("status") != "True":
             continue
         kind = cond.get("type")
-        if kind in SUBSCRIPTION_FAILURES or (kind == "BundleUnpacking" and (cond.get("message") or "").startswith(IMAGE_PULL_FAILED)):
+        if kind in SUBSCRIPTION_FAILURES or (kind == "BundleUnpacking"
+                                             and (cond.get("message") or "").startswith(IMAGE_PULL_FAILED)):
             return "%s (%s): %s" % (kind, cond.get("reason") or "no reason", cond.get("message") or "no message")
     return None
 
@@ -401,16 +415,16 @@ class SubscriptionHealth:
             # created a moment ago is unresolved too: the OperatorGroups are counted once it stays so for one read.
             count = self.count_operator_groups()
             if count != 1:
-                failure = "OperatorGroups (found %d operatorGroups, expected 1): OLM resolves nothing in the namespace " \
-                          "until exactly one OperatorGroup is left" % count
+                failure = "OperatorGroups (found %d operatorGroups, expected 1): OLM resolves nothing in the " \
+                          "namespace until exactly one OperatorGroup is left" % count
         if failure is None:
             self.failing_since = None
             return
         if self.failing_since is None:
             self.failing_since = now
         if now - self.failing_since >= self.grace:
-            raise OLMProblem("The Subscription reports %s (for %.0f s; OLM creates no InstallPlan or CSV until that is fixed)" % (
-                failure, now - self.failing_since), reason=failure.split(" ", 1)[0])
+            raise OLMProblem("The Subscription reports %s (for %.0f s; OLM creates no InstallPlan or CSV until that is "
+                             "fixed)" % (failure, now - self.failing_since), reason=failure.split(" ", 1)[0])
 
     def recheck_at(self):
         return self.next_read
@@ -467,8 +481,9 @@ def pin_problem(operator):
     Automatic approval installs that plan at once: startingCSV only chooses the first install.
     """
     if operator.get("starting_csv") and uses_automatic_approval(operator):
-        return ("starting_csv=%s with install_plan_approval=Automatic does not pin the version: OLM installs %s and then "
-                "upgrades along the channel without asking. Set install_plan_approval to Manual to pin it (the collection "
+        return ("starting_csv=%s with install_plan_approval=Automatic does not pin the version: OLM installs %s and "
+                "then upgrades along the channel without asking. Set install_plan_approval to Manual to pin it (the "
+                "collection "
                 "then approves exactly that CSV), or leave starting_csv empty to follow the channel." % (
                     operator["starting_csv"], operator["starting_csv"]))
     return None
@@ -505,7 +520,8 @@ def operator_problems(operator, subscriptions):
 
 def planned_subscription(operator):
     """The identity and approval of the Subscription the options describe (for approval_problem)."""
-    return {"metadata": {"namespace": operator["namespace"], "name": operator.get("subscription_name") or operator["package"]},
+    return {"metadata": {"namespace": operator["namespace"],
+                         "name": operator.get("subscription_name") or operator["package"]},
             "spec": {"installPlanApproval": _approval(operator, "install_plan_approval")}}
 
 

@@ -82,9 +82,11 @@ def missing_package_problems(operator, package_manifests, catalog_sources):
     """A package no catalog lists, and which catalogs do not serve now (their packages are hidden)."""
     if any(_get(p, "metadata", "name") == operator["package"] for p in package_manifests):
         return []
-    hidden = ["%s (%s)" % (_get(c, "metadata", "name"), _catalog_state(c) if _catalog_state(c) is not None else "no state")
+    hidden = ["%s (%s)" % (_get(c, "metadata", "name"),
+                           _catalog_state(c) if _catalog_state(c) is not None else "no state")
               for c in catalog_sources if (_catalog_state(c) or "") not in SERVING_STATES]
-    return ["Package %s is not in any catalog in openshift-marketplace (oc get packagemanifests -n openshift-marketplace).%s"
+    return ["Package %s is not in any catalog in openshift-marketplace (oc get packagemanifests -n "
+            "openshift-marketplace).%s"
             % (operator["package"], (" CatalogSource(s) %s do not serve now, so their packages are hidden; OLM cannot "
                                      "resolve from them either." % ", ".join(hidden)) if hidden else "")]
 
@@ -96,7 +98,8 @@ def catalog_source_problems(operator, package, catalog_sources):
     source = _get(package, "status", "catalogSource")
     catalog = next((c for c in catalog_sources if _get(c, "metadata", "name") == source), None)
     if catalog is None:
-        return ["CatalogSource %s (for package %s) does not exist in openshift-marketplace." % (source, operator["package"])]
+        return ["CatalogSource %s (for package %s) does not exist in openshift-marketplace."
+                % (source, operator["package"])]
     state = _catalog_state(catalog)
     if (state or "") not in SERVING_STATES:
         return ["CatalogSource %s (for package %s) is %s, not READY or IDLE: OLM cannot resolve from it."
@@ -105,8 +108,9 @@ def catalog_source_problems(operator, package, catalog_sources):
 
 
 def _catalog_of(cluster):
-    return ("the catalog of this OpenShift %s cluster (Red Hat builds one index per OpenShift version, with the bundles "
-            "labelled for it; docs/support.md lists what each version has)" % (openshift_version(cluster) or "?"))
+    return ("the catalog of this OpenShift %s cluster (Red Hat builds one index per OpenShift version, with the "
+            "bundles labelled for it; docs/support.md lists what each version has)"
+            % (openshift_version(cluster) or "?"))
 
 
 def _channels(package):
@@ -150,8 +154,8 @@ def operator_support_problems(operator, package, cluster, support_table, operato
     if not version or "v" + re.sub(r"^v", "", version) in supported[operator["package"]]:
         return []
     role = operator_roles.get(operator["package"], operator["package"])
-    return ["%s %s (%s) is not supported on OpenShift %s: the support table (docs/support.md) lists %s. Set %s_channel or "
-            "%s_starting_csv to one of them, or preflight_allow_unsupported_versions: true to install it untested."
+    return ["%s %s (%s) is not supported on OpenShift %s: the support table (docs/support.md) lists %s. Set %s_channel "
+            "or %s_starting_csv to one of them, or preflight_allow_unsupported_versions: true to install it untested."
             % (operator["package"], version,
                "starting_csv" if operator.get("starting_csv") else "head of channel %s" % wanted.get("name", "?"),
                openshift_minor(openshift_version(cluster)), ", ".join(supported[operator["package"]]), role, role)]
@@ -164,8 +168,8 @@ def min_kube_version_problems(operator, package, cluster):
     needed = wanted.get("minKubeVersion")
     if not needed or not kube or LooseVersion(kube) >= LooseVersion(re.sub(r"^v", "", needed)):
         return []
-    return ["%s (channel %s of %s) needs Kubernetes %s (CSV minKubeVersion); this cluster runs %s, so OLM would leave it "
-            "Pending (RequirementsNotMet). Choose an older channel or upgrade OpenShift."
+    return ["%s (channel %s of %s) needs Kubernetes %s (CSV minKubeVersion); this cluster runs %s, so OLM would leave "
+            "it Pending (RequirementsNotMet). Choose an older channel or upgrade OpenShift."
             % (wanted.get("currentCSV"), wanted.get("name"), operator["package"], needed, kube)]
 
 
@@ -189,9 +193,11 @@ def operator_group_problems(operator, operator_groups):
 def duplicate_subscription_problems(operator, subscriptions):
     """A package subscribed in another namespace would be installed twice."""
     return ["Package %s is already subscribed in namespace %s (Subscription %s); expected namespace %s."
-            % (operator["package"], _get(s, "metadata", "namespace"), _get(s, "metadata", "name"), operator["namespace"])
+            % (operator["package"], _get(s, "metadata", "namespace"), _get(s, "metadata", "name"),
+               operator["namespace"])
             for s in subscriptions
-            if _get(s, "spec", "name") == operator["package"] and _get(s, "metadata", "namespace") != operator["namespace"]]
+            if _get(s, "spec", "name") == operator["package"]
+            and _get(s, "metadata", "namespace") != operator["namespace"]]
 
 
 def each_operator_problems(operators, snapshot, support_table, operator_roles, allow_unsupported=False):
@@ -214,7 +220,8 @@ def each_operator_problems(operators, snapshot, support_table, operator_roles, a
             problems += catalog_source_problems(operator, package, catalogs)
             problems += channel_problems(operator, package, cluster)
             problems += starting_csv_problems(operator, package, cluster)
-            problems += operator_support_problems(operator, package, cluster, support_table, operator_roles, allow_unsupported)
+            problems += operator_support_problems(operator, package, cluster, support_table, operator_roles,
+                                                  allow_unsupported)
             problems += min_kube_version_problems(operator, package, cluster)
         problems += operator_group_problems(operator, snapshot.get("operator_groups") or [])
         problems += duplicate_subscription_problems(operator, snapshot.get("subscriptions") or [])
@@ -228,8 +235,8 @@ def installer_problems(snapshot):
 
 def nic_cluster_policy_problems(nic_cluster_policies):
     """A NicClusterPolicy of another name is ignored by the operator, and the user believes it applies."""
-    return ["NicClusterPolicy %s exists; the NVIDIA Network Operator only acts on one named nic-cluster-policy. Delete or "
-            "rename it." % _get(p, "metadata", "name")
+    return ["NicClusterPolicy %s exists; the NVIDIA Network Operator only acts on one named nic-cluster-policy. Delete "
+            "or rename it." % _get(p, "metadata", "name")
             for p in nic_cluster_policies if _get(p, "metadata", "name") != NIC_CLUSTER_POLICY_NAME]
 
 
@@ -245,7 +252,8 @@ def num_vfs_count(num_vfs):
 def reported_nic_variable_problems(plan_summary, cluster, num_vfs=None):
     """The NIC variables against what the SR-IOV config daemons report, when the operator already runs (the rdma role
     checks again once they have reported, before it writes a policy)."""
-    reported = [{"node": r.get("node"), "interfaces": r.get("interfaces")} for r in (cluster or {}).get("sriov_reports") or []]
+    reported = [{"node": r.get("node"), "interfaces": r.get("interfaces")} for r in (cluster or {}).get("sriov_reports")
+                or []]
     return reported_nic_problems(plan_summary or {}, reported, num_vfs_count(num_vfs))["errors"]
 
 
@@ -268,8 +276,8 @@ def memlock_pool_problems(memlock_pool, cluster, machine_config_pools):
         problems.append("gpudirect_rdma_memlock_pool: no node carries node-role.kubernetes.io/%s, so the CRI-O memlock "
                         "MachineConfig would reach no node; %s" % (memlock_pool, fix))
     if memlock_pool not in (machine_config_pools or []):
-        problems.append("gpudirect_rdma_memlock_pool: MachineConfigPool %s does not exist, so no node would get the CRI-O "
-                        "memlock MachineConfig; %s" % (memlock_pool, fix))
+        problems.append("gpudirect_rdma_memlock_pool: MachineConfigPool %s does not exist, so no node would get the "
+                        "CRI-O memlock MachineConfig; %s" % (memlock_pool, fix))
     return problems
 
 

@@ -23,7 +23,8 @@ def operators_line(check_mode, operator_results):
         changing = [r.get("csv", "?") for r in results if r.get("changed")]
         return "Operators running: %s; a run would install or change: %s" % (
             ", ".join(str(c) for c in running) or "none", ", ".join(str(c) for c in changing) or "none")
-    return "Operators: %s" % (", ".join(str(r["csv"]) for r in results if "csv" in r) or "as they were (already in place)")
+    return "Operators: %s" % (", ".join(str(r["csv"]) for r in results if "csv" in r)
+                              or "as they were (already in place)")
 
 
 def shown_nics(nic_interfaces=None, nic_pci_addresses=None, nic_facts=None, fabric="roce", plan_summary=None):
@@ -31,7 +32,8 @@ def shown_nics(nic_interfaces=None, nic_pci_addresses=None, nic_facts=None, fabr
     of the fabric the facts found (NIC selection auto), else the plan's NIC selection. Lists may arrive as text (AWX
     survey answers): they are shown as given."""
     link_layer = "InfiniBand" if fabric == "infiniband" else "Ethernet"
-    from_facts = [f.get("netdev", "?") for f in nic_facts or [] if isinstance(f, dict) and f.get("link_layer") == link_layer]
+    from_facts = [f.get("netdev", "?") for f in nic_facts or [] if isinstance(f, dict)
+                  and f.get("link_layer") == link_layer]
     groups = ((plan_summary or {}).get("nic_selection") or {}).get("groups") or []
     return nic_interfaces or nic_pci_addresses or from_facts or [i for g in groups for i in g.get("interfaces") or []]
 
@@ -39,7 +41,8 @@ def shown_nics(nic_interfaces=None, nic_pci_addresses=None, nic_facts=None, fabr
 def rdma_line(plan_summary, method, fabric, nics):
     """The RDMA configuration and its NICs."""
     summary = plan_summary or {}
-    what = ("node groups %s" % summary.get("configuration")) if "node_groups" in summary else "%s over %s" % (method, fabric)
+    what = ("node groups %s" % summary.get("configuration")) if "node_groups" in summary else "%s over %s" % (
+        method, fabric)
     shown = nics if isinstance(nics, str) else ", ".join(str(n) for n in _unique(nics or []))
     return "RDMA: %s on %s" % (what, shown or "no NIC")
 

@@ -57,7 +57,8 @@ def drain_timeout(what, nodes, given=0, per_node=DEFAULT_NODE_ROLLOUT_SECONDS, m
     budget per round; without a node to drain, ``fallback``."""
     given, nodes = int(given or 0), int(nodes or 0)
     if given > 0:
-        return {"timeout": given, "derived": False, "text": "Waiting up to %d s for the %s (%s)." % (given, what, variable)}
+        return {"timeout": given, "derived": False,
+                "text": "Waiting up to %d s for the %s (%s)." % (given, what, variable)}
     if not nodes:
         return {"timeout": int(fallback), "derived": False,
                 "text": "Waiting up to %d s for the %s: no node drain is planned (set %s to change it)." % (
@@ -87,8 +88,9 @@ def _rollout_nodes(disruptions, kinds):
     return pools
 
 
-def rollout_timeout(disruptions, given=0, per_node=DEFAULT_NODE_ROLLOUT_SECONDS, max_unavailable=DEFAULT_MAX_UNAVAILABLE,
-                    kind="MachineConfig", variable="rdma_machineconfig_timeout", fallback=5400):
+def rollout_timeout(disruptions, given=0, per_node=DEFAULT_NODE_ROLLOUT_SECONDS,
+                    max_unavailable=DEFAULT_MAX_UNAVAILABLE, kind="MachineConfig",
+                    variable="rdma_machineconfig_timeout", fallback=5400):
     """The MachineConfigPool rollout's timeout: the largest pool the plan's ``kind`` changes drain and reboot."""
     pools = _rollout_nodes(disruptions, (kind,))
     nodes = max(len(v) for v in pools.values()) if pools else 0
@@ -103,8 +105,8 @@ def pool_rollout_timeout(pool, machine_count, max_unavailable=None, given=0, per
     pool's status.machineCount and spec.maxUnavailable."""
     count = int(machine_count or 0)
     return drain_timeout("MachineConfig rollout", count, given=given, per_node=per_node,
-                         max_unavailable=max_unavailable_of(max_unavailable, count), variable=variable, fallback=fallback,
-                         where=" of pool %s" % pool)
+                         max_unavailable=max_unavailable_of(max_unavailable, count), variable=variable,
+                         fallback=fallback, where=" of pool %s" % pool)
 
 
 def sriov_sync_timeout(disruptions, given=0, per_node=DEFAULT_NODE_ROLLOUT_SECONDS, pool_max_unavailable=None,

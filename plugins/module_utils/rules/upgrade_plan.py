@@ -41,7 +41,8 @@ def planned_upgrades(operator_versions, operators, operator_roles, packages=None
     automatic = automatic_packages(operators)
     plan = []
     for item in operator_versions or []:
-        if not item.get("upgrade_available") or item["package"] in automatic or (packages and item["package"] not in packages):
+        if not item.get("upgrade_available") or item["package"] in automatic or (
+                packages and item["package"] not in packages):
             continue
         plan.append({
             "package": item["package"], "namespace": item["namespace"], "channel": item["channel"],
@@ -95,8 +96,10 @@ def plan_lines(host, plan, changes, automatic):
         lines = ["Upgrade plan for %s, in this order:" % host] + [entry["line"] for entry in plan] + [
             "Operand images added: %s" % (", ".join(changes["images_added"]) or "none"),
             "Operand images no longer used: %s" % (", ".join(changes["images_removed"]) or "none"),
-            "GPU driver reloads on: %s" % _reloads(changes["gpu_driver_reload_count"], changes["gpu_driver_reload_nodes"]),
-            "NIC driver reloads on: %s" % _reloads(changes["nic_driver_reload_count"], changes["nic_driver_reload_nodes"]),
+            "GPU driver reloads on: %s" % _reloads(changes["gpu_driver_reload_count"],
+                                                   changes["gpu_driver_reload_nodes"]),
+            "NIC driver reloads on: %s" % _reloads(changes["nic_driver_reload_count"],
+                                                   changes["nic_driver_reload_nodes"]),
             "Drivers roll at most %s node(s) at a time (gpudirect_rdma_driver_upgrade_max_parallel); reboots: %s"
             % (changes["max_unavailable_gpu_nodes"], changes["reboots"])]
     else:
@@ -121,7 +124,8 @@ def upgrade_targets(plan):
 def upgrade_outcome(plan, operator_versions_after):
     """Each planned operator with the CSV it runs now (installed_now) and whether that is the planned one (done)."""
     installed = {item["package"]: item.get("installed_csv") for item in operator_versions_after or []}
-    return [dict(entry, installed_now=installed.get(entry["package"]), done=installed.get(entry["package"]) == entry["to"])
+    return [dict(entry, installed_now=installed.get(entry["package"]),
+                 done=installed.get(entry["package"]) == entry["to"])
             for entry in plan]
 
 

@@ -43,5 +43,5 @@ def retry_delay(first_failure_at, now, grace, retry_seconds=RETRY_SECONDS):
 
 def unavailable_message(what, webhook, waited, api_text):
     """The failure: what could not be written, the webhook, how long it was retried and the API server's words."""
-    return ("%s: the admission webhook %s was not serving for %d s (failurePolicy Fail; check its pod in the operator's "
-            "namespace). The API server said: %s" % (what, webhook, int(waited), api_text))
+    return ("%s: the admission webhook %s was not serving for %d s (failurePolicy Fail; check its pod in the "
+            "operator's namespace). The API server said: %s" % (what, webhook, int(waited), api_text))
