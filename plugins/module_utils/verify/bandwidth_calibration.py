@@ -47,7 +47,8 @@ SOURCES = {
         "title": "Red Hat OpenShift documentation, GPUDirect RDMA chapter (SR-IOV legacy RoCE, A40, ConnectX-6 Dx VF)",
         "url": "https://docs.redhat.com/en/documentation/openshift_container_platform/4.19/html/hardware_accelerators/"
                "rdma-verifying-rdma-connectivity_rdma-remote-direct-memory-access",
-        "test": "ib_write_bw -R -T 41 -s 65536 -F -x 3 -m 4096 --report_gbits -q 16 -D 60 --use_cuda=0 --use_cuda_dmabuf",
+        "test": "ib_write_bw -R -T 41 -s 65536 -F -x 3 -m 4096 --report_gbits -q 16 -D 60 --use_cuda=0 "
+                "--use_cuda_dmabuf",
         "hardware": "200 Gb/s RoCE (MT4123/MT4124 VF), MTU 1024, NVIDIA A40 (PCIe Gen4 x16)",
         "measured_gbps": 180.47, "link_gbps": 200.0, "gpu_memory": True, "verdict": "healthy",
     },
@@ -84,7 +85,8 @@ SOURCES = {
         "title": "linux-rdma/perftest issue 241, 'ib_write_bw poor GPU performance but CPU works fine' (A30, path SYS)",
         "url": "https://github.com/linux-rdma/perftest/issues/241",
         "test": "ib_write_bw -d mlx5_0 --use_cuda=0 -s 33554432 (GPU) against the same without --use_cuda (host)",
-        "hardware": "A30 and NIC on different CPU sockets (SYS): ~11000 MB/s from GPU memory, ~23000 MB/s from host memory",
+        "hardware": "A30 and NIC on different CPU sockets (SYS): ~11000 MB/s from GPU memory, ~23000 MB/s from host "
+                    "memory",
         "measured_gbps": 11000 * 0.008388608, "host_gbps": 23000 * 0.008388608, "gpu_memory": True,
         "verdict": "degraded: GPU and NIC on different sockets (SYS)",
     },

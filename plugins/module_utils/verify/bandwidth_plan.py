@@ -31,13 +31,14 @@ GPU_MODES = ("dmabuf", "peermem", "none")
 # globbing of user-given arguments) and the server address quoted. Without RDMA_DEVICE it takes the
 # RDMA device behind the secondary interface (an SR-IOV VF has its own device, unknown before the pod runs),
 # else the first active port of the fabric's link layer, else leaves the choice to perftest.
-POD_SCRIPT = r"""dev="${RDMA_DEVICE:-}"
+POD_SCRIPT = """dev="${RDMA_DEVICE:-}"
 if [ -z "$dev" ] && [ -d "/sys/class/net/${SECONDARY_INTERFACE}/device/infiniband" ]; then
   dev=$(ls "/sys/class/net/${SECONDARY_INTERFACE}/device/infiniband" | head -n 1)
 fi
 if [ -z "$dev" ]; then
   for path in /sys/class/infiniband/*; do
-    if [ "$(cat "$path/ports/1/link_layer" 2>/dev/null)" = "$RDMA_LINK_LAYER" ] && grep -q ACTIVE "$path/ports/1/state" 2>/dev/null; then
+    if [ "$(cat "$path/ports/1/link_layer" 2>/dev/null)" = "$RDMA_LINK_LAYER" ] && \
+grep -q ACTIVE "$path/ports/1/state" 2>/dev/null; then
       dev=${path##*/}; break
     fi
   done
@@ -89,13 +90,13 @@ def is_network_selection(text):
             and (not interface or names.is_ifname(interface)) and text.count("@") <= 1)
 
 
-def settings_from(configuration=None, method=None, fabric=None, namespace=None, network=None, resources=None, rails=None,
-                  gpu_resource="nvidia.com/gpu", gpu_rdma_mode=None, gpu_index=None, image=None, image_pull_policy=None,
-                  binary=None, rdma_device=None, nic_ports=None, link_rate_gbps=None, threshold=None, rdma_cm=True,
-                  gid_index=None, qps=None, message_size=None, sweep=False, iterations=None, duration=None, port=None,
-                  extra_args=None, secondary_interface=None, nodes=None, node_selector=None, service_account=None,
-                  start_timeout=None, run_timeout=None, pending_grace_period=None, cleanup_timeout=None,
-                  parallel_pairs=None, parallel_rails=True):
+def settings_from(configuration=None, method=None, fabric=None, namespace=None, network=None, resources=None,
+                  rails=None, gpu_resource="nvidia.com/gpu", gpu_rdma_mode=None, gpu_index=None, image=None,
+                  image_pull_policy=None, binary=None, rdma_device=None, nic_ports=None, link_rate_gbps=None,
+                  threshold=None, rdma_cm=True, gid_index=None, qps=None, message_size=None, sweep=False,
+                  iterations=None, duration=None, port=None, extra_args=None, secondary_interface=None, nodes=None,
+                  node_selector=None, service_account=None, start_timeout=None, run_timeout=None,
+                  pending_grace_period=None, cleanup_timeout=None, parallel_pairs=None, parallel_rails=True):
     """Normalise and check the values of rdma_bandwidth's options of the same names; returns a dict the other
     helpers read."""
     configuration = configuration or {}
@@ -103,7 +104,8 @@ def settings_from(configuration=None, method=None, fabric=None, namespace=None, 
     fabric = fabric or configuration.get("fabric")
     errors = []
     if method not in ("shared_device", "host_device", "sriov_legacy"):
-        errors.append("method must be shared_device, host_device or sriov_legacy (from configuration.method), got %r" % (method,))
+        errors.append(
+            "method must be shared_device, host_device or sriov_legacy (from configuration.method), got %r" % (method,))
     if fabric not in LINK_LAYERS:
         errors.append("fabric must be roce or infiniband (from configuration.fabric), got %r" % (fabric,))
     given_network, given_resources = network, resources
@@ -121,8 +123,8 @@ def settings_from(configuration=None, method=None, fabric=None, namespace=None, 
         if attachable:
             network = attachable[0]["annotation"]
         elif networks:
-            errors.append("no network of the configuration is in namespace %s or in a namespace whose networks Multus lets "
-                          "every namespace use (%s); they are in %s: run the pods in one of those namespaces "
+            errors.append("no network of the configuration is in namespace %s or in a namespace whose networks Multus "
+                          "lets every namespace use (%s); they are in %s: run the pods in one of those namespaces "
                           "(verify_namespace), or give network"
                           % (namespace, ", ".join(names.MULTUS_GLOBAL_NAMESPACES),
                              ", ".join(sorted({str(n.get("namespace")) for n in networks}))))
@@ -139,12 +141,13 @@ def settings_from(configuration=None, method=None, fabric=None, namespace=None, 
         errors.append("threshold must be in (0, 1], got %r" % (threshold,))
     if link_rate_gbps is not None and float(link_rate_gbps) <= 0:
         errors.append("link_rate_gbps must be positive, got %r" % (link_rate_gbps,))
-    for name, value in (("qps", qps), ("duration", duration), ("iterations", iterations), ("message_size", message_size),
-                        ("parallel_pairs", parallel_pairs)):
+    for name, value in (("qps", qps), ("duration", duration), ("iterations", iterations),
+                        ("message_size", message_size), ("parallel_pairs", parallel_pairs)):
         if value is not None and int(value) < 1:
             errors.append("%s must be at least 1, got %r" % (name, value))
     if gpu_mode != "none" and not gpu_resource:
-        errors.append("gpu_rdma_mode %s puts the buffers in GPU memory: gpu_resource must name the GPU resource" % gpu_mode)
+        errors.append(
+            "gpu_rdma_mode %s puts the buffers in GPU memory: gpu_resource must name the GPU resource" % gpu_mode)
     rail_mode = rails or "all"
     if rail_mode not in RAIL_MODES:
         errors.append("rails must be all or first, got %r" % (rail_mode,))
@@ -160,8 +163,8 @@ def settings_from(configuration=None, method=None, fabric=None, namespace=None, 
                 errors.append(problem)
             rails.append(rail)
         if len(rails) > 1 and rdma_device:
-            errors.append("rdma_device names one device for all %d rails: leave it empty (each rail's device comes from nic_ports) "
-                          "or set rails to first" % len(rails))
+            errors.append("rdma_device names one device for all %d rails: leave it empty (each rail's device comes "
+                          "from nic_ports) or set rails to first" % len(rails))
         if errors:
             raise SettingsError("; ".join(errors))
     if not rails:
@@ -223,7 +226,8 @@ def _selection(rail):
 
 def _rail(index, group, network, resources):
     """What one rail is tested with, and how reports and messages name it."""
-    selection = {key: [str(item) for item in group.get(key) or []] for key in ("interfaces", "pci_addresses", "device_ids")}
+    selection = {key: [str(item) for item in group.get(key) or []]
+                 for key in ("interfaces", "pci_addresses", "device_ids")}
     return {
         "index": index,
         "network": network,
@@ -252,7 +256,8 @@ def _plan_rail(index, group, networks, namespace, pod_resources):
     if not found:
         problems.append("no network %s in namespace %s" % (name, namespace))
     if not resources:
-        problems.append("no pod resource named %s in the configuration's pod_resources (%s)" % (wanted or "-", ", ".join(sorted(pod_resources))))
+        problems.append("no pod resource named %s in the configuration's pod_resources (%s)"
+                        % (wanted or "-", ", ".join(sorted(pod_resources))))
     if problems:
         return rail, "rail %d (%s): %s" % (index, rail["nic"] or "NIC group %d" % index, "; ".join(problems))
     return rail, None
@@ -261,8 +266,8 @@ def _plan_rail(index, group, networks, namespace, pod_resources):
 def rail_settings(settings, rail):
     """The settings one rail's pods use: its network, its resource and its NIC selection."""
     fabric = rail.get("fabric") if rail.get("fabric") in LINK_LAYERS else settings["fabric"]
-    return dict(settings, network=rail["network"], resources=dict(rail["resources"]), selection=_selection(rail), rail=rail,
-                fabric=fabric, link_layer=LINK_LAYERS[fabric])
+    return dict(settings, network=rail["network"], resources=dict(rail["resources"]), selection=_selection(rail),
+                rail=rail, fabric=fabric, link_layer=LINK_LAYERS[fabric])
 
 
 def rail_text(rail):
@@ -354,11 +359,12 @@ def nodes_to_test(items, settings):
                 continue
             chosen.append(node)
     if len(chosen) < 2:
-        raise SettingsError("The bandwidth test needs two nodes with a GPU (%s allocatable or label %s=true)%s; found %d: %s" % (
-            settings["gpu_resource"] or "no GPU", GPU_PRESENT_LABEL,
-            " matching %s" % settings["node_selector"] if settings["node_selector"] else "",
-            len(chosen), ", ".join(n["metadata"]["name"] for n in chosen) or "none"))
-    return [(n["metadata"]["name"], (n["metadata"].get("labels") or {}).get("kubernetes.io/hostname") or n["metadata"]["name"])
+        raise SettingsError("The bandwidth test needs two nodes with a GPU (%s allocatable or label %s=true)%s; found "
+                            "%d: %s" % (settings["gpu_resource"] or "no GPU", GPU_PRESENT_LABEL,
+                                        " matching %s" % settings["node_selector"] if settings["node_selector"] else "",
+                                        len(chosen), ", ".join(n["metadata"]["name"] for n in chosen) or "none"))
+    return [(n["metadata"]["name"], (n["metadata"].get("labels") or {}).get("kubernetes.io/hostname")
+             or n["metadata"]["name"])
             for n in chosen]
 
 
@@ -367,7 +373,8 @@ def nodes_for_rail(items, nodes, resources):
     groups each group's nodes carry their own resources, so a rail pairs only nodes that can run its pods. When fewer
     than two do, ``nodes`` unchanged: the pairs then fail naming the missing resource instead of being left out."""
     allocatable = {n["metadata"]["name"]: (n.get("status") or {}).get("allocatable") or {} for n in items}
-    carrying = [node for node in nodes if all(resource_count(allocatable.get(node[0], {}).get(r)) >= 1 for r in resources)]
+    carrying = [node for node in nodes if all(resource_count(allocatable.get(node[0], {}).get(r)) >= 1
+                                              for r in resources)]
     return carrying if len(carrying) >= 2 else list(nodes)
 
 
@@ -375,7 +382,8 @@ def pod_name(run_id, pair_index, role):
     return "gpudirect-verify-%s-%d-%s" % (run_id, pair_index, role)
 
 
-def pod_manifest(settings, run_id, pair_index, role, node, node_hostname=None, rdma_device=None, server_ip=None, round_index=None):
+def pod_manifest(settings, run_id, pair_index, role, node, node_hostname=None, rdma_device=None, server_ip=None,
+                 round_index=None):
     """The server or client pod of one pair, pinned to its node through the hostname label (as the chapter does)."""
     resources = {name: str(count) for name, count in settings["resources"].items()}
     if settings["gpu_resource"]:

@@ -89,12 +89,14 @@ def rail_device_problems(planned):
 
 def device_mismatch(expected, measured):
     """The diagnosis when perftest measured another device than the rail's, else None."""
-    wrong = [(side, want, got) for side, want, got in expected_and_measured(expected, measured) if want and got and want != got]
+    wrong = [(side, want, got) for side, want, got in expected_and_measured(expected, measured) if want and got
+             and want != got]
     if not wrong:
         return None
     return {"code": "wrong_rdma_device", "ok": False, "evidence": [],
             "message": "the rail's device is %s but perftest measured %s: this result is not the rail's" % (
-                " / ".join(sorted({w[1] for w in wrong})), ", ".join("%s %s" % (side, got) for side, _want, got in wrong))}
+                " / ".join(sorted({w[1] for w in wrong})),
+                ", ".join("%s %s" % (side, got) for side, _want, got in wrong))}
 
 
 def expected_and_measured(expected, measured):
@@ -121,12 +123,14 @@ def pair_side_hardware(settings, node, device, cuda_pci):
         # A VF's device is the pod's own; its PCIe path is its PF's, the port the configuration selected.
         ports = [p for p in facts_ports(settings, node) if not p.get("is_vf")]
     port = ports[0] if ports else {}
-    side = {"nic_pcie": (port.get("pcie_gts"), port.get("pcie_width")), "gpu": None, "gpu_pcie": (None, None), "path": None}
+    side = {"nic_pcie": (port.get("pcie_gts"), port.get("pcie_width")), "gpu": None, "gpu_pcie": (None, None),
+            "path": None}
     wanted = str(cuda_pci or "").lower()
     for entry in port.get("gpu_paths") or []:
         # "0000:61:00.0" against the "61:00" perftest prints
         if wanted and str(entry.get("gpu") or "").lower().split(":", 1)[-1].startswith(wanted):
-            side.update(gpu=entry.get("gpu"), path=entry.get("relation"), gpu_pcie=(entry.get("pcie_gts"), entry.get("pcie_width")))
+            side.update(gpu=entry.get("gpu"), path=entry.get("relation"),
+                        gpu_pcie=(entry.get("pcie_gts"), entry.get("pcie_width")))
             break
     return side
 
@@ -140,8 +144,8 @@ def calibrated_expectation(link_rate, link_layer, mtu, sides, gpu_model=None, gp
         gpu_link = side["gpu_pcie"]
         if gpu_memory and not gpu_link[0]:
             gpu_link = bandwidth_calibration.gpu_pcie(gpu_model)
-        expectation = bandwidth_calibration.expected(link_rate, link_layer, mtu, gpu_link if gpu_memory else None, side["nic_pcie"],
-                                                     side["path"] if gpu_memory else None)
+        expectation = bandwidth_calibration.expected(link_rate, link_layer, mtu, gpu_link if gpu_memory else None,
+                                                     side["nic_pcie"], side["path"] if gpu_memory else None)
         if best is None or expectation["low_gbps"] < best["low_gbps"]:
             best = expectation
     return best
@@ -194,7 +198,8 @@ def _threshold(threshold, settings):
     return bandwidth_calibration.healthy_range()[0]
 
 
-def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, timed_out=False, problem=None, threshold=None):
+def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, timed_out=False, problem=None,
+          threshold=None):
     """Verdict of one pair: (parsed client run or None, evaluation or None, diagnosis).
 
     link_rate is what the run is judged against (the pair's bound), threshold the fraction of it to reach (default
@@ -214,22 +219,27 @@ def judge(settings, client_log, server_log, client_pod, server_pod, link_rate, t
             # A run from host memory measures the NIC, not GPUDirect: refuse it.
             if not parsed.get("use_cuda"):
                 evaluation = dict(evaluation, passed=False, code="no_gpu_memory_path",
-                                  reason="perftest ran from host memory (no CUDA set-up in its output); the image's perftest lacks CUDA")
+                                  reason="perftest ran from host memory (no CUDA set-up in its output); the image's "
+                                         "perftest lacks CUDA")
             elif settings["gpu_rdma_mode"] == "dmabuf" and not parsed.get("use_dmabuf"):
                 evaluation = dict(evaluation, passed=False, code="no_gpu_memory_path",
-                                  reason="perftest did not register the GPU buffers with DMA-BUF although --use_cuda_dmabuf was asked for")
+                                  reason="perftest did not register the GPU buffers with DMA-BUF although "
+                                         "--use_cuda_dmabuf was asked for")
     # The side that failed first explains the pair: a server that exited before the client ran, or a
     # client that never started, is diagnosed from its own state and log.
-    if problem == "server" or (server_pod and pod_phase(server_pod) == "Failed" and not (parsed and parsed.get("rows"))):
+    if problem == "server" or (server_pod and pod_phase(server_pod) == "Failed"
+                               and not (parsed and parsed.get("rows"))):
         log_for_diagnosis = server_log or ""
         pod_for_diagnosis = server_pod
     diagnosis = perftest_diagnosis.diagnose(log=log_for_diagnosis, pod=pod_for_diagnosis, timed_out=timed_out,
-                                            evaluation=evaluation if evaluation and evaluation.get("code") != "no_gpu_memory_path" else None)
+                                            evaluation=evaluation if evaluation
+                                            and evaluation.get("code") != "no_gpu_memory_path" else None)
     if evaluation and evaluation.get("code") == "no_gpu_memory_path" and diagnosis["ok"]:
         diagnosis = {"code": "no_gpu_memory_path", "ok": False,
                      "message": "perftest did not use the GPU memory path: %s" % evaluation["reason"], "evidence": []}
     if diagnosis["ok"] and not evaluation:
-        diagnosis = {"code": "unknown", "ok": False, "message": "perftest printed results but there is no link rate to judge them against",
+        diagnosis = {"code": "unknown", "ok": False,
+                     "message": "perftest printed results but there is no link rate to judge them against",
                      "evidence": []}
     return parsed, evaluation, diagnosis
 
@@ -245,10 +255,12 @@ def summarize(pairs, threshold):
         summary["rails"] = []
         for index in rails:  # first seen first: the pairs come rail after rail
             rail, members = rails[index]
-            entry = {key: rail.get(key) for key in ("index", "network", "resource", "nic", "interfaces", "pci_addresses", "ipam_range")}
+            entry = {key: rail.get(key) for key in ("index", "network", "resource", "nic", "interfaces",
+                                                    "pci_addresses", "ipam_range")}
             aggregate = _aggregate(members, threshold)
-            entry.update((key, aggregate[key]) for key in ("pairs", "passed", "failed", "all_passed", "min_bandwidth_gbps",
-                                                           "avg_bandwidth_gbps", "max_bandwidth_gbps", "diagnoses"))
+            entry.update((key, aggregate[key]) for key in ("pairs", "passed", "failed", "all_passed",
+                                                           "min_bandwidth_gbps", "avg_bandwidth_gbps",
+                                                           "max_bandwidth_gbps", "diagnoses"))
             summary["rails"].append(entry)
     return summary
 
@@ -289,4 +301,5 @@ def failure_message(pairs):
     if several:
         count = max((p.get("rail") or {}).get("count", 1) for p in pairs)
         rails = ", on %d of %d rail(s)" % (len(weak), count)
-    return "GPUDirect RDMA bandwidth test failed for %d of %d pair(s)%s: %s" % (len(lines), len(pairs), rails, "; ".join(lines))
+    return "GPUDirect RDMA bandwidth test failed for %d of %d pair(s)%s: %s" % (
+        len(lines), len(pairs), rails, "; ".join(lines))

@@ -38,39 +38,41 @@ SOURCES = {
         "rails": 1, "link_gbps": 100.0, "busbw_gbs": 12.2, "algorithm": "ring", "verdict": "healthy",
     },
     "nccl-412": {
-        "title": "NVIDIA/nccl issue 412, maintainer's answer: 24 GB/s inter-node for one 200 Gb/s HDR NIC behind a PCIe switch",
+        "title": "NVIDIA/nccl issue 412, maintainer's answer: 24 GB/s inter-node for one 200 Gb/s HDR NIC behind a "
+                 "PCIe switch",
         "url": "https://github.com/NVIDIA/nccl/issues/412",
         "hardware": "nodes of 8 A800 (NVLink) with 1 HDR InfiniBand NIC (200 Gb/s) on a PCIe switch with a GPU",
         "rails": 1, "link_gbps": 200.0, "busbw_gbs": 24.0, "algorithm": "ring", "verdict": "healthy",
     },
     "nccl-412-cpu-nic": {
-        "title": "NVIDIA/nccl issue 412, the reporter's 15.3 GB/s on 12 nodes; maintainer: ~16 GB/s is what a NIC attached to "
-                 "the CPU gets",
+        "title": "NVIDIA/nccl issue 412, the reporter's 15.3 GB/s on 12 nodes; maintainer: ~16 GB/s is what a NIC "
+                 "attached to the CPU gets",
         "url": "https://github.com/NVIDIA/nccl/issues/412",
         "hardware": "nodes of 8 A800 with 1 HDR NIC (200 Gb/s) shared with storage traffic",
         "rails": 1, "link_gbps": 200.0, "busbw_gbs": 15.3, "algorithm": "ring",
         "verdict": "degraded: the NIC hangs off the CPU, not a PCIe switch beside a GPU (no GPUDirect path)",
     },
     "nccl-tests-160": {
-        "title": "NVIDIA/nccl-tests issue 160, maintainer's answer: 80 GB/s on 4 NICs (20 per NIC) is not the 24 of a perfect "
-                 "setup but not too bad",
+        "title": "NVIDIA/nccl-tests issue 160, maintainer's answer: 80 GB/s on 4 NICs (20 per NIC) is not the 24 of a "
+                 "perfect setup but not too bad",
         "url": "https://github.com/NVIDIA/nccl-tests/issues/160",
         "hardware": "4 nodes of 8 GPUs with 4 NICs of 200 Gb/s",
         "rails": 4, "link_gbps": 200.0, "busbw_gbs": 80.0, "algorithm": "ring", "verdict": "healthy",
     },
     "nccl-tests-119": {
-        "title": "NVIDIA/nccl-tests issue 119, maintainer's answer: 24 GB/s per 200 Gb/s NIC is the peak, 96 GB/s the target "
-                 "of 4 such NICs, which the run reaches: perfect",
+        "title": "NVIDIA/nccl-tests issue 119, maintainer's answer: 24 GB/s per 200 Gb/s NIC is the peak, 96 GB/s the "
+                 "target of 4 such NICs, which the run reaches: perfect",
         "url": "https://github.com/NVIDIA/nccl-tests/issues/119",
-        "hardware": "nodes of 8 GPUs with 4 NICs of 200 Gb/s; the run's plateau ~96 GB/s (the post's last rows 95.5-96.7)",
+        "hardware": "nodes of 8 GPUs with 4 NICs of 200 Gb/s; the run's plateau ~96 GB/s (the post's last rows "
+                    "95.5-96.7)",
         "rails": 4, "link_gbps": 200.0, "busbw_gbs": 96.0, "algorithm": "ring", "verdict": "healthy",
     },
     "nccl-tests-252": {
-        "title": "NVIDIA/nccl-tests issue 252, NCCL_ALGO=RING on 2 nodes of 4 H100 (8 ranks): 95.10 GB/s at 8 GB; maintainer: "
-                 "looks great with ~24 GB/s per NIC",
+        "title": "NVIDIA/nccl-tests issue 252, NCCL_ALGO=RING on 2 nodes of 4 H100 (8 ranks): 95.10 GB/s at 8 GB; "
+                 "maintainer: looks great with ~24 GB/s per NIC",
         "url": "https://github.com/NVIDIA/nccl-tests/issues/252",
-        "hardware": "2 nodes of 4 H100; 4 NICs per node (95 GB/s read by the maintainer as ~24 GB/s per NIC), 200 Gb/s each "
-                    "(24 GB/s per NIC is the 200 Gb/s figure of nccl-tests issue 160 and nccl issue 412)",
+        "hardware": "2 nodes of 4 H100; 4 NICs per node (95 GB/s read by the maintainer as ~24 GB/s per NIC), 200 Gb/s "
+                    "each (24 GB/s per NIC is the 200 Gb/s figure of nccl-tests issue 160 and nccl issue 412)",
         "rails": 4, "link_gbps": 200.0, "busbw_gbs": 95.10, "algorithm": "ring", "nodes": 2, "ranks": 8,
         "verdict": "healthy", "fixture": "issue252_h100_2x4_ring_4rails_cut.txt",
     },
@@ -81,33 +83,39 @@ SOURCES = {
         "rails": 4, "link_gbps": 100.0, "busbw_gbs": 48.0, "algorithm": "ring", "verdict": "healthy",
     },
     "nccl-812-dgx-a100": {
-        "title": "NVIDIA/nccl issue 812, maintainer's answer: a DGX-A100 with 8 x 200 Gb/s InfiniBand measures 192 GB/s",
+        "title": "NVIDIA/nccl issue 812, maintainer's answer: a DGX-A100 with 8 x 200 Gb/s InfiniBand measures "
+                 "192 GB/s",
         "url": "https://github.com/NVIDIA/nccl/issues/812",
         "hardware": "DGX-A100 (8 A100, NVSwitch) with 8 HDR InfiniBand NICs (200 Gb/s)",
         "rails": 8, "link_gbps": 200.0, "busbw_gbs": 192.0, "algorithm": "ring", "verdict": "healthy",
     },
     "nccl-tests-290-ndr": {
-        "title": "NVIDIA/nccl-tests issue 290, maintainer's answer: 46-48 GB/s per 400 Gb/s NDR NIC with NCCL_ALGO=RING",
+        "title": "NVIDIA/nccl-tests issue 290, maintainer's answer: 46-48 GB/s per 400 Gb/s NDR NIC with "
+                 "NCCL_ALGO=RING",
         "url": "https://github.com/NVIDIA/nccl-tests/issues/290",
         "hardware": "2 nodes of 8 H100 (NVSwitch) with 8 NDR InfiniBand NICs (ConnectX-7, 400 Gb/s); low end of 46-48",
         "rails": 8, "link_gbps": 400.0, "busbw_gbs": 8 * 46.0, "algorithm": "ring", "verdict": "healthy",
     },
     "nccl-812-roce": {
-        "title": "NVIDIA/nccl issue 812, the reporter's 60 GB/s ring on 2 DGX-A100 with 8 x 100 Gb/s; maintainer: a little low",
+        "title": "NVIDIA/nccl issue 812, the reporter's 60 GB/s ring on 2 DGX-A100 with 8 x 100 Gb/s; maintainer: a "
+                 "little low",
         "url": "https://github.com/NVIDIA/nccl/issues/812",
         "hardware": "2 DGX-A100 with 8 NICs of 100 Gb/s",
         "rails": 8, "link_gbps": 100.0, "busbw_gbs": 60.0, "algorithm": "ring",
         "verdict": "degraded: the maintainer asks whether GPUDirect RDMA is enabled and whether the fabric is RoCE",
     },
     "nccl-495": {
-        "title": "NVIDIA/nccl issue 495, 600 Gb/s (75 GB/s) on 2 A100 nodes with 8 x 100 Gb/s RoCE; maintainer: indeed a bit low",
+        "title": "NVIDIA/nccl issue 495, 600 Gb/s (75 GB/s) on 2 A100 nodes with 8 x 100 Gb/s RoCE; maintainer: indeed "
+                 "a bit low",
         "url": "https://github.com/NVIDIA/nccl/issues/495",
         "hardware": "2 nodes of 8 A100 with 8 RoCE NICs of 100 Gb/s, NCCL 2.7",
         "rails": 8, "link_gbps": 100.0, "busbw_gbs": 75.0, "algorithm": "ring",
-        "verdict": "degraded: NIC and platform settings (the maintainer sends the reporter to NVIDIA networking support)",
+        "verdict": "degraded: NIC and platform settings (the maintainer sends the reporter to NVIDIA networking "
+                   "support)",
     },
     "a3mega-2x8": {
-        "title": "lessizzmore/create-a3mega-ztan-fork ztan-NCCL-test-result: 338.82 GB/s on 2 A3 Mega nodes (8 x 200 Gb/s)",
+        "title": "lessizzmore/create-a3mega-ztan-fork ztan-NCCL-test-result: 338.82 GB/s on 2 A3 Mega nodes (8 x 200 "
+                 "Gb/s)",
         "url": "https://github.com/lessizzmore/create-a3mega-ztan-fork/blob/02dd8f455c43ced1cf442ef29334bda97149264b/"
                "ztan-NCCL-test-result",
         "hardware": "2 nodes of 8 H100 (NVSwitch) with 8 GPUDirect-TCPXO NICs of 200 Gb/s; NCCL's default algorithm",
@@ -116,20 +124,20 @@ SOURCES = {
     },
 }
 
-RING_HEALTHY_ROWS = ("nccl-tests-29", "nccl-412", "nccl-tests-160", "nccl-tests-119", "nccl-tests-252", "nccl-tests-29-dgx1",
-                     "nccl-812-dgx-a100", "nccl-tests-290-ndr")
+RING_HEALTHY_ROWS = ("nccl-tests-29", "nccl-412", "nccl-tests-160", "nccl-tests-119", "nccl-tests-252",
+                     "nccl-tests-29-dgx1", "nccl-812-dgx-a100", "nccl-tests-290-ndr")
 DEGRADED_ROWS = ("nccl-412-cpu-nic", "nccl-812-roce", "nccl-495")
 TREE_ROWS = ("a3mega-2x8",)
-TREE_EXPLANATION = ("on 2 nodes NCCL runs all-reduce as a tree (or NVLS tree, SHARP): each node reduces over NVLink first and "
-                    "its rails move 2(N-1)/N of the data instead of a ring's 2(n-1)/n, so busbw may exceed the rails' sum "
-                    "(NVIDIA/nccl-tests issue 196, NVIDIA/nccl issue 812)")
+TREE_EXPLANATION = ("on 2 nodes NCCL runs all-reduce as a tree (or NVLS tree, SHARP): each node reduces over NVLink "
+                    "first and its rails move 2(N-1)/N of the data instead of a ring's 2(n-1)/n, so busbw may exceed "
+                    "the rails' sum (NVIDIA/nccl-tests issue 196, NVIDIA/nccl issue 812)")
 # Why a run is low: the causes the degraded rows and NCCL's own code give (nccl_pods.py cites NCCL's files).
-LOW_CAUSES = ("a rail down, slower than the others or not listed in NCCL_IB_HCA: NCCL uses only active listed ports and the "
-              "slowest node sets every rank's pace",
-              "a NIC that reaches its GPU only through the CPU (no PCIe switch in common): no GPUDirect RDMA path (NVIDIA/nccl "
-              "issue 412)",
-              "GPUDirect RDMA off (nvidia-peermem or DMA-BUF missing) or RoCE without lossless settings (NVIDIA/nccl issues "
-              "812, 495)")
+LOW_CAUSES = ("a rail down, slower than the others or not listed in NCCL_IB_HCA: NCCL uses only active listed ports "
+              "and the slowest node sets every rank's pace",
+              "a NIC that reaches its GPU only through the CPU (no PCIe switch in common): no GPUDirect RDMA path "
+              "(NVIDIA/nccl issue 412)",
+              "GPUDirect RDMA off (nvidia-peermem or DMA-BUF missing) or RoCE without lossless settings (NVIDIA/nccl "
+              "issues 812, 495)")
 
 
 def rails_fraction(key):

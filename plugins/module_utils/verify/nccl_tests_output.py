@@ -42,12 +42,14 @@ TYPE_BYTES = {
 }
 
 _TAG_PREFIX = re.compile(r'^\[\d{1,6},\d{1,6}\]<(stdout|stderr)>:')
-_NCCL_LOG = re.compile(r'^(?:\[[0-9: -]{1,32}\] )?\S{1,256}:\d{1,10}:\d{1,10} \[\d{1,4}\] (?:\S{1,200} )?NCCL (INFO|WARN|TRACE)\b')
+_NCCL_LOG = re.compile(
+    r'^(?:\[[0-9: -]{1,32}\] )?\S{1,256}:\d{1,10}:\d{1,10} \[\d{1,4}\] (?:\S{1,200} )?NCCL (INFO|WARN|TRACE)\b')
 _VERSION = re.compile(r'^# nccl-tests version (\S+) nccl-headers=(\d+) nccl-library=(\d+)\s*$')
 _STARTING = re.compile(r'^# Collective test starting: (\S+)\s*$')
 _CONCLUDED = re.compile(r'^# Collective test concluded: (\S+)\s*$')
 _NCCL_VERSION = re.compile(r'^NCCL version (\S+)\s*$')
-_DEVICE = re.compile(r'^#\s+Rank\s+(\d+)(?:\s+Group\s+(\d+))?\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]{1,32})\]\s+(.*?)\s*$')
+_DEVICE = re.compile(r'^#\s+Rank\s+(\d+)(?:\s+Group\s+(\d+))?\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+'
+                     r'\[([^\]]{1,32})\]\s+(.*?)\s*$')
 _OUT_OF_BOUNDS = re.compile(r'^# Out of bounds values\s*: (\d+) (OK|FAILED)\s*$')
 _AVG_BUS = re.compile(r'^# Avg bus bandwidth\s*: (\S+)\s*(OK|FAILED)?\s*$')
 _ERROR_LINES = (
@@ -135,10 +137,12 @@ def _parse_header(line, lineno):
         raise NcclTestsParseError('table header at line %d has an odd number of result columns: %r' % (lineno, line))
     half = rest[:len(rest) // 2]
     if half != rest[len(rest) // 2:]:
-        raise NcclTestsParseError('table header at line %d: the out-of-place and in-place columns differ: %r' % (lineno, line))
+        raise NcclTestsParseError(
+            'table header at line %d: the out-of-place and in-place columns differ: %r' % (lineno, line))
     time_name = half[0] if half else None
     if time_name not in ('time', 'cputime') or half[1:3] != ['algbw', 'busbw'] or len(half) < 4:
-        raise NcclTestsParseError('table header at line %d: expected time, algbw, busbw and #wrong (or error) in each half: %r'
+        raise NcclTestsParseError('table header at line %d: expected time, algbw, busbw and #wrong (or error) in each '
+                                  'half: %r'
                                   % (lineno, line))
     error_name = half[3]
     if error_name not in ('#wrong', 'error'):
@@ -186,8 +190,8 @@ def _check_row(row, half, label, lineno, nranks, collective):
         factor = 2.0 * (nranks - 1) / nranks
         expected = half['algbw_gbs'] * factor
         if abs(half['busbw_gbs'] - expected) > algbw_half * factor + busbw_half + 1e-9:
-            raise NcclTestsParseError('result row at line %d: %s busbw %s GB/s is not algbw x 2(n-1)/n = %.2f for the %d ranks '
-                                      'listed under "Using devices" (output of two runs mixed, or cut?)'
+            raise NcclTestsParseError('result row at line %d: %s busbw %s GB/s is not algbw x 2(n-1)/n = %.2f for the '
+                                      '%d ranks listed under "Using devices" (output of two runs mixed, or cut?)'
                                       % (lineno, label, busbw_token, expected, nranks))
 
 
@@ -248,7 +252,8 @@ def parse_nccl_tests_output(text, require_results=True, collective=None):
             if result['version'] is not None:
                 raise NcclTestsParseError('line %d starts a second run (second "nccl-tests version" line): '
                                           'parse one run at a time' % lineno)
-            result['version'], result['nccl_headers'], result['nccl_library'] = match.group(1), int(match.group(2)), int(match.group(3))
+            result['version'], result['nccl_headers'], result['nccl_library'] = (match.group(1), int(match.group(2)),
+                                                                                 int(match.group(3)))
             continue
         match = _STARTING.match(stripped)
         if match:
@@ -266,8 +271,9 @@ def parse_nccl_tests_output(text, require_results=True, collective=None):
         if stripped.startswith('# nThread '):
             seen_params += 1
             if seen_params > 1:
-                raise NcclTestsParseError('line %d starts a second run (second "# nThread" line): two processes printed '
-                                          'their own output (nccl-tests built without MPI but started by mpirun?)' % lineno)
+                raise NcclTestsParseError('line %d starts a second run (second "# nThread" line): two processes '
+                                          'printed their own output (nccl-tests built without MPI but started by '
+                                          'mpirun?)' % lineno)
             result['params'] = _parse_params(stripped)
             continue
         match = _DEVICE.match(stripped)
@@ -280,7 +286,8 @@ def parse_nccl_tests_output(text, require_results=True, collective=None):
             continue
         if stripped.startswith('#') and re.match(r'^#\s+size\s+count\s', stripped):
             if layout is not None:
-                raise NcclTestsParseError('line %d holds a second table header (first at line %s): output of two runs mixed'
+                raise NcclTestsParseError('line %d holds a second table header (first at line %s): output of two runs '
+                                          'mixed'
                                           % (lineno, table_line))
             if result['rows']:
                 raise NcclTestsParseError('line %d: table header after result rows' % lineno)
@@ -309,7 +316,8 @@ def parse_nccl_tests_output(text, require_results=True, collective=None):
         if re.match(r'^\d', stripped):
             if layout is None:
                 raise NcclTestsParseError('line %d looks like a result row but no table header came before it '
-                                          '(output cut at the start, or not nccl-tests output): %r' % (lineno, stripped[:120]))
+                                          '(output cut at the start, or not nccl-tests output): %r'
+                                          % (lineno, stripped[:120]))
             if footer_line is not None:
                 raise NcclTestsParseError('line %d: result row after the "Avg bus bandwidth" line' % lineno)
             result['rows'].append(_parse_row(stripped, lineno, layout, result))
@@ -325,7 +333,8 @@ def _parse_row(line, lineno, layout, result):
     if len(tokens) != expected:
         raise NcclTestsParseError('result row at line %d has %d fields, the table header has %d (row cut or mixed with '
                                   'other output): %r' % (lineno, len(tokens), expected, line[:160]))
-    row = {'size_bytes': _integer(tokens[0], lineno, 'size'), 'count': _integer(tokens[1], lineno, 'count'), 'type': tokens[2]}
+    row = {'size_bytes': _integer(tokens[0], lineno, 'size'), 'count': _integer(tokens[1], lineno, 'count'),
+           'type': tokens[2]}
     position = 3
     if 'redop' in pre:
         row['redop'] = tokens[position]
@@ -339,8 +348,10 @@ def _parse_row(line, lineno, layout, result):
     if result['collective'] == 'all_reduce' and row['size_bytes'] != row['count'] * width:
         raise NcclTestsParseError('result row at line %d: %d bytes is not %d %s elements of %d bytes'
                                   % (lineno, row['size_bytes'], row['count'], row['type'], width))
-    out_of_place = _parse_half(tokens[position:position + half_width], lineno, error_name, per_iteration, 'out-of-place')
-    in_place = _parse_half(tokens[position + half_width:position + 2 * half_width], lineno, error_name, per_iteration, 'in-place')
+    out_of_place = _parse_half(tokens[position:position + half_width], lineno, error_name, per_iteration,
+                               'out-of-place')
+    in_place = _parse_half(tokens[position + half_width:position + 2 * half_width], lineno, error_name, per_iteration,
+                           'in-place')
     nranks = len(result['devices'])
     for label, half in (('out-of-place', out_of_place), ('in-place', in_place)):
         _check_row(row, half, label, lineno, nranks, result['collective'])
@@ -366,7 +377,8 @@ def _finish(result, require_results, table_line, footer_line, line_count):
         raise NcclTestsParseError('no result rows%s: output cut short' % where)
     if footer_line is None:
         if result['errors']:
-            raise NcclTestsParseError('the run failed after %d result rows: %s' % (len(rows), ' | '.join(result['errors'][:3])))
+            raise NcclTestsParseError(
+                'the run failed after %d result rows: %s' % (len(rows), ' | '.join(result['errors'][:3])))
         raise NcclTestsParseError('output cut after %d result rows: no "# Avg bus bandwidth" line' % len(rows))
     if result['devices']:
         ranks = sorted(device['rank'] for device in result['devices'])
@@ -385,18 +397,21 @@ def _summarise(result):
         for label in ('out_of_place', 'in_place'):
             half = row[label]
             if half.get('wrong'):
-                wrong_rows.append({'size_bytes': row['size_bytes'], 'type': row['type'], 'place': label, 'wrong': half['wrong']})
+                wrong_rows.append({'size_bytes': row['size_bytes'], 'type': row['type'], 'place': label,
+                                   'wrong': half['wrong']})
     result['wrong_rows'] = wrong_rows
     if rows:
         largest = max(row['size_bytes'] for row in rows)
         result['largest_message_row'] = [row for row in rows if row['size_bytes'] == largest][-1]
-        result['peak_busbw_gbs'] = max(max(row['out_of_place']['busbw_gbs'], row['in_place']['busbw_gbs']) for row in rows)
+        result['peak_busbw_gbs'] = max(max(row['out_of_place']['busbw_gbs'], row['in_place']['busbw_gbs'])
+                                       for row in rows)
         busbw = [row[label]['busbw_gbs'] for row in rows for label in ('out_of_place', 'in_place')]
         mean = sum(busbw) / len(busbw)
         # The footer is rank 0's mean busbw over every half-row it measured (src/common.cu bw[0] / bw_count[0]);
         # with several threads per process it mixes threads whose rows are not printed, so a gap is a warning only.
         if result['avg_busbw_gbs'] is not None and abs(mean - result['avg_busbw_gbs']) > 0.006 + 0.01 * mean:
-            result['warnings'].append('the "Avg bus bandwidth" line (%s GB/s) is not the mean busbw of the rows (%.3f GB/s)'
+            result['warnings'].append('the "Avg bus bandwidth" line (%s GB/s) is not the mean busbw of the rows (%.3f '
+                                      'GB/s)'
                                       % (result['avg_busbw_gbs'], mean))
     else:
         result['largest_message_row'] = None
@@ -473,7 +488,8 @@ def evaluate_allreduce(parsed, rail_rates_gbps, threshold=0, message_size=None, 
     if not isinstance(parsed, dict) or 'rows' not in parsed:
         raise ValueError('expected the result of nccl_tests_parse (a dict with rows), got %s' % type(parsed).__name__)
     if parsed.get('collective') not in (None, 'all_reduce'):
-        raise ValueError('the run is %s, not all_reduce: its bus bandwidth is computed differently' % parsed.get('collective'))
+        raise ValueError(
+            'the run is %s, not all_reduce: its bus bandwidth is computed differently' % parsed.get('collective'))
     fraction_required, threshold_source = calibrated_threshold(threshold)
     row = judged_row(parsed, message_size, 'size_bytes')
     rates = _rates(rail_rates_gbps)
@@ -500,7 +516,8 @@ def evaluate_allreduce(parsed, rail_rates_gbps, threshold=0, message_size=None, 
     if threshold_source == 'threshold':
         range_text += '; threshold %.0f%% of %.1f GB/s = %.1f GB/s' % (fraction_required * 100, expected, required)
     if parsed.get('errors'):
-        verdict.update(passed=False, code='nccl_errors', reason='nccl-tests reported errors: %s' % ' | '.join(parsed['errors'][:3]))
+        verdict.update(passed=False, code='nccl_errors',
+                       reason='nccl-tests reported errors: %s' % ' | '.join(parsed['errors'][:3]))
     elif verdict['wrong_rows'] or parsed.get('out_of_bounds'):
         verdict.update(passed=False, code='wrong_results',
                        reason='all-reduce results were wrong: %d half-rows with #wrong > 0, out of bounds values %s'
@@ -514,7 +531,8 @@ def evaluate_allreduce(parsed, rail_rates_gbps, threshold=0, message_size=None, 
         # (nccl_calibration.py module docstring).
         bound = calibrated['tree_bound_gbs']
         verdict.update(passed=True, code='passed', rail_bound_busbw_gbs=bound, algorithm='tree',
-                       reason='busbw %.2f GB/s at %d bytes is above the %.1f GB/s a ring can reach on %s: %s; with %s ranks '
+                       reason='busbw %.2f GB/s at %d bytes is above the %.1f GB/s a ring can reach on %s: %s; with %s '
+                              'ranks '
                        'on %d nodes that bound is %.1f x N(n-1)/(n(N-1)) = %s GB/s%s (published tree run: %s)'
                        % (measured, row['size_bytes'], expected, rails_text, nccl_calibration.TREE_EXPLANATION,
                           parsed.get('ranks'), len(hosts), expected, '%.1f' % bound if bound else '-',
@@ -525,7 +543,8 @@ def evaluate_allreduce(parsed, rail_rates_gbps, threshold=0, message_size=None, 
                        reason='busbw %.2f GB/s at %d bytes: %s' % (measured, row['size_bytes'], range_text))
     else:
         verdict.update(passed=False, code='busbw_below_threshold',
-                       reason='busbw %.2f GB/s at %d bytes is below the %s: %s. Low results in published runs came from: %s'
-                       % (measured, row['size_bytes'], 'range' if measured < calibrated['low_gbs'] else 'threshold', range_text,
-                          '; '.join(nccl_calibration.LOW_CAUSES)))
+                       reason='busbw %.2f GB/s at %d bytes is below the %s: %s. Low results in published runs came '
+                              'from: %s'
+                       % (measured, row['size_bytes'], 'range' if measured < calibrated['low_gbs'] else 'threshold',
+                          range_text, '; '.join(nccl_calibration.LOW_CAUSES)))
     return verdict

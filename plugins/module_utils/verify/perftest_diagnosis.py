@@ -27,7 +27,8 @@ DIAGNOSIS_CODES = (
     'unknown',
 )
 
-_IMAGE_PULL_REASONS = ('ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'RegistryUnavailable')
+_IMAGE_PULL_REASONS = ('ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull',
+                       'RegistryUnavailable')
 _IMAGE_PULL_TEXT = re.compile(r'Failed to pull image|pull access denied|manifest unknown|ImagePullBackOff|ErrImagePull')
 _INSUFFICIENT = re.compile(r'Insufficient ([A-Za-z0-9_./-]+)')
 
@@ -187,7 +188,8 @@ def diagnose(log=None, phase=None, reason=None, message=None, events=None, timed
         return result('ok')
     pod_state = 'pod phase %s%s' % (phase or 'unknown', ', reasons: %s' % ', '.join(reasons) if reasons else '')
     if parse_problem and parse_problem.startswith(('a second test header', 'a second result table')):
-        return result('unknown', 'the log holds more than one perftest run (%s): give the log of one run' % parse_problem,
+        return result('unknown',
+                      'the log holds more than one perftest run (%s): give the log of one run' % parse_problem,
                       messages)
     truncated = parse_problem if parse_problem and 'ends inside' in parse_problem else (parsed or {}).get('truncated')
     if truncated:

@@ -90,7 +90,8 @@ ERROR_PATTERNS = (
     ('no_gpu_memory_path', re.compile(r'cuInit\(0\) returned|cuDeviceGetCount\(\) returned|cuCtxCreate\(\) error'
                                       r'|cuCtxSetCurrent\(\) error|cuMemAlloc(Host|Managed)?( error|\(\) failed)'
                                       r'|cuMemGetHandleForAddressRange error|cuDeviceGetByPCIBusId failed')),
-    ('no_gpu_memory_path', re.compile(r'There are no available device\(s\) that support CUDA|No such device ID \(\d+\) exists')),
+    ('no_gpu_memory_path',
+     re.compile(r'There are no available device\(s\) that support CUDA|No such device ID \(\d+\) exists')),
     ('no_gpu_memory_path', re.compile(r"Couldn't init GPU context|Couldn't allocate memory with CUDA"
                                       r'|CUDA initiali[sz]ation failed', re.IGNORECASE)),
     ('no_gpu_memory_path', re.compile(r'DMA-BUF is not supported|OFED stack does not support DMA-BUF'
@@ -98,23 +99,26 @@ ERROR_PATTERNS = (
                                       r'|does not support CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE')),
     ('no_gpu_memory_path', re.compile(r"unrecognized option '--use_cuda|invalid option.{0,80}use_cuda")),
     ('rdma_device_not_found', re.compile(r'No IB devices found|IB device \S+ not found'
-                                         r"|Couldn't get context for the device|Unable to find the Infiniband/RoCE device")),
+                                         r"|Couldn't get context for the device|Unable to find the Infiniband/RoCE "
+                                         r"device")),
     ('link_down', re.compile(r'Port number \d+ state is (Down|Init|Armed|Nop)\b|Unable to query port'
                              r'|Link layer on port \d+ is Unknown|Unable to determine link layer')),
     ('link_down', re.compile(r"Couldn't connect to \S+|Unable to init the socket connection|Couldn't listen to port"
                              r'|Problem in resolving basic address and port|accept\(\) failed')),
-    ('link_down', re.compile(r'rdma_resolve_(addr|route) failed|Received \d+ times ADDR_ERROR|Unable to connect \(retries'
-                             r'|Unexpected CM event|rdma_get_cm_events? failed', re.IGNORECASE)),
+    ('link_down', re.compile(r'rdma_resolve_(addr|route) failed|Received \d+ times ADDR_ERROR|Unable to connect '
+                             r'\(retries|Unexpected CM event|rdma_get_cm_events? failed', re.IGNORECASE)),
     ('wrong_gid', re.compile(r'Failed to modify QP( \S+)? to (RTR|RTS)|Unable to Connect the HCA.s through the link')),
     ('wrong_gid', re.compile(r'Failed status 12\b|transport retry counter exceeded|IBV_WC_RETRY_EXC_ERR')),
-    ('wrong_gid', re.compile(r'gid[ _]index\S{0,32} should be between|invalid gid|Failed to query GID|ibv_query_gid failed',
+    ('wrong_gid', re.compile(r'gid[ _]index\S{0,32} should be between|invalid gid|Failed to query GID|ibv_query_gid '
+                             r'failed',
                              re.IGNORECASE)),
     ('memory_registration_failed', re.compile(r"Couldn't allocate MR|failed to create mr|Couldn't allocate work buf",
                                               re.IGNORECASE)),
     ('timeout', re.compile(r'\btimed out\b|\btimeout (expired|reached)\b', re.IGNORECASE)),
     ('unknown', re.compile(r'Completion with error|Failed status \d+|Can.t produce a report'
                            r'|Failed to exchange da(ta|te) between server and clients')),
-    ('unknown', re.compile(r"Couldn't (create|allocate|post|get|set|register)|Failed to (create|modify|init|allocate|post)"
+    ('unknown', re.compile(r"Couldn't (create|allocate|post|get|set|register)|Failed to "
+                           r"(create|modify|init|allocate|post)"
                            r'|Unable to (create|set up|perform)')),
     ('unknown', re.compile(r'\bERROR\b|Segmentation fault|core dumped|^\s*Aborted\b')),
 )
@@ -403,8 +407,8 @@ def parse_bw_output(text, require_results=True):
         raise PerftestParseError('test header at line %d is incomplete: no "Device" line' % titles[0][0])
     if not tables:
         if require_results:
-            raise PerftestParseError(_missing_table_message('no result table found' + (' (%s)' % truncated if truncated else ''),
-                                                            errors))
+            raise PerftestParseError(_missing_table_message(
+                'no result table found' + (' (%s)' % truncated if truncated else ''), errors))
     elif not rows:
         raise PerftestParseError('result table has no rows (output truncated after the table header?)')
     elif not table_closed:

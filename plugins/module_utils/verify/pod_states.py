@@ -13,7 +13,8 @@ import random
 
 _RUN_ID_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
-IMAGE_PULL_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable")
+IMAGE_PULL_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
+                      "RegistryUnavailable")
 # Scheduler and kubelet states that can clear up by themselves (device plugin registering, registry hiccup): a
 # failure only when they last longer than the grace period.
 PENDING_PROBLEMS = ("Unschedulable",) + IMAGE_PULL_REASONS + ("CreateContainerConfigError", "CreateContainerError")
@@ -39,7 +40,8 @@ def pending_problem(pod):
         return None
     status = pod.get("status") or {}
     for condition in status.get("conditions") or []:
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False" and condition.get("reason") == "Unschedulable":
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False" \
+                and condition.get("reason") == "Unschedulable":
             return "Unschedulable", condition.get("message") or ""
     for container in status.get("containerStatuses") or []:
         waiting = (container.get("state") or {}).get("waiting") or {}
@@ -97,7 +99,8 @@ def pod_failure(pod, problem_for=None, grace=0, fail_at_once=()):
     if phase == "Succeeded":
         return None
     if phase == "Failed":
-        return "pod failed: %s" % (termination_text(pod) or status.get("reason") or status.get("message") or "no reason given")
+        return "pod failed: %s" % (termination_text(pod) or status.get("reason") or status.get("message")
+                                   or "no reason given")
     problem = pending_problem(pod)
     if not problem:
         return None
@@ -119,7 +122,8 @@ def is_done(pod):
 # a crash loop, an image that cannot be pulled, a container that cannot be created. Each may clear by itself (a
 # driver that builds on the next attempt, a registry that comes back), so a wait fails on one only after its grace
 # period.
-OPERAND_PROBLEMS = ("CrashLoopBackOff", "RunContainerError", "CreateContainerConfigError", "CreateContainerError") + IMAGE_PULL_REASONS
+OPERAND_PROBLEMS = ("CrashLoopBackOff", "RunContainerError", "CreateContainerConfigError",
+                    "CreateContainerError") + IMAGE_PULL_REASONS
 
 
 def operand_problems(pods):
@@ -135,8 +139,9 @@ def operand_problems(pods):
                 continue
             terminated = (container.get("lastState") or {}).get("terminated") or {}
             problems.append({
-                "pod": meta.get("name"), "namespace": meta.get("namespace"), "node": (pod.get("spec") or {}).get("nodeName") or "",
-                "container": container.get("name"), "reason": waiting.get("reason"), "message": waiting.get("message") or "",
+                "pod": meta.get("name"), "namespace": meta.get("namespace"),
+                "node": (pod.get("spec") or {}).get("nodeName") or "", "container": container.get("name"),
+                "reason": waiting.get("reason"), "message": waiting.get("message") or "",
                 "restarts": container.get("restartCount") or 0, "exit_code": terminated.get("exitCode"),
                 "termination_message": (terminated.get("message") or "").strip(),
             })

@@ -64,5 +64,6 @@ def judged_row(parsed, message_size, size_key):
     size = int(message_size)
     matching = [row for row in rows if row[size_key] == size]
     if not matching:
-        raise ValueError('no result row for message size %d (sizes: %s)' % (size, ', '.join(str(row[size_key]) for row in rows)))
+        raise ValueError('no result row for message size %d (sizes: %s)'
+                         % (size, ', '.join(str(row[size_key]) for row in rows)))
     return matching[-1]
