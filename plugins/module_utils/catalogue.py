@@ -60,7 +60,8 @@ SETTINGS = ("namespace", "channel", "source", "source_namespace", "starting_csv"
             "install_plan_approval", "wait_timeout", "failure_grace_period")
 DEFAULTS = {"channel": "", "source": "", "source_namespace": "", "starting_csv": "", "subscription_config": {},
             "wait_timeout": 900, "failure_grace_period": 60}
-ENTRY_KEYS = ("role", "title", "package", "namespace", "namespace_alias", "catalog_source", "install_plan_approval", "phase")
+ENTRY_KEYS = ("role", "title", "package", "namespace", "namespace_alias", "catalog_source", "install_plan_approval",
+              "phase")
 MARKETPLACE = "openshift-marketplace"
 
 # The support table: per OpenShift minor version, the GPU and Network Operator versions the collection supports there
@@ -105,13 +106,15 @@ def entries(extra=None):
         unknown = sorted(set(entry) - set(ENTRY_KEYS))
         if unknown:
             raise ValueError("%s: unknown key(s) %s (known: %s)" % (where, ", ".join(unknown), ", ".join(ENTRY_KEYS)))
-        for key, valid in (("role", _ROLE.match), ("package", names.is_dns1123_label), ("namespace", names.is_dns1123_label)):
+        for key, valid in (("role", _ROLE.match), ("package", names.is_dns1123_label),
+                           ("namespace", names.is_dns1123_label)):
             if not valid(str(entry.get(key) or "")):
                 raise ValueError("%s.%s: %r is missing or not a valid name" % (where, key, entry.get(key)))
         if any(known["role"] == entry["role"] or known["package"] == entry["package"] for known in result):
-            raise ValueError("%s: role %s or package %s is in the catalogue already" % (where, entry["role"], entry["package"]))
-        full = {"title": entry["package"], "namespace_alias": None, "catalog_source": "", "install_plan_approval": "Automatic",
-                "phase": None}
+            raise ValueError(
+                "%s: role %s or package %s is in the catalogue already" % (where, entry["role"], entry["package"]))
+        full = {"title": entry["package"], "namespace_alias": None, "catalog_source": "",
+                "install_plan_approval": "Automatic", "phase": None}
         full.update(entry)
         result.append(full)
     return result
@@ -156,7 +159,8 @@ def resolve(variables, extra=None):
             raise ValueError("%s_namespace: %r is not a valid namespace name (lower-case letters, digits and '-')"
                              % (role, operator["namespace"]))
         if operator["install_plan_approval"] not in ("Automatic", "Manual"):
-            raise ValueError("%s_install_plan_approval: %r is not Automatic or Manual" % (role, operator["install_plan_approval"]))
+            raise ValueError(
+                "%s_install_plan_approval: %r is not Automatic or Manual" % (role, operator["install_plan_approval"]))
         if not isinstance(operator["subscription_config"], dict):
             raise ValueError("%s_subscription_config: must be a mapping (the Subscription's spec.config)" % role)
         result.append(operator)
@@ -185,7 +189,8 @@ def install_plan(roles, after=None, order="overlapped", operators=None):
             raise ValueError("install order: %s comes after %s, which is not installed" % (role, ", ".join(unknown)))
     placed, ordered = set(), []
     while len(ordered) < len(roles):
-        ready = next((role for role in roles if role not in placed and all(need in placed for need in edges[role])), None)
+        ready = next((role for role in roles if role not in placed and all(need in placed for need in edges[role])),
+                     None)
         if ready is None:
             stuck = [role for role in roles if role not in placed]
             raise ValueError("install order: a cycle among %s (each waits for another of them); remove one of their "

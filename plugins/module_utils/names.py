@@ -128,7 +128,8 @@ def attachable_networks(networks, namespace):
     k8s.v1.cni.cncf.io/networks annotation names it: those of the pod's namespace by name; when it has none, those of
     Multus' global namespaces as <namespace>/<name> (the collection's own namespaces, e.g. verify's gpudirect-verify,
     hold no network of their own)."""
-    own = [dict(n, annotation=n.get("annotation") or n.get("name")) for n in networks or [] if n.get("namespace") == namespace]
+    own = [dict(n, annotation=n.get("annotation") or n.get("name")) for n in networks or []
+           if n.get("namespace") == namespace]
     if own:
         return own
     return [dict(n, annotation="%s/%s" % (n["namespace"], n.get("annotation") or n.get("name")))

@@ -11,7 +11,8 @@ Subscription without the collection's OperatorGroup runs an operator someone els
 
 
 def _names(objects):
-    return sorted(((item or {}).get("metadata") or {}).get("name") for item in objects or [] if (item or {}).get("metadata"))
+    return sorted(((item or {}).get("metadata") or {}).get("name") for item in objects or []
+                  if (item or {}).get("metadata"))
 
 
 def _namespaces_of(objects):

@@ -59,7 +59,8 @@ def never_connected(exc):
     """True when no connection was made (refused, connect timeout, name not resolved): the server saw nothing, unlike
     a connection that broke before the answer."""
     failed = getattr(exc, "reason", None) or exc  # urllib3's MaxRetryError carries the last attempt's error
-    return any(k.__name__ in ("NewConnectionError", "ConnectTimeoutError", "ConnectionRefusedError") for k in type(failed).__mro__)
+    return any(k.__name__ in ("NewConnectionError", "ConnectTimeoutError", "ConnectionRefusedError")
+               for k in type(failed).__mro__)
 
 
 def not_processed(exc):
@@ -147,7 +148,8 @@ class RetryPolicy:
     ``sleep`` and ``rand`` are injectable so tests run without waiting.
     """
 
-    def __init__(self, attempts=6, base_delay=0.2, max_delay=8.0, max_retry_after=30.0, sleep=time.sleep, rand=random.random):
+    def __init__(self, attempts=6, base_delay=0.2, max_delay=8.0, max_retry_after=30.0, sleep=time.sleep,
+                 rand=random.random):
         self.attempts = attempts
         self.base_delay = base_delay
         self.max_delay = max_delay

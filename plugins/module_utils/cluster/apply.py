@@ -23,16 +23,20 @@ import time
 
 from ansible_collections.kubernetes.core.plugins.module_utils.apply import LAST_APPLIED_CONFIG_ANNOTATION
 from ansible.module_utils.common.dict_transformations import dict_merge
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError, api_message, api_status
-from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import labels_match, parse_label_selector
-from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE, READ_BY_NAME_KINDS
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import (
+    ClusterError, api_message, api_status)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import (
+    labels_match, parse_label_selector)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.names import (
+    MANAGED_BY_LABEL, MANAGED_BY_VALUE, READ_BY_NAME_KINDS)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import webhooks
 
 FIELD_MANAGER = "gpudirect.openshift"
 LAST_APPLIED_FIELD = ("f:metadata", "f:annotations", "f:" + LAST_APPLIED_CONFIG_ANNOTATION)
 # metadata the API server never records in managedFields
 _UNTRACKED_META = frozenset(["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
-                             "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink", "generateName"])
+                             "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink",
+                             "generateName"])
 
 
 def identity(obj):
@@ -121,7 +125,8 @@ def in_sync(existing, desired, manager=FIELD_MANAGER):
     the desired fields and the object holds our values (another manager's later change to one of them moves it
     away from us, so it is re-applied)."""
     entry = managed_entry(existing, manager)
-    if entry is None or entry.get("apiVersion") != desired.get("apiVersion") or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
+    if entry is None or entry.get("apiVersion") != desired.get("apiVersion") \
+            or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
         return False
     return owns_exactly(applied_body(desired), existing, entry.get("fieldsV1") or {})
 
@@ -159,7 +164,8 @@ def upgraded_managed_fields(entries, csa_manager, ssa_manager=FIELD_MANAGER):
     entries = copy.deepcopy(entries or [])
 
     def is_csa(entry):
-        return entry.get("manager") == csa_manager and entry.get("operation") == "Update" and not entry.get("subresource")
+        return entry.get("manager") == csa_manager and entry.get("operation") == "Update" and not entry.get(
+            "subresource")
 
     target = next((e for e in entries if e.get("manager") == ssa_manager and e.get("operation") == "Apply"
                    and not e.get("subresource")), None)
@@ -186,7 +192,8 @@ def migration_patch(existing, manager=FIELD_MANAGER):
     next apply), and the annotation is removed; the resourceVersion makes a concurrent write a 409, as csaupgrade
     does, instead of overwriting managedFields someone just changed."""
     meta = existing.get("metadata") or {}
-    if LAST_APPLIED_CONFIG_ANNOTATION not in (meta.get("annotations") or {}) or managed_entry(existing, manager) is not None:
+    if LAST_APPLIED_CONFIG_ANNOTATION not in (meta.get("annotations")
+                                              or {}) or managed_entry(existing, manager) is not None:
         return None
     entries = meta.get("managedFields") or []
     upgraded = entries
@@ -221,7 +228,8 @@ def parse_kind(text):
     """'group/version/Kind' or 'v1/Kind' -> (apiVersion, kind)."""
     api_version, _sep, kind = text.rpartition("/")
     if not api_version or not kind:
-        raise ValueError("prune_kinds entry %r is not apiVersion/Kind, for example mellanox.com/v1alpha1/MacvlanNetwork" % text)
+        raise ValueError(
+            "prune_kinds entry %r is not apiVersion/Kind, for example mellanox.com/v1alpha1/MacvlanNetwork" % text)
     return api_version, kind
 
 
@@ -290,7 +298,8 @@ class ManifestApplier:
 
     def _record(self, action, obj, before=None, after=None):
         self.results.append({"action": action, "api_version": obj.get("apiVersion"), "kind": obj.get("kind"),
-                             "namespace": (obj.get("metadata") or {}).get("namespace"), "name": obj["metadata"]["name"]})
+                             "namespace": (obj.get("metadata") or {}).get("namespace"),
+                             "name": obj["metadata"]["name"]})
         if action != "unchanged":
             self.diffs.append({"before": _strip(before) or {}, "after": _strip(after) or {}, "object": describe(obj)})
 
@@ -324,12 +333,14 @@ class ManifestApplier:
             operations = migration_patch(existing)
             if operations:
                 self._writing()
-                current = self.cluster.json_patch(resource, meta["name"], namespace, operations, FIELD_MANAGER) or migrated(existing, operations)
+                current = self.cluster.json_patch(resource, meta["name"], namespace, operations,
+                                                  FIELD_MANAGER) or migrated(existing, operations)
             if in_sync(current, desired):
                 self._record("unchanged" if current is existing else "patched", desired, existing, current)
                 return
         self._writing()
-        after = self._through_webhook(describe(desired), lambda: self.cluster.server_side_apply(resource, desired, FIELD_MANAGER, force=True))
+        after = self._through_webhook(
+            describe(desired), lambda: self.cluster.server_side_apply(resource, desired, FIELD_MANAGER, force=True))
         if existing is None:
             self._record("created", desired, None, after or desired)
         else:

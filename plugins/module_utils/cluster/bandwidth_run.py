@@ -86,7 +86,8 @@ class _Pair:
 
     def wake(self):
         """When the pair must be looked at again without an event (its next deadline), or None."""
-        times = [t for t in (self.deadline, self.running_since + self.settings["run_timeout"] if self.running_since else None) if t]
+        times = [t for t in (self.deadline, self.running_since + self.settings["run_timeout"] if self.running_since
+                             else None) if t]
         return min(times) if times else None
 
 
@@ -99,7 +100,8 @@ class BandwidthTest:
         self.run_id = run_id or new_run_id()
         self.node_items = []  # the Node objects nodes() listed: which resources each node has allocatable
         self.clock = clock
-        self.pods = PodRun(cluster, settings["namespace"], RUN_LABEL, self.run_id, grace=settings["pending_grace_period"], clock=clock)
+        self.pods = PodRun(cluster, settings["namespace"], RUN_LABEL, self.run_id,
+                           grace=settings["pending_grace_period"], clock=clock)
         self.log = log or (lambda message: None)
 
     # -- discovery -------------------------------------------------------------------------------
@@ -151,8 +153,8 @@ class BandwidthTest:
         pair.state = "server"
         pair.started = now
         pair.deadline = now + pair.settings["start_timeout"]
-        self.pods.create_or_fail(pod_manifest(pair.settings, self.run_id, pair.index, "server", pair.server_node, pair.server_host,
-                                              pair.server_device, round_index=pair.round_index))
+        self.pods.create_or_fail(pod_manifest(pair.settings, self.run_id, pair.index, "server", pair.server_node,
+                                              pair.server_host, pair.server_device, round_index=pair.round_index))
 
     def _grace_over(self, pair, now):
         since = [self.pods.problem_since.get(name) for name in (pair.server_pod, pair.client_pod)]
@@ -172,12 +174,14 @@ class BandwidthTest:
                 pair.problem_side = "server"
             elif pod_phase(server) == "Running" and secondary_ips(server, settings["network"], settings["namespace"]):
                 pair.server_ip = secondary_ips(server, settings["network"], settings["namespace"])[0]
-                self.log("pair %d (%s): server on %s at %s" % (pair.index, rail_text(settings["rail"]), pair.server_node, pair.server_ip))
+                self.log("pair %d (%s): server on %s at %s" % (pair.index, rail_text(settings["rail"]),
+                                                               pair.server_node, pair.server_ip))
                 pair.state = "client"
                 # start_timeout to get the client running, then run_timeout for the test itself.
                 pair.deadline = now + settings["start_timeout"] + settings["run_timeout"]
-                self.pods.create_or_fail(pod_manifest(settings, self.run_id, pair.index, "client", pair.client_node, pair.client_host,
-                                                      pair.client_device, pair.server_ip, round_index=pair.round_index))
+                self.pods.create_or_fail(pod_manifest(settings, self.run_id, pair.index, "client", pair.client_node,
+                                                      pair.client_host, pair.client_device, pair.server_ip,
+                                                      round_index=pair.round_index))
                 return False
             elif now >= pair.deadline:
                 pair.timed_out = True
@@ -200,7 +204,8 @@ class BandwidthTest:
             if pod_phase(server) == "Failed":
                 pair.problem_side = "server"
                 return True
-            if now >= pair.deadline or (pair.running_since is not None and now - pair.running_since >= settings["run_timeout"]):
+            if now >= pair.deadline or (pair.running_since is not None
+                                        and now - pair.running_since >= settings["run_timeout"]):
                 pair.timed_out = True
                 return True
             return False
@@ -238,7 +243,8 @@ class BandwidthTest:
 
         def done(now):
             # Only the pairs an event touched or whose deadline came: not every pair on every event.
-            due = [pair for pair in active.values() if pair.index in touched or (pair.wake() is not None and pair.wake() <= now)
+            due = [pair for pair in active.values() if pair.index in touched
+                   or (pair.wake() is not None and pair.wake() <= now)
                    or self._grace_over(pair, now)]
             touched.clear()
             for pair in due:
@@ -254,7 +260,8 @@ class BandwidthTest:
         fill(self.clock())
         waves = math.ceil(len(pairs) / float(cap))
         backstop = waves * (self.settings["start_timeout"] + self.settings["run_timeout"] + 60) + 60
-        _seen, finished = self.pods.follow(on_change, done, backstop, selector=self.pods.selector(**{ROUND_LABEL: pairs[0].round_index}),
+        _seen, finished = self.pods.follow(on_change, done, backstop,
+                                           selector=self.pods.selector(**{ROUND_LABEL: pairs[0].round_index}),
                                            wake_at=wake_at)
         if not finished:
             for pair in list(active.values()) + queue:
@@ -278,8 +285,10 @@ class BandwidthTest:
         # a client that failed before its header still printed its CUDA set-up
         client_cuda = early.get("cuda") or perftest_output.parse_cuda_setup(client_log) or {}
         rates = []
-        for node, device in ((pair.server_node, pair.server_device), (pair.client_node, pair.client_device or parsed_device)):
-            state = self.node_state(node) if settings["link_rate_gbps"] is None and not facts_ports(settings, node) else None
+        for node, device in ((pair.server_node, pair.server_device),
+                             (pair.client_node, pair.client_device or parsed_device)):
+            state = (self.node_state(node) if settings["link_rate_gbps"] is None and not facts_ports(settings, node)
+                     else None)
             rates.append(link_rate_for(settings, node, device, state))
         known = [rate for rate, _source in rates if rate]
         link_rate = min(known) if len(known) == len(rates) else None
@@ -287,22 +296,27 @@ class BandwidthTest:
         # judged against that bound, by default at the calibrated low end of healthy published runs
         # (bandwidth_calibration.py).
         server_cuda = perftest_output.parse_cuda_setup(server_log) or {}
-        sides = [pair_side_hardware(settings, pair.server_node, pair.server_device or _server_device(server_log), server_cuda.get("pci_address")),
-                 pair_side_hardware(settings, pair.client_node, pair.client_device or parsed_device, client_cuda.get("pci_address"))]
+        sides = [pair_side_hardware(settings, pair.server_node, pair.server_device or _server_device(server_log),
+                                    server_cuda.get("pci_address")),
+                 pair_side_hardware(settings, pair.client_node, pair.client_device or parsed_device,
+                                    client_cuda.get("pci_address"))]
         gpu_memory = settings["gpu_rdma_mode"] != "none"
-        expectation = calibrated_expectation(link_rate, settings["link_layer"], early.get("mtu"), sides, client_cuda.get("device_name"),
-                                             gpu_memory)
+        expectation = calibrated_expectation(link_rate, settings["link_layer"], early.get("mtu"), sides,
+                                             client_cuda.get("device_name"), gpu_memory)
         bound = expectation["bound_gbps"] if expectation else link_rate
-        threshold = settings["threshold"] if settings["threshold"] is not None else (expectation or {}).get("low_fraction")
+        threshold = settings["threshold"] if settings["threshold"] is not None else (expectation or {}).get(
+            "low_fraction")
         parsed, evaluation, diagnosis = judge(settings, client_log, server_log, client_pod, server_pod, bound,
                                               timed_out=pair.timed_out, problem=pair.problem_side, threshold=threshold)
         if evaluation and expectation and evaluation.get("code") in ("passed", "bandwidth_below_threshold"):
             words = expectation_text(evaluation["measured_gbps"], expectation)
             if settings["threshold"] is not None:
-                words += "; threshold %.0f%% of the bound (%.2f Gb/s)" % (settings["threshold"] * 100, evaluation["expected_gbps"])
+                words += "; threshold %.0f%% of the bound (%.2f Gb/s)" % (
+                    settings["threshold"] * 100, evaluation["expected_gbps"])
             evaluation = dict(evaluation, reason=words)
             if diagnosis.get("code") == "bandwidth_below_threshold":
-                diagnosis = dict(diagnosis, message="the test ran but the bandwidth is below the expected range: %s" % words)
+                diagnosis = dict(diagnosis,
+                                 message="the test ran but the bandwidth is below the expected range: %s" % words)
         if not link_rate and parsed and parsed.get("rows"):
             diagnosis = dict(diagnosis, code="link_rate_unknown", ok=False,
                              message="; ".join(source for rate, source in rates if not rate))
@@ -339,10 +353,12 @@ class BandwidthTest:
             "threshold_gbps": round(bound * threshold, 3) if bound and threshold else None,
             "bound_gbps": bound,
             "expected": dict(expectation, sources=[{"key": key, "title": bandwidth_calibration.SOURCES[key]["title"],
-                                                    "url": bandwidth_calibration.SOURCES[key]["url"]} for key in expectation["sources"]])
+                                                    "url": bandwidth_calibration.SOURCES[key]["url"]}
+                                                   for key in expectation["sources"]])
             if expectation else None,
             "path": dict(server=sides[0]["path"], client=sides[1]["path"]),
-            "pcie": {side_name: {"gpu": bandwidth_calibration.pcie_text(*side["gpu_pcie"]), "nic": bandwidth_calibration.pcie_text(*side["nic_pcie"])}
+            "pcie": {side_name: {"gpu": bandwidth_calibration.pcie_text(*side["gpu_pcie"]),
+                                 "nic": bandwidth_calibration.pcie_text(*side["nic_pcie"])}
                      for side_name, side in (("server", sides[0]), ("client", sides[1]))},
             "bandwidth_gbps": row.get("bw_avg_gbps"),
             "bw_peak_gbps": row.get("bw_peak_gbps"),
@@ -404,7 +420,8 @@ class BandwidthTest:
                 self.delete_pods(self.pods.selector())
             except (ClusterError, Exception) as exc:  # pylint: disable=broad-except
                 cleanup_error = api_message(exc)
-        leftover, _rv = self.cluster.list(self.pods.resource, namespace=self.settings["namespace"], label_selector=self.pods.selector())
+        leftover, _rv = self.cluster.list(self.pods.resource, namespace=self.settings["namespace"],
+                                          label_selector=self.pods.selector())
         results.sort(key=lambda pair: pair["index"])
         return {"run_id": self.run_id, "pairs": results, "rounds": rounds, "stale_pods_deleted": stale,
                 "pods_left": [p["metadata"]["name"] for p in leftover], "cleanup_error": cleanup_error}

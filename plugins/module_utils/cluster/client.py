@@ -245,7 +245,8 @@ class ClusterClient:
     def require(self, api_version, kind):
         resource = self.resource(api_version, kind)
         if resource is None:
-            raise ClusterError("The API server does not serve %s %s (is the operator that owns it installed?)" % (api_version, kind))
+            raise ClusterError(
+                "The API server does not serve %s %s (is the operator that owns it installed?)" % (api_version, kind))
         return resource
 
     # -- reads ---------------------------------------------------------------------------------
@@ -292,7 +293,8 @@ class ClusterClient:
             query["label_selector"] = label_selector
         if field_selector:
             query["field_selector"] = field_selector
-        items, list_rv = paged_list(self._request, resource.path(namespace=namespace), query, page_size or self.page_size)
+        items, list_rv = paged_list(self._request, resource.path(namespace=namespace), query,
+                                    page_size or self.page_size)
         for item in items:
             item.setdefault("apiVersion", resource.group_version)
             item.setdefault("kind", resource.kind)
@@ -344,7 +346,8 @@ class ClusterClient:
             return _decode(self.retry.call(post))
         except Exception as exc:  # pylint: disable=broad-except
             retried_after_unknown_outcome = any(not not_processed(e) for e in sent[:-1])
-            if meta.get("name") and retried_after_unknown_outcome and api_status(exc) == 409 and api_reason(exc) == "AlreadyExists":
+            if meta.get("name") and retried_after_unknown_outcome and api_status(exc) == 409 \
+                    and api_reason(exc) == "AlreadyExists":
                 found = self.get(resource, meta["name"], namespace)
                 if found is not None:
                     return found
@@ -365,7 +368,8 @@ class ClusterClient:
         path = resource.path(name=name, namespace=namespace if resource.namespaced else None)
         for attempt in range(conflict_attempts):
             try:
-                return self._request("patch", path, body=patch, content_type="application/merge-patch+json", **self._write_params())
+                return self._request("patch", path, body=patch, content_type="application/merge-patch+json",
+                                     **self._write_params())
             except Exception as exc:  # pylint: disable=broad-except
                 if api_status(exc) != 409 or attempt == conflict_attempts - 1 or \
                         ((patch or {}).get("metadata") or {}).get("resourceVersion"):
@@ -389,7 +393,8 @@ class ClusterClient:
             try:
                 return self._request("patch", path, body=body, content_type="application/apply-patch+yaml", **query)
             except Exception as exc:  # pylint: disable=broad-except
-                if api_status(exc) != 409 or attempt == conflict_attempts - 1 or not force or meta.get("resourceVersion"):
+                if api_status(exc) != 409 or attempt == conflict_attempts - 1 or not force or meta.get(
+                        "resourceVersion"):
                     raise
         return None
 
@@ -421,7 +426,8 @@ class ClusterClient:
                 return None
             raise
 
-    def delete_collection(self, resource, namespace, label_selector, grace_period_seconds=None, propagation_policy="Background"):
+    def delete_collection(self, resource, namespace, label_selector, grace_period_seconds=None,
+                          propagation_policy="Background"):
         """Delete every object matching label_selector in one request (deletecollection); returns the server's list of
         what it deleted. An empty selector is refused here: it would delete the whole collection."""
         if not label_selector:

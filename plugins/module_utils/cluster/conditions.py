@@ -162,7 +162,8 @@ class CountCondition:
     def __init__(self, counters, label="objects", failure=None, failure_message=None, progress=None, grace=0.0,
                  keep_objects=False, clock=None, busy=None):
         self.counters = [(each, int(at_least), bool(require_all), None if at_most is None else int(at_most))
-                         for each, at_least, require_all, at_most in (tuple(c) + (None,) * (4 - len(c)) for c in counters)]
+                         for each, at_least, require_all,
+                         at_most in (tuple(c) + (None,) * (4 - len(c)) for c in counters)]
         self.label = label
         self.failure = failure
         self.failure_message = failure_message
@@ -309,7 +310,8 @@ class CountCondition:
         """True when the objects seen so far already make the wait hold whatever the others are (minimums only,
         no ``require_all``): the waiter then need not read the rest of the list."""
         return self.monotone() and all(matching >= at_least
-                                       for (_each, at_least, _all, _at_most), matching in zip(self.counters, self.matching))
+                                       for (_each, at_least, _all, _at_most),
+                                       matching in zip(self.counters, self.matching))
 
     def monotone(self):
         """Minimums only: a count reached on part of the objects already holds (no counter needs them all, none has
@@ -330,7 +332,8 @@ class CountCondition:
             if self.failing_since is None:
                 self.failing_since = now
             if now - self.failing_since >= self.grace:
-                raise ConditionFailed(self.failure_text() or "the failure condition holds", state=self.failing_objects())
+                raise ConditionFailed(self.failure_text() or "the failure condition holds",
+                                      state=self.failing_objects())
         else:
             self.failing_since = None
         return False

@@ -18,7 +18,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils import vocabul
 from ansible_collections.gpudirect.openshift.plugins.module_utils.verify import pod_states
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import api_message, api_status
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import paged_list
-from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import labels_match, parse_label_selector
+from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import (
+    labels_match, parse_label_selector)
 
 REDACTED = "<redacted>"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -51,7 +52,8 @@ _JSON_SECRET = re.compile(r'(?i)("(?:%s|%s)"\s*:\s*)("(?:[^"\\]|\\.)*"|[^\s,}\]]
 _USER_PASSWORD = re.compile(r"(?i)((?:^|\s)(?:-u|--user|--proxy-user)[=\s]+[^\s:]+:)(\S+)")
 # Keys that name a Kubernetes object field whose content is meant to be visible even though the key matches.
 NOT_SENSITIVE_KEYS = frozenset(["secretName", "secretRef", "secretKeyRef", "tokenSecretRef", "serviceAccountToken",
-                                "automountServiceAccountToken", "secretResourceName", "imagePullSecrets", "authorization_mode"])
+                                "automountServiceAccountToken", "secretResourceName", "imagePullSecrets",
+                                "authorization_mode"])
 
 OLM_V1 = "operators.coreos.com/v1"
 OLM_V1A1 = "operators.coreos.com/v1alpha1"
@@ -117,8 +119,9 @@ def plan_requests(namespaces, marketplace_namespace, managed_selector, object_na
     for api_version, kind, plural, where, selector in PLAN:
         label_selector = managed_selector if selector == "managed" else None
         if where == "names":
-            requests.extend({"api_version": api_version, "kind": kind, "plural": plural, "namespace": None, "name": name,
-                             "label_selector": label_selector, "namespaced": False} for name in object_names)
+            requests.extend({"api_version": api_version, "kind": kind, "plural": plural, "namespace": None,
+                             "name": name, "label_selector": label_selector, "namespaced": False}
+                            for name in object_names)
             continue
         if where == "operators":
             targets = list(namespaces)
@@ -208,7 +211,8 @@ def trim_node(node):
         "apiVersion": "v1", "kind": "Node",
         "metadata": {k: meta[k] for k in ("name", "labels", "annotations", "creationTimestamp") if k in meta},
         "spec": {k: v for k, v in (node.get("spec") or {}).items() if k in ("taints", "unschedulable", "providerID")},
-        "status": {k: status[k] for k in ("capacity", "allocatable", "conditions", "nodeInfo", "addresses") if k in status},
+        "status": {k: status[k] for k in ("capacity", "allocatable", "conditions", "nodeInfo", "addresses")
+                   if k in status},
     }
 
 
@@ -256,15 +260,19 @@ def findings_for(kind, items):
         ref = vocabulary.object_ref(obj)
         if kind == "ClusterServiceVersion" and status.get("phase") != "Succeeded":
             found.append("%s is %s (%s): %s" % (
-                ref, status.get("phase") or "without phase", status.get("reason") or "no reason", status.get("message") or "no message"))
+                ref, status.get("phase") or "without phase", status.get("reason") or "no reason",
+                status.get("message") or "no message"))
         elif kind == "Subscription":
-            for cond in _true_conditions(obj, ("ResolutionFailed", "CatalogSourcesUnhealthy", "InstallPlanFailed", "InstallPlanMissing")):
+            for cond in _true_conditions(obj, ("ResolutionFailed", "CatalogSourcesUnhealthy", "InstallPlanFailed",
+                                               "InstallPlanMissing")):
                 found.append("%s: %s %s" % (ref, cond.get("type"), cond.get("message") or cond.get("reason") or ""))
         elif kind == "InstallPlan":
             if status.get("phase") == "RequiresApproval" or (obj.get("spec") or {}).get("approved") is False:
-                found.append("%s waits for approval (%s)" % (ref, ", ".join((obj.get("spec") or {}).get("clusterServiceVersionNames") or [])))
+                found.append("%s waits for approval (%s)"
+                             % (ref, ", ".join((obj.get("spec") or {}).get("clusterServiceVersionNames") or [])))
             elif status.get("phase") == "Failed":
-                found.append("%s failed: %s" % (ref, "; ".join(c.get("message", "") for c in status.get("conditions") or [])))
+                found.append("%s failed: %s" % (ref, "; ".join(c.get("message", "") for c in status.get("conditions")
+                                                               or [])))
         elif kind == "CatalogSource":
             state = ((status.get("connectionState") or {}).get("lastObservedState"))
             if state != "READY":
@@ -273,10 +281,12 @@ def findings_for(kind, items):
             if status.get("state") != "ready":
                 reason = status.get("reason") or "; ".join(c.get("message", "") for c in status.get("conditions") or []
                                                            if c.get("type") == "Error" and c.get("message"))
-                found.append("%s is %s%s" % (ref, status.get("state") or "without state", ": " + reason if reason else ""))
+                found.append("%s is %s%s" % (ref, status.get("state") or "without state",
+                                             ": " + reason if reason else ""))
                 for applied in status.get("appliedStates") or []:
                     if applied.get("state") not in ("ready", "ignore"):
-                        found.append("  %s: %s %s" % (applied.get("name"), applied.get("state"), applied.get("message") or ""))
+                        found.append("  %s: %s %s" % (applied.get("name"), applied.get("state"),
+                                                      applied.get("message") or ""))
         elif kind == "SriovNetworkNodeState" and status.get("syncStatus") != "Succeeded":
             found.append("%s syncStatus %s%s" % (ref, status.get("syncStatus") or "not reported",
                                                  ": " + status["lastSyncError"] if status.get("lastSyncError") else ""))
@@ -286,7 +296,8 @@ def findings_for(kind, items):
             if (obj.get("spec") or {}).get("paused"):
                 found.append("%s is paused (spec.paused: true): the Machine Config Operator rolls nothing out" % ref)
             if status.get("updatedMachineCount") != status.get("machineCount"):
-                found.append("%s: %s of %s nodes updated" % (ref, status.get("updatedMachineCount"), status.get("machineCount")))
+                found.append("%s: %s of %s nodes updated" % (ref, status.get("updatedMachineCount"),
+                                                             status.get("machineCount")))
         elif kind == "Node":
             ready = [c for c in status.get("conditions") or [] if c.get("type") == "Ready"]
             if not ready or ready[0].get("status") != "True":
@@ -298,7 +309,8 @@ def findings_for(kind, items):
             found.extend(pod_states.describe_operand_problem(problem) for problem in pod_states.operand_problems([obj]))
         elif kind == "Pod" and status.get("phase") not in ("Running", "Succeeded"):
             waiting = [cs.get("state", {}).get("waiting", {}) for cs in status.get("containerStatuses") or []]
-            reasons = ", ".join("%s%s" % (w.get("reason"), " (%s)" % w["message"] if w.get("message") else "") for w in waiting if w)
+            reasons = ", ".join("%s%s" % (w.get("reason"), " (%s)" % w["message"] if w.get("message") else "")
+                                for w in waiting if w)
             found.append("%s is %s%s" % (ref, status.get("phase") or "Unknown", ": " + reasons if reasons else ""))
     if kind == "Event":
         warnings = [e for e in items if e.get("type") == "Warning"]
@@ -306,7 +318,8 @@ def findings_for(kind, items):
         for event in warnings[-20:]:
             involved = event.get("involvedObject") or {}
             found.append("Warning %s on %s %s/%s: %s" % (
-                event.get("reason"), involved.get("kind"), involved.get("namespace") or "-", involved.get("name"), event.get("message")))
+                event.get("reason"), involved.get("kind"), involved.get("namespace") or "-", involved.get("name"),
+                event.get("message")))
     return found
 
 
@@ -417,7 +430,8 @@ class DiagnosticsCollector:
         """The object of one GET by name, as a list: empty when it does not exist or does not match the label
         selector (a GET ignores labelSelector)."""
         try:
-            item = self._request("get", "%s/%s" % (list_path(request["api_version"], request["plural"]), request["name"]))
+            item = self._request("get", "%s/%s" % (list_path(request["api_version"], request["plural"]),
+                                                   request["name"]))
         except Exception as exc:  # pylint: disable=broad-except
             if api_status(exc) == 404:
                 return []
@@ -448,8 +462,9 @@ class DiagnosticsCollector:
                 items = self._named(request) if request.get("name") else self._list(request)
             except Exception as exc:  # pylint: disable=broad-except
                 status = api_status(exc)
-                reason = {404: "not served (operator or CRD not installed)", 403: "forbidden for these credentials"}.get(
-                    status, scrub_text(api_message(exc), self.secrets))
+                reason = {404: "not served (operator or CRD not installed)",
+                          403: "forbidden for these credentials"}.get(status,
+                                                                      scrub_text(api_message(exc), self.secrets))
                 self.unavailable.append({"kind": request["kind"], "namespace": request["namespace"], "reason": reason})
                 continue
             for item in items:
@@ -468,8 +483,10 @@ class DiagnosticsCollector:
                 groups.setdefault((request["kind"], request["plural"], where), [])
         _keep_own_attachments(groups)
         for (kind, _plural, _namespace), items in groups.items():
-            items.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace") or "", (o.get("metadata") or {}).get("name") or ""))
-        self._collect_logs([pod for (kind, _p, _n), items in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][2] or ""))
+            items.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace") or "",
+                                      (o.get("metadata") or {}).get("name") or ""))
+        self._collect_logs([pod for (kind, _p, _n),
+                            items in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][2] or ""))
                             if kind == "Pod" for pod in items])
         return groups
 
@@ -494,16 +511,19 @@ class DiagnosticsCollector:
         for (kind, plural, namespace), items in sorted(groups.items(), key=lambda kv: (kv[0][2] or "", kv[0][1])):
             by_kind.setdefault(kind, []).extend(items)
             if not items:
-                self.collected.append({"kind": kind, "namespace": None if namespace == "*" else namespace, "count": 0, "file": None,
-                                       "scope": "all namespaces" if namespace == "*" else ("cluster" if namespace is None else "namespace")})
+                self.collected.append({"kind": kind, "namespace": None if namespace == "*" else namespace, "count": 0,
+                                       "file": None, "scope": "all namespaces" if namespace == "*"
+                                       else ("cluster" if namespace is None else "namespace")})
                 continue
             relative = os.path.join(safe_name(namespace) if namespace else CLUSTER_DIR, "%s.yaml" % safe_name(plural))
             files.append(relative)
             self.collected.append({"kind": kind, "namespace": namespace, "count": len(items), "file": relative})
             if not check_mode:
-                _write_private(os.path.join(dest, relative), dumper({"apiVersion": "v1", "kind": "List", "items": items}))
+                _write_private(os.path.join(dest, relative),
+                               dumper({"apiVersion": "v1", "kind": "List", "items": items}))
         for entry in self.logs:
-            relative = os.path.join(safe_name(entry["namespace"]), LOG_DIR, "%s.%s.log" % (safe_name(entry["pod"]), safe_name(entry["container"])))
+            relative = os.path.join(safe_name(entry["namespace"]), LOG_DIR,
+                                    "%s.%s.log" % (safe_name(entry["pod"]), safe_name(entry["container"])))
             files.append(relative)
             if not check_mode:
                 _write_private(os.path.join(dest, relative), entry["text"])
@@ -524,9 +544,11 @@ class DiagnosticsCollector:
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         if self.unreachable:
             lines = ["# GPUDirect RDMA diagnostics", "",
-                     "Not collected (%s): the API server did not answer (%s). Nothing was listed." % (now, self.unreachable), ""]
+                     "Not collected (%s): the API server did not answer (%s). Nothing was listed."
+                     % (now, self.unreachable), ""]
         else:
-            lines = ["# GPUDirect RDMA diagnostics", "", "Collected %s with %d list requests. Secrets are redacted." % (now, len(self.requests)), ""]
+            lines = ["# GPUDirect RDMA diagnostics", "",
+                     "Collected %s with %d list requests. Secrets are redacted." % (now, len(self.requests)), ""]
         if failed_task or failure:
             lines += ["## Failure", ""]
             if failed_task:
@@ -537,19 +559,24 @@ class DiagnosticsCollector:
         if self.unreachable:
             return "\n".join(lines) + "\n"
         lines += ["## Findings", ""]
-        lines += ["- %s" % f.replace("\n", " ") for f in self.findings] or ["- nothing abnormal in the collected objects"]
+        lines += ["- %s" % f.replace("\n", " ")
+                  for f in self.findings] or ["- nothing abnormal in the collected objects"]
         lines += ["", "## Collected", "", "| Kind | Namespace | Objects | File |", "|---|---|---|---|"]
         for entry in self.collected:
             where = "(all namespaces)" if entry.get("scope") == "all namespaces" else entry["namespace"] or "(cluster)"
             lines.append("| %s | %s | %d | %s |" % (entry["kind"], where, entry["count"], entry["file"] or "-"))
         if self.capped:
             lines += ["", "## Capped", "",
-                      "Large lists keep every abnormal object (up to %d) and the first %d others:" % (ABNORMAL_CAP, NORMAL_SAMPLE), ""]
-            lines += ["- %s%s: %d listed, %d abnormal, %d written" % (
-                c["kind"], " in " + c["namespace"] if c["namespace"] else "", c["listed"], c["abnormal"], c["written"]) for c in self.capped]
+                      "Large lists keep every abnormal object (up to %d) and the first %d others:"
+                      % (ABNORMAL_CAP, NORMAL_SAMPLE), ""]
+            lines += ["- %s%s: %d listed, %d abnormal, %d written"
+                      % (c["kind"], " in " + c["namespace"] if c["namespace"] else "", c["listed"], c["abnormal"],
+                         c["written"])
+                      for c in self.capped]
         if self.unavailable:
             lines += ["", "## Not collected", ""]
-            lines += ["- %s%s: %s" % (u["kind"], " in " + u["namespace"] if u["namespace"] else "", u["reason"]) for u in self.unavailable]
+            lines += ["- %s%s: %s" % (u["kind"], " in " + u["namespace"] if u["namespace"] else "", u["reason"])
+                      for u in self.unavailable]
         return "\n".join(lines) + "\n"
 
 

@@ -12,10 +12,13 @@ what the plan asks for, and site.yml can skip the roles.
 
 import copy
 
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import ManifestApplier, describe, parse_kind
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.apply import (
+    ManifestApplier, describe, parse_kind)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import CountCondition, document, render_text, truthy
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import CLUSTER_VERSION, NODE, SRIOV_NODE_STATE
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.conditions import (
+    CountCondition, document, render_text, truthy)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.info import (
+    CLUSTER_VERSION, NODE, SRIOV_NODE_STATE)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.operator_installer import (
     CSV,
     NAMESPACE,
@@ -25,7 +28,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.operat
     OperatorInstaller,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules.olm_install import OPERATOR_OPTIONS
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import SAMPLE_NAMES, compile_condition, wait_title
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waits import (
+    SAMPLE_NAMES, compile_condition, wait_title)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import READ_BY_NAME_KINDS
 
 MARKETPLACE = "openshift-marketplace"
@@ -86,13 +90,15 @@ def names_to_read(manifests):
     return found
 
 
-VERSION_KEYS = ("package", "namespace", "channel", "default_channel", "csv", "installed_csv", "channel_head", "upgrade_available")
+VERSION_KEYS = ("package", "namespace", "channel", "default_channel", "csv", "installed_csv", "channel_head",
+                "upgrade_available")
 
 
 def _operator_differences(snapshot, entry, versions=None):
     operator = operator_entry(entry)
     # What the installer would do now, without waiting: a check-mode run on the snapshot.
-    installer = OperatorInstaller(snapshot, operator, wait=False, failure_grace_period=0, wait_timeout=0, check_mode=True)
+    installer = OperatorInstaller(snapshot, operator, wait=False, failure_grace_period=0, wait_timeout=0,
+                                  check_mode=True)
     where = "operator %s in %s" % (operator["package"], operator["namespace"])
     try:
         result = installer.run()
@@ -104,10 +110,12 @@ def _operator_differences(snapshot, entry, versions=None):
     passive = {"create": "created", "update": "updated", "approve": "approved", "delete": "deleted"}
     for obj in result.get("objects") or []:
         if obj["action"] in WRITES:
-            ref = "%s %s" % (obj["kind"], "%s/%s" % (obj["namespace"], obj["name"]) if obj.get("namespace") else obj["name"])
+            ref = "%s %s" % (obj["kind"], "%s/%s" % (obj["namespace"], obj["name"]) if obj.get("namespace")
+                             else obj["name"])
             differences.append("%s: %s would be %s" % (where, ref, passive[obj["action"]]))
     if result.get("phase") != "Succeeded":
-        differences.append("%s: ClusterServiceVersion %s is %s, not Succeeded" % (where, result.get("csv"), result.get("phase") or "not there"))
+        differences.append("%s: ClusterServiceVersion %s is %s, not Succeeded"
+                           % (where, result.get("csv"), result.get("phase") or "not there"))
     return differences
 
 
@@ -133,7 +141,8 @@ def _manifest_differences(snapshot, manifests, prune_kinds, prune_label_selector
              "deleted": "is left from another configuration and would be removed"}
     for result in applier.results:
         if result["action"] in verbs:
-            differences.append("%s %s%s %s" % (result["kind"], "%s/" % result["namespace"] if result.get("namespace") else "",
+            differences.append("%s %s%s %s" % (result["kind"],
+                                               "%s/" % result["namespace"] if result.get("namespace") else "",
                                                result["name"], verbs[result["action"]]))
     return differences
 

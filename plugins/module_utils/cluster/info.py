@@ -89,14 +89,16 @@ def summarize_node(node, sriov_state=None, extra_label_prefixes=()):
             "allocatable": _as_int((status.get("allocatable") or {}).get(GPU_RESOURCE))}
     rdma = rdma_resources(node)
     has_nic = labels.get(NIC_VENDOR_LABEL) == "true" or any(n.startswith("rdma/") for n in rdma) or bool(
-        sriov_state and any((i.get("vendor") or "").lower() == "15b3" for i in (sriov_state.get("status") or {}).get("interfaces") or []))
+        sriov_state and any((i.get("vendor") or "").lower() == "15b3"
+                            for i in (sriov_state.get("status") or {}).get("interfaces") or []))
     # MIG slices under the mixed strategy are resources of their own (nvidia.com/mig-<profile>); a node whose GPUs are
     # all sliced advertises nvidia.com/gpu 0 (NVIDIA/gpu-operator#637) and is a GPU node all the same.
     mig = {name: _as_int(value) for name, value in sorted((status.get("allocatable") or {}).items())
            if name.startswith(vocabulary.MIG_RESOURCE_PREFIX)}
     if mig:
         gpus["mig_allocatable"] = mig
-    has_gpu = (any(labels.get(label) == "true" for label in vocabulary.NFD_GPU_NODE_LABELS + vocabulary.GPU_OPERATOR_NODE_LABELS)
+    has_gpu = (any(labels.get(label) == "true"
+                   for label in vocabulary.NFD_GPU_NODE_LABELS + vocabulary.GPU_OPERATOR_NODE_LABELS)
                or gpus["capacity"] > 0 or any(mig.values()))
     info = {
         "name": meta.get("name"),
@@ -175,8 +177,8 @@ def openshift_version(cluster_version):
     }
 
 
-def gather(cluster, node_names=None, label_selectors=None, extra_label_prefixes=(), kubernetes_version=True, sriov_states=True,
-           sample=None):
+def gather(cluster, node_names=None, label_selectors=None, extra_label_prefixes=(), kubernetes_version=True,
+           sriov_states=True, sample=None):
     """Everything cluster_info returns. One request per kind (plus discovery), never per node.
 
     ``kubernetes_version=False`` skips ``/version`` (RV kubernetes is then null) and
@@ -211,7 +213,8 @@ def gather(cluster, node_names=None, label_selectors=None, extra_label_prefixes=
         items, _rv = cluster.list(state_resource)
         states = {s["metadata"]["name"]: s for s in items}
 
-    summaries = [summarize_node(n, states.get(n["metadata"]["name"]) if state_resource is not None else None, extra_label_prefixes)
+    summaries = [summarize_node(n, states.get(n["metadata"]["name"]) if state_resource is not None else None,
+                                extra_label_prefixes)
                  for n in sorted(nodes, key=lambda n: n["metadata"]["name"])]
     result["summary"] = summarize_cluster(summaries, sample)
     if sample is None:

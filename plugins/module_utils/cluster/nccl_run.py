@@ -138,18 +138,19 @@ def _pod(settings, name, run_id, role, node_selector, command, env, resources):
     if settings["service_account"]:
         spec["serviceAccountName"] = settings["service_account"]
     metadata = {"name": name, "namespace": settings["namespace"],
-                "labels": {bandwidth_plan.COMPONENT_LABEL: COMPONENT, MANAGED_BY_LABEL: MANAGED_BY_VALUE, RUN_LABEL: run_id,
-                           ROLE_LABEL: role}}
+                "labels": {bandwidth_plan.COMPONENT_LABEL: COMPONENT, MANAGED_BY_LABEL: MANAGED_BY_VALUE,
+                           RUN_LABEL: run_id, ROLE_LABEL: role}}
     if role == "worker" and settings["rails"]:
-        metadata["annotations"] = {bandwidth_plan.NETWORKS_ANNOTATION: ",".join(rail["network"] for rail in settings["rails"])}
+        metadata["annotations"] = {
+            bandwidth_plan.NETWORKS_ANNOTATION: ",".join(rail["network"] for rail in settings["rails"])}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
 def worker_manifest(settings, run_id, index, node, hostname=None):
     """The worker of one node: the node's GPUs, one of every rail's resource, every rail's network."""
     name = "nccl-%s-worker-%d" % (run_id, index)
-    return _pod(settings, name, run_id, "worker", {"kubernetes.io/hostname": hostname or node}, settings["worker_command"], {},
-                _resources(settings))
+    return _pod(settings, name, run_id, "worker", {"kubernetes.io/hostname": hostname or node},
+                settings["worker_command"], {}, _resources(settings))
 
 
 def launcher_command(settings, worker_ips):
@@ -160,7 +161,8 @@ def launcher_command(settings, worker_ips):
     command = ["mpirun", "--allow-run-as-root", "-np", str(ranks), "-H", hosts, "--bind-to", "none"]
     for key in sorted(env):
         command += ["-x", key]
-    return command + [settings["binary"], "-b", settings["min_bytes"], "-e", settings["max_bytes"], "-f", "2", "-g", "1"]
+    return command + [settings["binary"], "-b", settings["min_bytes"], "-e", settings["max_bytes"], "-f", "2", "-g",
+                      "1"]
 
 
 def launcher_manifest(settings, run_id, worker_ips):
@@ -183,13 +185,15 @@ def judge(settings, log, hosts_to_nodes, suspects=None):
     result.update(verdict)
     result["rows"] = [{"size_bytes": row["size_bytes"], "busbw_gbs": row["out_of_place"]["busbw_gbs"],
                        "algbw_gbs": row["out_of_place"]["algbw_gbs"]} for row in parsed["rows"]]
-    named = "; ".join("rail %s on %s: NIC %s (GPU %s) %s" % (s["rail"], s["node"], s["nic"], s["gpu"], s["problem"]) for s in suspects or [])
+    named = "; ".join("rail %s on %s: NIC %s (GPU %s) %s" % (s["rail"], s["node"], s["nic"], s["gpu"], s["problem"])
+                      for s in suspects or [])
     down = [s for s in suspects or [] if s["problem"].startswith("link ")]
     if verdict["passed"] and down:
         # NCCL uses only active ports (NVIDIA/nccl src/transport/net_ib/init.cc) and every rank runs at the pace of
         # the weakest node (src/init.cc): one rail of n down costs 1/n, which a threshold <= (n-1)/n lets through.
         result.update(passed=False, code="rail_down",
-                      reason="%s, but the job ran without the rails whose link is down: %s" % (verdict["reason"], named))
+                      reason="%s, but the job ran without the rails whose link is down: %s"
+                      % (verdict["reason"], named))
     elif not verdict["passed"] and suspects:
         result["reason"] += "; from the facts: " + named
     return result
@@ -216,8 +220,9 @@ def suspect_rails(nic_ports, affinity, rails_devices, nodes):
         elif port.get("rate_gbps") and port["rate_gbps"] < max(speeds.get(device) or [0]):
             problem = "at %s Gb/s, the others at %s" % (port["rate_gbps"], max(speeds[device]))
         if problem:
-            suspects.append({"rail": rails_devices.index(device), "node": port["node"], "nic": port.get("netdev") or port.get("pci_address"),
-                             "rdma_device": device, "gpu": gpu_of.get((port["node"], device)), "problem": problem})
+            suspects.append({"rail": rails_devices.index(device), "node": port["node"],
+                             "nic": port.get("netdev") or port.get("pci_address"), "rdma_device": device,
+                             "gpu": gpu_of.get((port["node"], device)), "problem": problem})
     return suspects
 
 
@@ -229,7 +234,8 @@ class NcclAllReduceTest:
         self.settings = settings
         self.run_id = run_id or pod_states.new_run_id()
         self.clock = clock
-        self.pods = PodRun(cluster, settings["namespace"], RUN_LABEL, self.run_id, grace=settings["pending_grace_period"], clock=clock)
+        self.pods = PodRun(cluster, settings["namespace"], RUN_LABEL, self.run_id,
+                           grace=settings["pending_grace_period"], clock=clock)
 
     @property
     def pods_resource(self):
@@ -264,7 +270,8 @@ class NcclAllReduceTest:
             suspects = suspect_rails(nic_ports, affinity, devices, [n for n, _h in nodes]) if devices else []
             result = judge(self.settings, log, hosts_to_nodes, suspects)
             if outcome == "timeout":
-                result.update(passed=False, code="timeout", reason="all_reduce_perf did not finish in %ss" % self.settings["run_timeout"])
+                result.update(passed=False, code="timeout",
+                              reason="all_reduce_perf did not finish in %ss" % self.settings["run_timeout"])
             result["changed"] = True
             return result
         finally:
@@ -287,7 +294,8 @@ class NcclAllReduceTest:
             failed = [p for p in workers if pod_states.pod_phase(p) in ("Failed", "Succeeded")
                       or now - state["since"].get(p["metadata"]["name"], now) >= grace > 0]
             state["failed"] = failed
-            running = [p for p in workers if pod_states.pod_phase(p) == "Running" and (p.get("status") or {}).get("podIP")]
+            running = [p for p in workers if pod_states.pod_phase(p) == "Running"
+                       and (p.get("status") or {}).get("podIP")]
             state["ips"] = [p["status"]["podIP"] for p in sorted(running, key=lambda p: p["metadata"]["name"])]
             return bool(failed) or len(running) == count
 
@@ -295,15 +303,17 @@ class NcclAllReduceTest:
             return min(state["since"].values()) + grace if state["since"] else None
 
         try:
-            wait_for(self.cluster, self.pods_resource, predicate, namespace=self.settings["namespace"], label_selector=selector,
-                     timeout=self.settings["start_timeout"], recheck_at=recheck_at, clock=self.clock)
+            wait_for(self.cluster, self.pods_resource, predicate, namespace=self.settings["namespace"],
+                     label_selector=selector, timeout=self.settings["start_timeout"], recheck_at=recheck_at,
+                     clock=self.clock)
         except WaitTimeout:
             return {"changed": True, "passed": False, "code": "workers_not_running",
                     "reason": "the NCCL worker pods were not all running after %ss" % self.settings["start_timeout"]}
         if state["failed"]:
             pod = state["failed"][0]
             return {"changed": True, "passed": False, "code": "worker_failed",
-                    "reason": "NCCL worker %s on %s: %s" % (pod["metadata"]["name"], (pod.get("spec") or {}).get("nodeName"),
+                    "reason": "NCCL worker %s on %s: %s" % (pod["metadata"]["name"],
+                                                            (pod.get("spec") or {}).get("nodeName"),
                                                             pod_states.pod_state_text(pod))}
         return state["ips"]
 
@@ -313,8 +323,9 @@ class NcclAllReduceTest:
                        and pod_states.pod_phase(p) in ("Failed", "Succeeded") for p in items or [])
 
         try:
-            wait_for(self.cluster, self.pods_resource, predicate, namespace=self.settings["namespace"], label_selector=selector,
-                     timeout=self.settings["start_timeout"] + self.settings["run_timeout"], clock=self.clock)
+            wait_for(self.cluster, self.pods_resource, predicate, namespace=self.settings["namespace"],
+                     label_selector=selector, timeout=self.settings["start_timeout"] + self.settings["run_timeout"],
+                     clock=self.clock)
         except WaitTimeout:
             return "timeout"
         return "done"

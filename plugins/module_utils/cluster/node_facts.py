@@ -34,7 +34,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_er
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
-from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.pod_states import new_run_id, pod_phase, pod_state_text
+from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.pod_states import (
+    new_run_id, pod_phase, pod_state_text)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware.standalone import standalone_script
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.facts_nodes import (
     CONTROL_PLANE_REFUSAL,
@@ -61,7 +62,8 @@ HOST_PROC = "/host/proc"
 PROC_MOUNTS = (("host-proc-modules", "modules", "File"), ("host-proc-osrelease", "sys/kernel/osrelease", "File"),
                ("host-proc-driver", "driver", "Directory"))
 CONTAINER = "collector"
-DEFAULT_IMAGE = "registry.access.redhat.com/ubi9/python-312:9.6-1762197685@sha256:7b8f2ee184b40eb160e2c90c240a16fd9ec93279cc1553c0b8b872e2274a139b"
+DEFAULT_IMAGE = ("registry.access.redhat.com/ubi9/python-312:9.6-1762197685"
+                 "@sha256:7b8f2ee184b40eb160e2c90c240a16fd9ec93279cc1553c0b8b872e2274a139b")
 DEFAULT_TOLERATIONS = [{"operator": "Exists"}]
 DEFAULT_MAX_PODS_IN_FLIGHT = 50
 # The per-node cache: data (no grant), in the facts namespace, found by its own component label.
@@ -128,7 +130,8 @@ def pod_manifest(name, namespace, node, run_id, configmap, image, service_accoun
             "capabilities": {"drop": ["ALL"]},
         },
         "volumeMounts": [{"name": "host-sys", "mountPath": HOST_SYS, "readOnly": True}] + [
-            {"name": volume, "mountPath": HOST_PROC + "/" + entry, "readOnly": True} for volume, entry, _type in PROC_MOUNTS] + [
+            {"name": volume, "mountPath": HOST_PROC + "/" + entry, "readOnly": True}
+            for volume, entry, _type in PROC_MOUNTS] + [
             {"name": "collector", "mountPath": SCRIPT_DIR, "readOnly": True}],
         "terminationMessagePolicy": "FallbackToLogsOnError",
     }
@@ -144,7 +147,8 @@ def pod_manifest(name, namespace, node, run_id, configmap, image, service_accoun
         "tolerations": list(tolerations if tolerations is not None else DEFAULT_TOLERATIONS),
         "containers": [container],
         "volumes": [{"name": "host-sys", "hostPath": {"path": "/sys", "type": "Directory"}}] + [
-            {"name": volume, "hostPath": {"path": "/proc/" + entry, "type": kind}} for volume, entry, kind in PROC_MOUNTS] + [
+            {"name": volume, "hostPath": {"path": "/proc/" + entry, "type": kind}}
+            for volume, entry, kind in PROC_MOUNTS] + [
             {"name": "collector", "configMap": {"name": configmap, "defaultMode": 0o444}}],
     }
     if service_account:
@@ -170,7 +174,8 @@ def scc_role_binding(namespace, service_account, scc):
         "kind": "RoleBinding",
         "metadata": {"name": "%s-scc-%s" % (service_account, scc), "namespace": namespace,
                      "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE, COMPONENT_LABEL: COMPONENT_VALUE}},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:openshift:scc:%s" % scc},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "system:openshift:scc:%s" % scc},
         "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": namespace}],
     }
 
@@ -216,7 +221,8 @@ def hardware_fingerprint(node, digest, nvidia_smi=False):
     meta = node.get("metadata") or {}
     labels = meta.get("labels") or {}
     info = (node.get("status") or {}).get("nodeInfo") or {}
-    boot = {"kernel": info.get("kernelVersion"), "boot": info.get("bootID"), "collector": digest, "nvidia_smi": bool(nvidia_smi)}
+    boot = {"kernel": info.get("kernelVersion"), "boot": info.get("bootID"), "collector": digest,
+            "nvidia_smi": bool(nvidia_smi)}
     pci = sorted((k, v) for k, v in labels.items() if k.startswith(NFD_PCI_PREFIX))
     return "%s/%s" % (_digest(boot), _digest(pci) if pci else "none")
 
@@ -301,9 +307,10 @@ class FactsRun:
 
     def _pod(self, node):
         settings = self.settings
-        return pod_manifest(pod_name(settings.name_prefix, self.run_id, node), self.namespace, node, self.run_id, self.configmap,
-                            settings.image, settings.service_account, settings.tolerations, getattr(self, "_gpus", {}).get(node, 0),
-                            settings.timeout, settings.image_pull_policy or "IfNotPresent")
+        return pod_manifest(pod_name(settings.name_prefix, self.run_id, node), self.namespace, node, self.run_id,
+                            self.configmap, settings.image, settings.service_account, settings.tolerations,
+                            getattr(self, "_gpus", {}).get(node, 0), settings.timeout,
+                            settings.image_pull_policy or "IfNotPresent")
 
     def list_nodes(self, resources):
         selector = ",".join(self.settings.label_selectors or []) or None
@@ -349,7 +356,8 @@ class FactsRun:
         selected, refused, left_out = without_control_plane(nodes, selected, how, self.settings.allow_control_plane)
         script = standalone_script()
         digest = script_digest(script)
-        fingerprints = {name: hardware_fingerprint(by_name.get(name) or {}, digest, self.settings.nvidia_smi) for name in selected}
+        fingerprints = {name: hardware_fingerprint(by_name.get(name) or {}, digest, self.settings.nvidia_smi)
+                        for name in selected}
         refresh = self.settings.refresh
         # A cached "not ready" may be out of date without any fingerprint change (the operators load drivers without a
         # reboot): with refresh_not_ready such nodes are read again; a ready document stays good until the fingerprint
@@ -364,7 +372,8 @@ class FactsRun:
         taken = set()
 
         def usable(name, fingerprint, facts):
-            return (not refresh and name in fingerprints and name not in taken and fingerprint_matches(fingerprint, fingerprints[name])
+            return (not refresh and name in fingerprints and name not in taken
+                    and fingerprint_matches(fingerprint, fingerprints[name])
                     and not (stale_verdict and not ((facts or {}).get("readiness") or {}).get("ready")))
 
         def take(name, facts):
@@ -384,9 +393,11 @@ class FactsRun:
             return result
         try:
             self._prepare(resources)
-            self.cluster.create(resources["ConfigMap"], configmap_manifest(self.configmap, self.namespace, self.run_id, script))
+            self.cluster.create(resources["ConfigMap"],
+                                configmap_manifest(self.configmap, self.namespace, self.run_id, script))
             self.created.append(("ConfigMap", self.configmap))
-            self._gather(resources, pods, result, labels, {name: (fingerprints[name], cache.get(name)) for name in to_gather})
+            self._gather(resources, pods, result, labels,
+                         {name: (fingerprints[name], cache.get(name)) for name in to_gather})
         finally:
             self.cleanup(resources)
         result["counts"]["failed"] = len(result["failed_nodes"])
@@ -406,10 +417,10 @@ class FactsRun:
             self.created.append(("Namespace", self.namespace))
         if existing is None:
             if not settings.create_namespace:
-                raise ClusterError("Namespace %s does not exist. A cluster administrator creates it, its service account "
-                                   "and the SCC the collector pods need once: oc apply -f deploy/rbac/workloads.yml "
-                                   "(or set hardware_facts_create_namespace and hardware_facts_manage_rbac to create "
-                                   "them per run)" % self.namespace)
+                raise ClusterError("Namespace %s does not exist. A cluster administrator creates it, its service "
+                                   "account and the SCC the collector pods need once: oc apply -f "
+                                   "deploy/rbac/workloads.yml (or set hardware_facts_create_namespace and "
+                                   "hardware_facts_manage_rbac to create them per run)" % self.namespace)
             self.cluster.create(resources["Namespace"], {"apiVersion": "v1", "kind": "Namespace", "metadata": {
                 "name": self.namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE, COMPONENT_LABEL: COMPONENT_VALUE,
                                                    # the collector pods need hostPath: keep Pod Security admission out
@@ -426,15 +437,16 @@ class FactsRun:
         if not settings.manage_rbac:
             # Prepared by an administrator: a missing account would only show as pods refused one by one.
             if self.cluster.get(resources["ServiceAccount"], account, self.namespace) is None:
-                raise ClusterError("Service account %s/%s does not exist. A cluster administrator creates it once: oc apply "
-                                   "-f deploy/rbac/workloads.yml (or set hardware_facts_manage_rbac to create it and its "
-                                   "SCC RoleBinding per run)" % (self.namespace, account))
+                raise ClusterError("Service account %s/%s does not exist. A cluster administrator creates it once: oc "
+                                   "apply -f deploy/rbac/workloads.yml (or set hardware_facts_manage_rbac to create it "
+                                   "and its SCC RoleBinding per run)" % (self.namespace, account))
             return
         found = self.cluster.get(resources["ServiceAccount"], account, self.namespace)
         if found is None:
-            self.cluster.create(resources["ServiceAccount"], {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {
-                "name": account, "namespace": self.namespace,
-                "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE, COMPONENT_LABEL: COMPONENT_VALUE}}})
+            self.cluster.create(resources["ServiceAccount"], {
+                "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {
+                    "name": account, "namespace": self.namespace,
+                    "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE, COMPONENT_LABEL: COMPONENT_VALUE}}})
             self.created.append(("ServiceAccount", account))
             self.changed = True
         elif _left_by_a_run(found):
@@ -524,7 +536,8 @@ class FactsRun:
                             error += "; log: %s" % _tail(log)
                     fail(name, error)
                 elif now >= entry["deadline"]:
-                    fail(name, "timed out after %s s, pod %s" % (self.settings.timeout, pod_state_text(pod) if pod else "missing"))
+                    fail(name, "timed out after %s s, pod %s" % (self.settings.timeout,
+                                                                 pod_state_text(pod) if pod else "missing"))
             touched.clear()
             fill(now)
             return not queue and not in_flight

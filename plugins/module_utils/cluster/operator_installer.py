@@ -75,9 +75,9 @@ class OperatorInstaller:
     to do with it, as olm_operator's options of the same names document.
     """
 
-    def __init__(self, cluster, operator, state="present", wait=True, wait_for="csv", wait_timeout=600, failure_grace_period=30,
-                 remove_operator_group=False, remove_crds=False, remove_namespace=False, check_mode=False, warn=None,
-                 clock=time.monotonic):
+    def __init__(self, cluster, operator, state="present", wait=True, wait_for="csv", wait_timeout=600,
+                 failure_grace_period=30, remove_operator_group=False, remove_crds=False, remove_namespace=False,
+                 check_mode=False, warn=None, clock=time.monotonic):
         self.cluster = cluster
         self.operator = operator
         self.state = state
@@ -132,8 +132,8 @@ class OperatorInstaller:
         if problem:
             raise self.fail(problem)
         if manifest is None:
-            raise self.fail("Package %s not found in namespace %s%s (no PackageManifest; is the catalog source healthy?)" % (
-                self.package, pm_ns, " from catalog %s" % source if source else ""))
+            raise self.fail("Package %s not found in namespace %s%s (no PackageManifest; is the catalog source "
+                            "healthy?)" % (self.package, pm_ns, " from catalog %s" % source if source else ""))
         return manifest
 
     def ensure_namespace(self, existing):
@@ -145,7 +145,8 @@ class OperatorInstaller:
         annotations = dict(self.operator.get("namespace_annotations") or {})
         if existing is not None and (existing.get("status") or {}).get("phase") == "Terminating":
             if self.check_mode:
-                raise self.fail("Namespace %s is terminating; it would have to finish before the operator can be installed" % self.namespace)
+                raise self.fail("Namespace %s is terminating; it would have to finish before the operator can be "
+                                "installed" % self.namespace)
             self._wait_namespace_gone(resource)
             existing = None
         if existing is None:
@@ -182,13 +183,14 @@ class OperatorInstaller:
 
     def ensure_operator_group(self, install_modes, namespace_exists, namespace_created=False):
         resource = self._res(OPERATOR_GROUP)
-        desired_spec = desired_operator_group_spec(install_modes, self.namespace, self.operator.get("target_namespaces"))
+        desired_spec = desired_operator_group_spec(install_modes, self.namespace,
+                                                   self.operator.get("target_namespaces"))
         groups = []
         if namespace_exists and not namespace_created:
             groups, _rv = self.cluster.list(resource, self.namespace)
         if len(groups) > 1:
-            raise self.fail("Namespace %s holds %d OperatorGroups (%s); OLM installs nothing there until only one is left" % (
-                self.namespace, len(groups), ", ".join(g["metadata"]["name"] for g in groups)))
+            raise self.fail("Namespace %s holds %d OperatorGroups (%s); OLM installs nothing there until only one is "
+                            "left" % (self.namespace, len(groups), ", ".join(g["metadata"]["name"] for g in groups)))
         if groups:
             group = groups[0]
             name = group["metadata"]["name"]
@@ -196,11 +198,14 @@ class OperatorInstaller:
                 if not operator_group_fits(group, install_modes, self.namespace):
                     raise self.fail(foreign_operator_group_error(group, install_modes, self.namespace))
                 if self.operator.get("target_namespaces") is not None and \
-                        operator_group_mode(group.get("spec"), self.namespace) != operator_group_mode(desired_spec, self.namespace):
-                    self.warn("OperatorGroup %s (not created by this module) is used as it is; target_namespaces was not applied" % name)
+                        operator_group_mode(group.get("spec"),
+                                            self.namespace) != operator_group_mode(desired_spec, self.namespace):
+                    self.warn("OperatorGroup %s (not created by this module) is used as it is; target_namespaces was "
+                              "not applied" % name)
                 self.changes.record("none", "OperatorGroup", name, self.namespace)
                 return group
-            if operator_group_mode(group.get("spec"), self.namespace) == operator_group_mode(desired_spec, self.namespace) and \
+            if operator_group_mode(group.get("spec"),
+                                   self.namespace) == operator_group_mode(desired_spec, self.namespace) and \
                     (group.get("spec") or {}).get("targetNamespaces") == desired_spec.get("targetNamespaces"):
                 self.changes.record("none", "OperatorGroup", name, self.namespace)
                 return group
@@ -245,7 +250,8 @@ class OperatorInstaller:
                     "metadata": {"name": self.subscription_name, "namespace": self.namespace,
                                  "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}, "spec": desired_spec}
             created = self._create(resource, body) if namespace_exists else body
-            self.changes.record("create", "Subscription", self.subscription_name, self.namespace, before=None, after=created)
+            self.changes.record("create", "Subscription", self.subscription_name, self.namespace, before=None,
+                                after=created)
             return created
         existing_spec = existing.get("spec") or {}
         installed = (existing.get("status") or {}).get("installedCSV")
@@ -265,7 +271,8 @@ class OperatorInstaller:
             obj.setdefault("spec", {}).update(copy.deepcopy(desired_spec))
 
         before, after, _changed = self.cluster.update(resource, self.subscription_name, self.namespace, mutate)
-        self.changes.record("update", "Subscription", self.subscription_name, self.namespace, before=before, after=after)
+        self.changes.record("update", "Subscription", self.subscription_name, self.namespace, before=before,
+                            after=after)
         return after
 
     def approve_install_plan(self, wanted_csv):
@@ -281,9 +288,11 @@ class OperatorInstaller:
             if plan is not None:
                 # A Failed InstallPlan is final: the catalog operator does not run it again
                 # (operator-framework/operator-lifecycle-manager#2215), so waiting on it would only time out.
-                failure = install_plan_failure(plan) if plan_csvs(plan) and (plan.get("status") or {}).get("phase") == "Failed" else None
+                failure = install_plan_failure(plan) if plan_csvs(plan) and (plan.get("status")
+                                                                             or {}).get("phase") == "Failed" else None
                 if failure:
-                    raise OLMProblem("InstallPlanFailed: %s; OLM does not run a failed InstallPlan again" % failure, reason="InstallPlanFailed")
+                    raise OLMProblem("InstallPlanFailed: %s; OLM does not run a failed InstallPlan again" % failure,
+                                     reason="InstallPlanFailed")
                 return True
             health.check()
             return False
@@ -294,10 +303,12 @@ class OperatorInstaller:
         except OLMProblem as exc:
             raise self.fail(str(exc), csv=wanted_csv, reason=exc.reason)
         except WaitTimeout:
-            others = ["%s (%s, approved=%s)" % (p["metadata"]["name"], ", ".join(plan_csvs(p)), bool((p.get("spec") or {}).get("approved")))
+            others = ["%s (%s, approved=%s)" % (p["metadata"]["name"], ", ".join(plan_csvs(p)),
+                                                bool((p.get("spec") or {}).get("approved")))
                       for p in seen.get("plans") or []]
             sub = self.cluster.get(self._res(SUBSCRIPTION), self.subscription_name, self.namespace)
-            raise self.fail("No InstallPlan for %s appeared in %s within wait_timeout; InstallPlans seen: %s; subscription: %s. "
+            raise self.fail("No InstallPlan for %s appeared in %s within wait_timeout; InstallPlans seen: %s; "
+                            "subscription: %s. "
                             "Plans for other CSVs were left unapproved." % (
                                 wanted_csv, self.namespace, "; ".join(others) or "none", subscription_summary(sub)))
         plan = select_install_plan(waited.state, wanted_csv)
@@ -317,9 +328,10 @@ class OperatorInstaller:
                 raise self.fail("InstallPlan %s no longer lists %s; not approving it" % (name, wanted_csv))
             others = [c for c in plan_csvs(obj) if c != wanted_csv]
             if others:
-                raise self.fail("InstallPlan %s would install %s together with %s (OLM plans a namespace's Subscriptions "
-                                "together); approving it would change another operator, so it was left unapproved. Approve "
-                                "it yourself once you want all of them, or install the operators into separate namespaces."
+                raise self.fail("InstallPlan %s would install %s together with %s (OLM plans a namespace's "
+                                "Subscriptions together); approving it would change another operator, so it was left "
+                                "unapproved. Approve it yourself once you want all of them, or install the operators "
+                                "into separate namespaces."
                                 % (name, wanted_csv, ", ".join(others)))
             if (obj.get("spec") or {}).get("approved"):
                 return False
@@ -327,7 +339,8 @@ class OperatorInstaller:
             return True
 
         before, after, changed = self.cluster.update(resource, name, self.namespace, mutate)
-        self.changes.record("approve" if changed else "none", "InstallPlan", name, self.namespace, before=before, after=after)
+        self.changes.record("approve" if changed else "none", "InstallPlan", name, self.namespace, before=before,
+                            after=after)
         return after
 
     def approve_if_present(self, wanted_csv):
@@ -345,9 +358,10 @@ class OperatorInstaller:
         if self._health is None:
             resource = self._res(SUBSCRIPTION)
             groups = self._res(OPERATOR_GROUP)
-            self._health = SubscriptionHealth(lambda: self.cluster.get(resource, self.subscription_name, self.namespace),
-                                              self.failure_grace_period, clock=self.clock,
-                                              count_operator_groups=lambda: len(self.cluster.list(groups, self.namespace)[0]))
+            self._health = SubscriptionHealth(
+                lambda: self.cluster.get(resource, self.subscription_name, self.namespace),
+                self.failure_grace_period, clock=self.clock,
+                count_operator_groups=lambda: len(self.cluster.list(groups, self.namespace)[0]))
         return self._health
 
     def wait_for_csv(self, wanted_csv):
@@ -372,15 +386,17 @@ class OperatorInstaller:
             waited = wait_for(self.cluster, resource, settled, name=wanted_csv, namespace=self.namespace,
                               timeout=self.remaining(), recheck_at=recheck_at)
         except OLMProblem as exc:
-            self.timeline = merge_timeline(((progress.last or {}).get("status") or {}).get("conditions"), progress.observed)
+            self.timeline = merge_timeline(((progress.last or {}).get("status") or {}).get("conditions"),
+                                           progress.observed)
             raise self.fail(str(exc), csv=wanted_csv, phase=csv_phase(progress.last), timeline=self.timeline,
                             reason=exc.reason, message=((progress.last or {}).get("status") or {}).get("message"))
         except WaitTimeout as exc:
             self.timeline = merge_timeline(((exc.state or {}).get("status") or {}).get("conditions"), progress.observed)
             sub = self.cluster.get(self._res(SUBSCRIPTION), self.subscription_name, self.namespace)
-            raise self.fail("ClusterServiceVersion %s did not reach Succeeded within wait_timeout (phase: %s%s); subscription: %s" % (
-                wanted_csv, csv_phase(exc.state) or "not created",
-                ", %s" % csv_failure_text(exc.state) if csv_phase(exc.state) else "", subscription_summary(sub)),
+            raise self.fail(
+                "ClusterServiceVersion %s did not reach Succeeded within wait_timeout (phase: %s%s); subscription: %s"
+                % (wanted_csv, csv_phase(exc.state) or "not created",
+                   ", %s" % csv_failure_text(exc.state) if csv_phase(exc.state) else "", subscription_summary(sub)),
                 csv=wanted_csv, phase=csv_phase(exc.state), timeline=self.timeline)
         csv = waited.state
         self.timeline = merge_timeline((csv.get("status") or {}).get("conditions"), progress.observed)
@@ -438,8 +454,9 @@ class OperatorInstaller:
             "offers%s, or reinstall at %s (remove the Subscription and CSV %s; the operator's custom resources stay) "
             "and run again. Nothing was changed." % (
                 wanted_csv, installed,
-                "offers %s (InstallPlan %s)" % (offered, plan) if offered else "offers no upgrade (state %s)" % (status.get("state") or "unset"),
-                channel, wanted_csv, " (%s)" % offered if offered else "", wanted_csv, installed),
+                "offers %s (InstallPlan %s)" % (offered, plan) if offered
+                else "offers no upgrade (state %s)" % (status.get("state") or "unset"), channel, wanted_csv,
+                " (%s)" % offered if offered else "", wanted_csv, installed),
             csv=wanted_csv, installed_csv=installed, upgrade_available=offered)
 
     def present(self):
@@ -469,7 +486,8 @@ class OperatorInstaller:
         self.result.update({"channel": channel, "csv": wanted_csv, "install_plan": None, "installed_csv": installed,
                             "channel_head": channel_entry.get("currentCSV"), "default_channel": default_channel,
                             "upgrade_available": offered if offered and offered != wanted_csv else None})
-        if self.result["upgrade_available"] is None and installed == wanted_csv and channel_entry.get("currentCSV") not in (None, wanted_csv):
+        if self.result["upgrade_available"] is None and installed == wanted_csv \
+                and channel_entry.get("currentCSV") not in (None, wanted_csv):
             self.result["upgrade_available"] = channel_entry["currentCSV"]
         if wanted_csv == channel_entry.get("currentCSV"):
             self.result["version"] = (channel_entry.get("currentCSVDesc") or {}).get("version")
@@ -480,9 +498,11 @@ class OperatorInstaller:
         self.ensure_subscription(desired, namespace_exists, existing)
 
         csv_resource = self._res(CSV)
-        current = self.cluster.get(csv_resource, wanted_csv, self.namespace) if namespace_exists and not namespace_created else None
+        current = (self.cluster.get(csv_resource, wanted_csv, self.namespace)
+                   if namespace_exists and not namespace_created else None)
         no_wait = self.check_mode or not self.wait
-        if no_wait and namespace_exists and csv_phase(current) != "Succeeded" and desired["installPlanApproval"] == "Manual":
+        if no_wait and namespace_exists and csv_phase(current) != "Succeeded" \
+                and desired["installPlanApproval"] == "Manual":
             self.approve_if_present(wanted_csv)
         if no_wait:
             conditions = ((current or {}).get("status") or {}).get("conditions")
@@ -491,7 +511,8 @@ class OperatorInstaller:
         if csv_phase(current) != "Succeeded":
             if desired["installPlanApproval"] == "Manual":
                 self.approve_install_plan(wanted_csv)
-            if self.wait_for == "install_plan":  # OLM installs the CSV by itself; a later call waits (overlapped installs)
+            # OLM installs the CSV by itself; a later call waits (overlapped installs)
+            if self.wait_for == "install_plan":
                 conditions = ((current or {}).get("status") or {}).get("conditions")
                 return self.finish(phase=csv_phase(current), timeline=merge_timeline(conditions, []),
                                    version=self._version(current), diff=self.changes.diffs)
@@ -499,7 +520,8 @@ class OperatorInstaller:
             self.result["installed_csv"] = wanted_csv
         else:
             self.timeline = merge_timeline((current.get("status") or {}).get("conditions"), [])
-        return self.finish(phase=csv_phase(current), timeline=self.timeline, version=self._version(current), diff=self.changes.diffs)
+        return self.finish(phase=csv_phase(current), timeline=self.timeline, version=self._version(current),
+                           diff=self.changes.diffs)
 
     def _version(self, csv):
         version = ((csv or {}).get("spec") or {}).get("version")
@@ -536,7 +558,8 @@ class OperatorInstaller:
         except WaitTimeout as exc:
             phase = ((exc.state or {}).get("status") or {}).get("phase")
             conditions = ((exc.state or {}).get("status") or {}).get("conditions") or []
-            detail = "; ".join("%s: %s" % (c.get("type"), c.get("message")) for c in conditions if c.get("status") == "True")
+            detail = "; ".join("%s: %s" % (c.get("type"), c.get("message")) for c in conditions
+                               if c.get("status") == "True")
             raise self.fail("Namespace %s still exists after wait_timeout (phase %s)%s" % (
                 self.namespace, phase, "; " + detail if detail else ""))
 
@@ -568,7 +591,8 @@ class OperatorInstaller:
                 if is_managed(group) or group["metadata"]["name"] == wanted_name:
                     self._delete(OPERATOR_GROUP, group["metadata"]["name"], self.namespace)
                 else:
-                    self.warn("OperatorGroup %s was not created by this module; left in place" % group["metadata"]["name"])
+                    self.warn(
+                        "OperatorGroup %s was not created by this module; left in place" % group["metadata"]["name"])
         for name in sorted(set(crd_names)):
             self._delete(CRD, name)
         if self.remove_namespace:
@@ -592,5 +616,6 @@ class OperatorInstaller:
             raise self.fail(str(exc))
         except Exception as exc:  # pylint: disable=broad-except
             if api_status(exc) is not None:
-                raise self.fail("API request failed: %s" % api_message(exc), status=api_status(exc), api_reason=api_reason(exc))
+                raise self.fail("API request failed: %s" % api_message(exc), status=api_status(exc),
+                                api_reason=api_reason(exc))
             raise

@@ -70,11 +70,12 @@ class PodRun:
         status, message = refused
         if status == 403 and "error looking up service account" in message:
             raise ClusterError(
-                "service_account (verify_service_account): the account %r does not exist in namespace %s, where the test "
-                "pods run because the network is there. Create it as deploy/rbac/workloads.yml does for default (the "
-                "gpudirect-verify ServiceAccount and its gpudirect-verify-scc RoleBinding, with namespace: %s), or give an "
-                "account of that namespace. The API server said: %s"
-                % (manifest["spec"].get("serviceAccountName") or "default", self.namespace, self.namespace, message), status=403)
+                "service_account (verify_service_account): the account %r does not exist in namespace %s, where the "
+                "test pods run because the network is there. Create it as deploy/rbac/workloads.yml does for default "
+                "(the gpudirect-verify ServiceAccount and its gpudirect-verify-scc RoleBinding, with namespace: %s), "
+                "or give an account of that namespace. The API server said: %s"
+                % (manifest["spec"].get("serviceAccountName") or "default", self.namespace, self.namespace, message),
+                status=403)
         raise ClusterError("The API server refused pod %s: %s" % (manifest["metadata"]["name"], message), status=status)
 
     def failure(self, pod, now=None):
@@ -121,8 +122,9 @@ class PodRun:
             return min(times) if times else None
 
         try:
-            wait_for(self.cluster, self.resource, predicate, namespace=self.namespace, label_selector=selector or self.selector(),
-                     timeout=timeout, recheck_at=recheck_at, clock=self.clock)
+            wait_for(self.cluster, self.resource, predicate, namespace=self.namespace,
+                     label_selector=selector or self.selector(), timeout=timeout, recheck_at=recheck_at,
+                     clock=self.clock)
         except WaitTimeout:
             return seen, False
         return seen, True
@@ -140,7 +142,8 @@ class PodRun:
         except Exception as exc:  # pylint: disable=broad-except
             if missing_ok and api_status(exc) in (400, 404):
                 return ""
-            raise ClusterError("cannot read the log of pod %s/%s: %s" % (self.namespace, name, api_message(exc)), status=api_status(exc))
+            raise ClusterError("cannot read the log of pod %s/%s: %s" % (self.namespace, name, api_message(exc)),
+                               status=api_status(exc))
 
     def delete_all(self, selector=None, wait_timeout=None):
         """Delete the pods matching ``selector`` (default: the run's) in one request (deletecollection, no grace period:
@@ -149,5 +152,6 @@ class PodRun:
         answer = self.cluster.delete_collection(self.resource, self.namespace, selector, grace_period_seconds=0)
         names = sorted(item["metadata"]["name"] for item in (answer or {}).get("items") or [])
         if wait_timeout and names:
-            wait_for(self.cluster, self.resource, absent, namespace=self.namespace, label_selector=selector, timeout=wait_timeout)
+            wait_for(self.cluster, self.resource, absent, namespace=self.namespace, label_selector=selector,
+                     timeout=wait_timeout)
         return names

@@ -65,7 +65,8 @@ class SnapshotClient:
     def require(self, api_version, kind):
         resource = self.resource(api_version, kind)
         if resource is None:
-            raise ClusterError("The API server does not serve %s %s (is the operator that owns it installed?)" % (api_version, kind))
+            raise ClusterError(
+                "The API server does not serve %s %s (is the operator that owns it installed?)" % (api_version, kind))
         return resource
 
     # -- prefetch --------------------------------------------------------------------------------
@@ -79,7 +80,8 @@ class SnapshotClient:
         if resource is None:
             self._kinds[key] = {"namespace": namespace, "selector": parse_label_selector(label_selector), "items": []}
             return
-        items, _rv = self.cluster.list(resource, namespace=namespace if resource.namespaced else None, label_selector=label_selector)
+        items, _rv = self.cluster.list(resource, namespace=namespace if resource.namespaced else None,
+                                       label_selector=label_selector)
         self.reads += 1
         self._kinds[key] = {"namespace": namespace if resource.namespaced else None,
                             "selector": parse_label_selector(label_selector), "items": items}
@@ -137,7 +139,8 @@ class SnapshotClient:
     @staticmethod
     def _find(entry, name, namespace):
         matches = [i for i in entry["items"]
-                   if i["metadata"]["name"] == name and (namespace is None or i["metadata"].get("namespace") == namespace)]
+                   if i["metadata"]["name"] == name
+                   and (namespace is None or i["metadata"].get("namespace") == namespace)]
         return copy.deepcopy(matches[0]) if len(matches) == 1 else None
 
     def list(self, resource, namespace=None, label_selector=None, field_selector=None):
@@ -150,7 +153,8 @@ class SnapshotClient:
         if entry is None:
             self.reads += 1
             self.fallthrough.append(("list", resource.group_version, resource.kind, namespace))
-            return self.cluster.list(resource, namespace=namespace, label_selector=label_selector, field_selector=field_selector)
+            return self.cluster.list(resource, namespace=namespace, label_selector=label_selector,
+                                     field_selector=field_selector)
         items = [copy.deepcopy(i) for i in entry["items"]
                  if (not resource.namespaced or namespace is None or i["metadata"].get("namespace") == namespace)
                  and (name is None or i["metadata"]["name"] == name)

@@ -117,7 +117,8 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
                 return view.settled()
             return cluster.list_pages(resource, page, namespace=namespace, label_selector=label_selector,
                                       field_selector=field_selector)
-        items, list_rv = cluster.list(resource, namespace=namespace, label_selector=label_selector, field_selector=field_selector)
+        items, list_rv = cluster.list(resource, namespace=namespace, label_selector=label_selector,
+                                      field_selector=field_selector)
         view.reset(items)
         return list_rv
 
@@ -182,7 +183,8 @@ def wait_for(cluster, resource, predicate, name=None, namespace=None, label_sele
                 if event_type == "ERROR":
                     if obj.get("code") == 410:
                         raise _Gone()
-                    raise ClusterError("Watch on %s failed: %s" % (resource.kind, obj.get("message", obj)), status=obj.get("code"))
+                    raise ClusterError("Watch on %s failed: %s" % (resource.kind, obj.get("message", obj)),
+                                       status=obj.get("code"))
                 new_rv = (obj.get("metadata") or {}).get("resourceVersion")
                 if new_rv:
                     resource_version = new_rv

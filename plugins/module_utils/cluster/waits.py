@@ -63,8 +63,8 @@ OPERAND_LOG_LINES = 5
 # Names of not yet counted objects a counted wait reports (a sample, not the whole selection).
 SAMPLE_NAMES = 20
 # The options of a wait entry that are JMESPath expressions.
-EXPRESSIONS = ("condition", "failure_condition", "failure_message", "progress", "each_failure_condition", "each_failure_message",
-               "each_progress", "each_busy")
+EXPRESSIONS = ("condition", "failure_condition", "failure_message", "progress", "each_failure_condition",
+               "each_failure_message", "each_progress", "each_busy")
 # The options over one object of a counted wait, and the list options they stand for.
 EACH_OPTIONS = (("each_failure_condition", "failure_condition"), ("each_failure_message", "failure_message"),
                 ("each_progress", "progress"))
@@ -200,7 +200,8 @@ def run_wait(cluster, spec, clock=time.monotonic, baseline=None):
     except ConditionError as exc:
         raise WaitFailed(str(exc))
     counted = isinstance(condition, CountCondition)
-    pods = OperandPods(cluster, spec["operand_pods"], spec.get("failure_grace_period") or 0, clock) if spec.get("operand_pods") else None
+    pods = OperandPods(cluster, spec["operand_pods"], spec.get("failure_grace_period") or 0,
+                       clock) if spec.get("operand_pods") else None
     resource = cluster.resource(spec["api_version"], spec["kind"])
     if resource is None:
         if not spec.get("api_missing_ok"):
@@ -242,7 +243,8 @@ def run_wait(cluster, spec, clock=time.monotonic, baseline=None):
                              progress=condition.history)
         raise WaitFailed("%s did not satisfy %s within %d s.%s" % (what, spec["condition"], timeout, last),
                          resources=_as_list(exc.state, single), elapsed=exc.elapsed, progress=condition.history)
-    done = dict(title=wait_title(spec), elapsed=round(result.elapsed, 3), events=result.events, progress=condition.history)
+    done = dict(title=wait_title(spec), elapsed=round(result.elapsed, 3), events=result.events,
+                progress=condition.history)
     if counted:
         return dict(done, resources=condition.objects(), count=_count_result(condition))
     return dict(done, resources=_as_list(result.state, single))
@@ -305,7 +307,8 @@ class OperandPods:
         now = self.clock()
         if self.rollout_next is not None and now < self.rollout_next:
             return False
-        self.rollout_step = ROLLOUT_FIRST_STEP if self.rollout_step is None else min(self.interval, self.rollout_step * 2)
+        self.rollout_step = ROLLOUT_FIRST_STEP if self.rollout_step is None else min(
+            self.interval, self.rollout_step * 2)
         self.rollout_next = now + self.rollout_step
         if self.check_problems(now):
             return False
@@ -322,9 +325,11 @@ class OperandPods:
             meta = ds.get("metadata") or {}
             desired = status.get("desiredNumberScheduled") or 0
             if (status.get("observedGeneration") or 0) < (meta.get("generation") or 0) or \
-                    (status.get("updatedNumberScheduled") or 0) < desired or (status.get("numberAvailable") or 0) < desired:
+                    (status.get("updatedNumberScheduled")
+                     or 0) < desired or (status.get("numberAvailable") or 0) < desired:
                 self.rollout = "DaemonSet %s: %d of %d pods updated, %d available" % (
-                    meta.get("name"), status.get("updatedNumberScheduled") or 0, desired, status.get("numberAvailable") or 0)
+                    meta.get("name"), status.get("updatedNumberScheduled") or 0, desired,
+                    status.get("numberAvailable") or 0)
                 return False
         self.rollout = None
         return True
