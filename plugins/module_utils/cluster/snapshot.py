@@ -16,7 +16,8 @@ import copy
 import re
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError
-from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import labels_match, parse_label_selector  # noqa: F401
+from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selectors import (  # noqa: F401
+    labels_match, parse_label_selector)
 
 
 def selected_nodes(nodes, label_selectors):
