@@ -162,8 +162,8 @@ class CountCondition:
     def __init__(self, counters, label="objects", failure=None, failure_message=None, progress=None, grace=0.0,
                  keep_objects=False, clock=None, busy=None):
         self.counters = [(each, int(at_least), bool(require_all), None if at_most is None else int(at_most))
-                         for each, at_least, require_all,
-                         at_most in (tuple(c) + (None,) * (4 - len(c)) for c in counters)]
+                         for each, at_least, require_all, at_most in (tuple(c) + (None,) * (4 - len(c))
+                                                                      for c in counters)]
         self.label = label
         self.failure = failure
         self.failure_message = failure_message
@@ -309,9 +309,8 @@ class CountCondition:
     def settled(self):
         """True when the objects seen so far already make the wait hold whatever the others are (minimums only,
         no ``require_all``): the waiter then need not read the rest of the list."""
-        return self.monotone() and all(matching >= at_least
-                                       for (_each, at_least, _all, _at_most),
-                                       matching in zip(self.counters, self.matching))
+        return self.monotone() and all(
+            matching >= at_least for (_each, at_least, _all, _at_most), matching in zip(self.counters, self.matching))
 
     def monotone(self):
         """Minimums only: a count reached on part of the objects already holds (no counter needs them all, none has

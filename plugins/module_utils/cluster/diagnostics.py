@@ -8,7 +8,6 @@ copies into every namespace), so collecting on a broken cluster is cheap and pre
 served, or that the credentials may not read, is noted in the summary instead of failing the collection.
 """
 
-
 import copy
 import datetime
 import os
@@ -24,16 +23,13 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.label_selector
 REDACTED = "<redacted>"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 # Keys whose values are credentials wherever they appear (case-insensitive, separators ignored).
-SENSITIVE_KEY = re.compile(
-    r"(token|passw(or)?d|passwd|secret|api_?key|credential|dockerconfigjson|dockercfg|kubeconfig|private_?key|"
-    r"client_?key|auth(orization)?$|bearer|cookie|\.pem$|\.key$|(^|_)pass(_|$))",
-    re.IGNORECASE,
-)
+SENSITIVE_KEY = re.compile(r"(token|passw(or)?d|passwd|secret|api_?key|credential|dockerconfigjson|dockercfg|"
+                           r"kubeconfig|private_?key|client_?key|auth(orization)?$|bearer|cookie|\.pem$|\.key$|"
+                           r"(^|_)pass(_|$))", re.IGNORECASE)
 # A value that is a kubeconfig or a private key, whatever its key is called: replaced whole. (Bearer and Basic
 # credentials inside a message are replaced alone, by _AUTH_SCHEME below.)
-SENSITIVE_VALUE = re.compile(
-    r'(-----BEGIN [A-Z ]*PRIVATE KEY-----|client-key-data|\bkind"?:\s*"?Config\b[\s\S]*\bclusters"?:)',
-)
+SENSITIVE_VALUE = re.compile(r'(-----BEGIN [A-Z ]*PRIVATE KEY-----|client-key-data|'
+                             r'\bkind"?:\s*"?Config\b[\s\S]*\bclusters"?:)')
 # Parts of free text (messages, arguments, URLs) that carry a credential: replaced, the rest of the text kept.
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@:]+(:[^/\s@]*)?@")
 _AUTH_SCHEME = re.compile(r"(?i)\b(Basic|Bearer|Digest|Token)(\s+)[A-Za-z0-9._~+/=-]{6,}")
@@ -271,8 +267,8 @@ def findings_for(kind, items):
                 found.append("%s waits for approval (%s)"
                              % (ref, ", ".join((obj.get("spec") or {}).get("clusterServiceVersionNames") or [])))
             elif status.get("phase") == "Failed":
-                found.append("%s failed: %s" % (ref, "; ".join(c.get("message", "") for c in status.get("conditions")
-                                                               or [])))
+                found.append("%s failed: %s"
+                             % (ref, "; ".join(c.get("message", "") for c in status.get("conditions") or [])))
         elif kind == "CatalogSource":
             state = ((status.get("connectionState") or {}).get("lastObservedState"))
             if state != "READY":
@@ -485,8 +481,8 @@ class DiagnosticsCollector:
         for (kind, _plural, _namespace), items in groups.items():
             items.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace") or "",
                                       (o.get("metadata") or {}).get("name") or ""))
-        self._collect_logs([pod for (kind, _p, _n),
-                            items in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][2] or ""))
+        self._collect_logs([pod for (kind, _p, _n), items in sorted(groups.items(),
+                                                                    key=lambda kv: (kv[0][0], kv[0][2] or ""))
                             if kind == "Pod" for pod in items])
         return groups
 
@@ -571,8 +567,7 @@ class DiagnosticsCollector:
                       % (ABNORMAL_CAP, NORMAL_SAMPLE), ""]
             lines += ["- %s%s: %d listed, %d abnormal, %d written"
                       % (c["kind"], " in " + c["namespace"] if c["namespace"] else "", c["listed"], c["abnormal"],
-                         c["written"])
-                      for c in self.capped]
+                         c["written"]) for c in self.capped]
         if self.unavailable:
             lines += ["", "## Not collected", ""]
             lines += ["- %s%s: %s" % (u["kind"], " in " + u["namespace"] if u["namespace"] else "", u["reason"])

@@ -19,7 +19,6 @@ Manifest builders, fingerprints and log parsing are pure functions (unit tested)
 (cluster/facts_nodes.py) and the script (hardware/standalone.py); ``FactsRun`` does the API calls.
 """
 
-
 import base64
 import gzip
 import hashlib
@@ -28,25 +27,15 @@ import time
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import (
-    ClusterError,
-    api_message,
-    api_status,
-)
+    ClusterError, api_message, api_status)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.pods import PodRun
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, wait_for
 from ansible_collections.gpudirect.openshift.plugins.module_utils.verify.pod_states import (
     new_run_id, pod_phase, pod_state_text)
 from ansible_collections.gpudirect.openshift.plugins.module_utils.hardware.standalone import standalone_script
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.facts_nodes import (
-    CONTROL_PLANE_REFUSAL,
-    GPU_RESOURCE,
-    allocatable_gpus,
-    fill_from_node_labels,
-    fingerprint_matches,
-    node_labels,
-    select_nodes,
-    without_control_plane,
-)
+    CONTROL_PLANE_REFUSAL, GPU_RESOURCE, allocatable_gpus, fill_from_node_labels, fingerprint_matches, node_labels,
+    select_nodes, without_control_plane)
 
 COMPONENT_LABEL = "app.kubernetes.io/component"
 COMPONENT_VALUE = "gpudirect-facts"

@@ -6,7 +6,6 @@ OperatorGroup, Subscription and InstallPlan through ClusterClient and waits for 
 every judgement it makes comes from rules/olm_install.py.
 """
 
-
 import copy
 import time
 
@@ -18,17 +17,13 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_er
     api_status,
 )
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.client import object_ref
-from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import (
-    WaitTimeout,
-    absent,
-    wait_for,
-)
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.olm_changes import Changes
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.waiter import WaitTimeout, absent, wait_for
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules.olm_install import (
     CsvProgress, OLMProblem, SubscriptionHealth, approval_problem, choose_package_manifest, csv_failure_text,
     csv_phase, desired_operator_group_spec, foreign_operator_group_error, install_plan_failure, is_managed,
     merge_timeline, needs_approval, operator_group_fits, operator_group_mode, pin_problem, plan_csvs, resolve_channel,
-    select_install_plan, strip_for_diff, subscription_drift, subscription_summary, upgrade_offer,
-    uses_automatic_approval,
+    select_install_plan, subscription_drift, subscription_summary, upgrade_offer, uses_automatic_approval,
 )
 
 NAMESPACE = ("v1", "Namespace")
@@ -42,30 +37,6 @@ CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 
 class OLMError(ClusterError):
     """A failure of the install/removal that the module reports with the partial result."""
-
-
-class Changes:
-    """Objects the run touched (or would touch in check mode) and their diffs."""
-
-    WRITES = ("create", "update", "approve", "delete")
-
-    def __init__(self):
-        self.objects = []
-        self.diffs = []
-
-    def record(self, action, kind, name, namespace=None, before=None, after=None):
-        entry = {"kind": kind, "name": name, "action": action}
-        if namespace:
-            entry["namespace"] = namespace
-        self.objects.append(entry)
-        if action in self.WRITES:
-            ref = "%s %s" % (kind, "%s/%s" % (namespace, name) if namespace else name)
-            self.diffs.append({"before_header": ref, "after_header": ref,
-                               "before": strip_for_diff(before), "after": strip_for_diff(after)})
-
-    @property
-    def changed(self):
-        return any(o["action"] in self.WRITES for o in self.objects)
 
 
 class OperatorInstaller:
