@@ -88,8 +88,8 @@ def missing_permissions(required, granted_by_scope):
 def describe(entry):
     """One line: what is missing, where, and the rule that grants it."""
     where = "in namespace %s" % entry["namespace"] if entry["namespace"] else "cluster-wide"
-    kind = "Role %s in %s" % (entry["role"],
-                              entry["namespace"]) if entry["namespace"] else "ClusterRole %s" % entry["role"]
+    kind = ("Role %s in %s" % (entry["role"], entry["namespace"]) if entry["namespace"]
+            else "ClusterRole %s" % entry["role"])
     return ("%s on %s %s: add to the %s the rule {apiGroups: [\"%s\"], resources: [\"%s\"], verbs: [%s]}"
             % (", ".join(entry["verbs"]), _qualified(entry["group"], entry["resource"]), where, kind, entry["group"],
                entry["resource"], ", ".join(entry["verbs"])))

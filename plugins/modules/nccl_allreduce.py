@@ -231,8 +231,8 @@ def main():
     options = module.options
     try:
         # nic_ports and gpu_nic_affinity go to the run (which pairs each rank with its NIC), the rest to the settings.
-        settings = settings_from(**{key: value for key,
-                                    value in options.items() if key not in ("nic_ports", "gpu_nic_affinity")})
+        settings = settings_from(**{key: value for key, value in options.items()
+                                    if key not in ("nic_ports", "gpu_nic_affinity")})
     except (SettingsError, ValueError, TypeError) as exc:
         module.fail_json(msg="Invalid options: %s" % exc)
     result = module.run(

@@ -486,8 +486,8 @@ def main():
                                    machine_config_pools=bool(pools))
         for api_version, kind, namespace, selector in kinds:
             snapshot.prefetch(api_version, kind, namespace, selector)
-        for (api_version, kind), names in sorted(names_to_read(params["manifests"] if params["compare"]
-                                                               else []).items()):
+        for (api_version, kind), names in sorted(
+                names_to_read(params["manifests"] if params["compare"] else []).items()):
             snapshot.prefetch_names(api_version, kind, names)
         info = gather(snapshot, node_names=params["nodes"], label_selectors=params["label_selectors"],
                       kubernetes_version=False, sriov_states=any(k[1] == SRIOV_NODE_STATE[1] for k in kinds),

@@ -387,8 +387,8 @@ def main():
                          % (options["image"], names.IMAGE_REFERENCE_HINT))
     try:
         # artifacts_dir and cluster_name are the reports', the rest the test's settings.
-        settings = settings_from(**{key: value for key,
-                                    value in options.items() if key not in ("artifacts_dir", "cluster_name")})
+        settings = settings_from(**{key: value for key, value in options.items()
+                                    if key not in ("artifacts_dir", "cluster_name")})
     except (SettingsError, ValueError, TypeError) as exc:
         module.fail_json(msg="Invalid options: %s" % exc)
     arguments = " ".join(perftest_args(settings))

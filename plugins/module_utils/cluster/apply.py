@@ -164,8 +164,8 @@ def upgraded_managed_fields(entries, csa_manager, ssa_manager=FIELD_MANAGER):
     entries = copy.deepcopy(entries or [])
 
     def is_csa(entry):
-        return entry.get("manager") == csa_manager and entry.get("operation") == "Update" and not entry.get(
-            "subresource")
+        return (entry.get("manager") == csa_manager and entry.get("operation") == "Update"
+                and not entry.get("subresource"))
 
     target = next((e for e in entries if e.get("manager") == ssa_manager and e.get("operation") == "Apply"
                    and not e.get("subresource")), None)

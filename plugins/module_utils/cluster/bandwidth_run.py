@@ -304,8 +304,8 @@ class BandwidthTest:
         expectation = calibrated_expectation(link_rate, settings["link_layer"], early.get("mtu"), sides,
                                              client_cuda.get("device_name"), gpu_memory)
         bound = expectation["bound_gbps"] if expectation else link_rate
-        threshold = settings["threshold"] if settings["threshold"] is not None else (expectation or {}).get(
-            "low_fraction")
+        threshold = (settings["threshold"] if settings["threshold"] is not None
+                     else (expectation or {}).get("low_fraction"))
         parsed, evaluation, diagnosis = judge(settings, client_log, server_log, client_pod, server_pod, bound,
                                               timed_out=pair.timed_out, problem=pair.problem_side, threshold=threshold)
         if evaluation and expectation and evaluation.get("code") in ("passed", "bandwidth_below_threshold"):

@@ -145,8 +145,8 @@ def _collect_rdma_devices(sys_root, nics, warnings, rdma_cache):
     result = []
     for name in sysfs.list_rdma_devices(sys_root):
         cached = rdma_cache.get(name)
-        info = dict(cached, ports=[dict(port)
-                                   for port in cached["ports"]]) if cached else sysfs.read_rdma_device(sys_root, name)
+        info = (dict(cached, ports=[dict(port) for port in cached["ports"]]) if cached
+                else sysfs.read_rdma_device(sys_root, name))
         nic = by_rdma.get(name)
         entry = devices.mellanox_model_from_hca_type(info["hca_type"])
         if nic is not None:

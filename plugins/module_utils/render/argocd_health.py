@@ -175,8 +175,8 @@ def openshift_gitops_patch():
     spec.resourceHealthChecks (argoproj-labs/argocd-operator api/v1beta1 argocd_types.go ResourceHealthCheck)."""
     return {"apiVersion": "argoproj.io/v1beta1", "kind": "ArgoCD",
             "metadata": {"name": "openshift-gitops", "namespace": "openshift-gitops"},
-            "spec": {"resourceHealthChecks": [{"group": group, "kind": kind, "check": check} for group, kind,
-                                              check in CHECKS]}}
+            "spec": {"resourceHealthChecks": [{"group": group, "kind": kind, "check": check}
+                                              for group, kind, check in CHECKS]}}
 
 
 def application(cluster):

@@ -60,8 +60,8 @@ def managed(obj):
 
 def _labels_match(match_labels, node):
     labels = (node.get("metadata") or {}).get("labels") or {}
-    return all(labels.get(key) == str(value if value is not None else "") for key,
-               value in (match_labels or {}).items())
+    return all(labels.get(key) == str(value if value is not None else "")
+               for key, value in (match_labels or {}).items())
 
 
 def _node_names(nodes, match_labels):
@@ -152,8 +152,8 @@ def _policy_effects(before, after, nodes, node_states):
             if reasons:
                 effect, old = effects.get(name, (DRAIN, []))
                 effects[name] = (REBOOT if reboot or effect == REBOOT else DRAIN, old + reasons)
-        if reported is None and after is not None and _labels_match((after.get("spec") or {}).get("nodeSelector"),
-                                                                    node) \
+        if reported is None and after is not None \
+                and _labels_match((after.get("spec") or {}).get("nodeSelector"), node) \
                 and (before is None or (before.get("spec") or {}) != (after.get("spec") or {})):
             # No node state yet (the SR-IOV operator is not running): the config daemon's first sync configures the
             # VFs and, on a Mellanox PF whose firmware enables another VF count, reboots.
@@ -225,8 +225,7 @@ def disruptions(manifests, live, nodes=(), node_states=(), pools=(), prune_kinds
                 result.append({"object": _ref(obj), "action": action, "effect": REBOOT, "pool": pool,
                                "nodes": _pool_nodes(pool, pools, nodes),
                                "reasons": ["%s: the machine-config daemon drains and reboots each node of pool %s, one "
-                                           "at a time"
-                                           % (why, pool)]})
+                                           "at a time" % (why, pool)]})
             continue
         if kind == SRIOV_POLICY:
             if action == "update" and all((before.get("spec") or {}).get(p) == (after.get("spec") or {}).get(p)
@@ -236,8 +235,8 @@ def disruptions(manifests, live, nodes=(), node_states=(), pools=(), prune_kinds
             if not effects and action == "create" and not node_states:
                 # Before NFD has labelled the nodes and the SR-IOV operator runs, which nodes the policy selects is
                 # not known: say so rather than nothing (each selected node drains, and reboots for new firmware).
-                selector = ", ".join("%s=%s" % kv for kv in sorted(((after.get("spec") or {}).get("nodeSelector")
-                                                                    or {}).items()))
+                selector = ", ".join("%s=%s" % kv
+                                     for kv in sorted(((after.get("spec") or {}).get("nodeSelector") or {}).items()))
                 result.append({"object": _ref(obj), "action": action, "effect": REBOOT, "pool": None, "nodes": [],
                                "reasons": ["the nodes labelled %s drain, and reboot where the firmware enables another "
                                            "number of VFs than numVfs (no node carries the label or reports to the "
@@ -250,8 +249,8 @@ def disruptions(manifests, live, nodes=(), node_states=(), pools=(), prune_kinds
         result.append({"object": _ref(obj), "action": action,
                        "effect": REBOOT if any(e == REBOOT for e, _r in effects.values()) else DRAIN, "pool": None,
                        "nodes": sorted(effects),
-                       "reasons": ["%s (%s): %s" % (node, effect, "; ".join(reasons)) for node,
-                                   (effect, reasons) in sorted(effects.items())]})
+                       "reasons": ["%s (%s): %s" % (node, effect, "; ".join(reasons))
+                                   for node, (effect, reasons) in sorted(effects.items())]})
     if configured is None:
         configured = any(managed(o) for o in live_by_key.values())
     return {"disruptions": result, "configured": configured}
@@ -261,10 +260,8 @@ def describe(entry, sample=10):
     """One sentence per disruption: what, which nodes, why."""
     nodes = entry["nodes"]
     shown = ", ".join(nodes[:sample]) + (" and %d more" % (len(nodes) - sample) if len(nodes) > sample else "")
-    where = ("pool %s (%s)" % (entry["pool"], shown or "no node yet")) if entry.get("pool") else (shown
-                                                                                                  or "the nodes it "
-                                                                                                     "selects (not "
-                                                                                                     "known yet)")
+    where = (("pool %s (%s)" % (entry["pool"], shown or "no node yet")) if entry.get("pool")
+             else (shown or "the nodes it selects (not known yet)"))
     verb = {"create": "created", "update": "changed", "delete": "deleted"}[entry["action"]]
     reasons = entry["reasons"][:sample] + (["..."] if len(entry["reasons"]) > sample else [])
     effect = "drain and reboot" if entry["effect"] == REBOOT else "drain"

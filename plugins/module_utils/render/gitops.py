@@ -155,8 +155,8 @@ def _numbered_approver_objects(olm_entries, image):
                                  "env": [{"name": "NAMESPACE", "value": namespace},
                                          {"name": "CSV", "value": csv}]}]}}}},
         ]
-        numbered.extend((block + names.OLM_APPROVER_POSITION + index, manifest) for index,
-                        manifest in enumerate(objects))
+        numbered.extend((block + names.OLM_APPROVER_POSITION + index, manifest)
+                        for index, manifest in enumerate(objects))
     return numbered
 
 

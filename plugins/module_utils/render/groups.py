@@ -279,10 +279,9 @@ def _merge_nic_cluster_policy(kept, owners, name, manifest, errors):
                     errors.messages.append(
                         "%s: resource %s could take the ports of resource %s of group %s: the %s runs with one config "
                         "on every NIC node, so groups sharing it must select their ports by interface name or PCI "
-                        "address, "
-                        "none of them the other group's" % (group_variable(name, "nic_interfaces"),
-                                                            entry["resourceName"], kept_entry["resourceName"],
-                                                            owners.get(kept_entry["resourceName"]), key))
+                        "address, none of them the other group's"
+                        % (group_variable(name, "nic_interfaces"), entry["resourceName"], kept_entry["resourceName"],
+                           owners.get(kept_entry["resourceName"]), key))
             owners[entry["resourceName"]] = name
             merged[list_key].append(entry)
         spec[key]["config"] = json.dumps(merged)
@@ -398,10 +397,9 @@ def node_group_problems(summary, selected):
         nodes = sorted(result.get("nodes") or [])
         if not nodes:
             problems.append("%s: %s selects no node of the cluster; label this group's nodes (oc label node <node> %s) "
-                            "or "
-                            "change the selector" % (group_variable(group.get("name"), "node_selector"),
-                                                     ", ".join(group.get("label_selectors") or []),
-                                                     " ".join(group.get("label_selectors") or [])))
+                            "or change the selector" % (group_variable(group.get("name"), "node_selector"),
+                                                        ", ".join(group.get("label_selectors") or []),
+                                                        " ".join(group.get("label_selectors") or [])))
         for node in nodes:
             if node in owner and owner[node] != group.get("name"):
                 problems.append("%s: node %s is also selected by group %s, and a node belongs to one group only; give "

@@ -39,8 +39,8 @@ def validate_checks(variables):
     "memlock_pool"} (the first group's, as in the rendered summary), so that NIC selection auto is checked as fully
     as NICs given by name (issue 31 point 4)."""
     models, errors, warnings = groups.build(variables, require_facts=False)
-    return {"errors": errors, "warnings": warnings, "memlock_pool": memlock_pool_of(models[0]) if models and not errors
-            else None}
+    return {"errors": errors, "warnings": warnings,
+            "memlock_pool": memlock_pool_of(models[0]) if models and not errors else None}
 
 
 def render_objects(model, render_errors):

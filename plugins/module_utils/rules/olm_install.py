@@ -176,8 +176,7 @@ def choose_package_manifest(manifests, operator, subscription=None, names=None):
     else:
         undecided = "%s is empty" % names["source"]
     return None, ("Package %s is listed by %d catalogs (%s) and %s, so which one to install from is not decided (OLM "
-                  "installs "
-                  "from the CatalogSource the Subscription names). %s. Nothing was changed." % (
+                  "installs from the CatalogSource the Subscription names). %s. Nothing was changed." % (
                       package, len(fits), ", ".join(sorted(catalog_of(m) for m in fits)), undecided, fix))
 
 
@@ -483,8 +482,7 @@ def pin_problem(operator):
     if operator.get("starting_csv") and uses_automatic_approval(operator):
         return ("starting_csv=%s with install_plan_approval=Automatic does not pin the version: OLM installs %s and "
                 "then upgrades along the channel without asking. Set install_plan_approval to Manual to pin it (the "
-                "collection "
-                "then approves exactly that CSV), or leave starting_csv empty to follow the channel." % (
+                "collection then approves exactly that CSV), or leave starting_csv empty to follow the channel." % (
                     operator["starting_csv"], operator["starting_csv"]))
     return None
 

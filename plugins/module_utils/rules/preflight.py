@@ -252,8 +252,8 @@ def num_vfs_count(num_vfs):
 def reported_nic_variable_problems(plan_summary, cluster, num_vfs=None):
     """The NIC variables against what the SR-IOV config daemons report, when the operator already runs (the rdma role
     checks again once they have reported, before it writes a policy)."""
-    reported = [{"node": r.get("node"), "interfaces": r.get("interfaces")} for r in (cluster or {}).get("sriov_reports")
-                or []]
+    reported = [{"node": r.get("node"), "interfaces": r.get("interfaces")}
+                for r in (cluster or {}).get("sriov_reports") or []]
     return reported_nic_problems(plan_summary or {}, reported, num_vfs_count(num_vfs))["errors"]
 
 

@@ -142,8 +142,7 @@ def _parse_header(line, lineno):
     time_name = half[0] if half else None
     if time_name not in ('time', 'cputime') or half[1:3] != ['algbw', 'busbw'] or len(half) < 4:
         raise NcclTestsParseError('table header at line %d: expected time, algbw, busbw and #wrong (or error) in each '
-                                  'half: %r'
-                                  % (lineno, line))
+                                  'half: %r' % (lineno, line))
     error_name = half[3]
     if error_name not in ('#wrong', 'error'):
         raise NcclTestsParseError('table header at line %d: unknown check column %r' % (lineno, error_name))
@@ -287,8 +286,7 @@ def parse_nccl_tests_output(text, require_results=True, collective=None):
         if stripped.startswith('#') and re.match(r'^#\s+size\s+count\s', stripped):
             if layout is not None:
                 raise NcclTestsParseError('line %d holds a second table header (first at line %s): output of two runs '
-                                          'mixed'
-                                          % (lineno, table_line))
+                                          'mixed' % (lineno, table_line))
             if result['rows']:
                 raise NcclTestsParseError('line %d: table header after result rows' % lineno)
             layout = _parse_header(stripped, lineno)
@@ -411,8 +409,7 @@ def _summarise(result):
         # with several threads per process it mixes threads whose rows are not printed, so a gap is a warning only.
         if result['avg_busbw_gbs'] is not None and abs(mean - result['avg_busbw_gbs']) > 0.006 + 0.01 * mean:
             result['warnings'].append('the "Avg bus bandwidth" line (%s GB/s) is not the mean busbw of the rows (%.3f '
-                                      'GB/s)'
-                                      % (result['avg_busbw_gbs'], mean))
+                                      'GB/s)' % (result['avg_busbw_gbs'], mean))
     else:
         result['largest_message_row'] = None
         result['peak_busbw_gbs'] = None
@@ -532,8 +529,7 @@ def evaluate_allreduce(parsed, rail_rates_gbps, threshold=0, message_size=None, 
         bound = calibrated['tree_bound_gbs']
         verdict.update(passed=True, code='passed', rail_bound_busbw_gbs=bound, algorithm='tree',
                        reason='busbw %.2f GB/s at %d bytes is above the %.1f GB/s a ring can reach on %s: %s; with %s '
-                              'ranks '
-                       'on %d nodes that bound is %.1f x N(n-1)/(n(N-1)) = %s GB/s%s (published tree run: %s)'
+                       'ranks on %d nodes that bound is %.1f x N(n-1)/(n(N-1)) = %s GB/s%s (published tree run: %s)'
                        % (measured, row['size_bytes'], expected, rails_text, nccl_calibration.TREE_EXPLANATION,
                           parsed.get('ranks'), len(hosts), expected, '%.1f' % bound if bound else '-',
                           ' (%.0f%% of it)' % (100.0 * measured / bound) if bound else '',
@@ -544,7 +540,7 @@ def evaluate_allreduce(parsed, rail_rates_gbps, threshold=0, message_size=None, 
     else:
         verdict.update(passed=False, code='busbw_below_threshold',
                        reason='busbw %.2f GB/s at %d bytes is below the %s: %s. Low results in published runs came '
-                              'from: %s'
+                       'from: %s'
                        % (measured, row['size_bytes'], 'range' if measured < calibrated['low_gbs'] else 'threshold',
                           range_text, '; '.join(nccl_calibration.LOW_CAUSES)))
     return verdict
