@@ -14,8 +14,8 @@ from ansible_collections.gpudirect.openshift.plugins.module_utils.plain_data imp
 def teardown_leftovers(found, operator_namespaces, remove_machineconfigs=False, remove_operators=True,
                        remove_namespaces=False):
     found = plain(found or {})
-    namespaces, subscriptions, groups = found.get("namespaces"), found.get("subscriptions"), found.get(
-        "operator_groups")
+    namespaces, subscriptions, groups = (found.get("namespaces"), found.get("subscriptions"),
+                                         found.get("operator_groups"))
     operator_namespaces = plain(operator_namespaces)
     return {
         "orphaned_namespaces": rules.orphaned_namespaces(namespaces, subscriptions, groups, operator_namespaces),

@@ -259,8 +259,8 @@ class OperatorInstaller:
             if plan is not None:
                 # A Failed InstallPlan is final: the catalog operator does not run it again
                 # (operator-framework/operator-lifecycle-manager#2215), so waiting on it would only time out.
-                failure = install_plan_failure(plan) if plan_csvs(plan) and (plan.get("status")
-                                                                             or {}).get("phase") == "Failed" else None
+                failure = (install_plan_failure(plan)
+                           if plan_csvs(plan) and (plan.get("status") or {}).get("phase") == "Failed" else None)
                 if failure:
                     raise OLMProblem("InstallPlanFailed: %s; OLM does not run a failed InstallPlan again" % failure,
                                      reason="InstallPlanFailed")

@@ -307,8 +307,8 @@ class OperandPods:
         now = self.clock()
         if self.rollout_next is not None and now < self.rollout_next:
             return False
-        self.rollout_step = ROLLOUT_FIRST_STEP if self.rollout_step is None else min(
-            self.interval, self.rollout_step * 2)
+        self.rollout_step = (ROLLOUT_FIRST_STEP if self.rollout_step is None
+                             else min(self.interval, self.rollout_step * 2))
         self.rollout_next = now + self.rollout_step
         if self.check_problems(now):
             return False

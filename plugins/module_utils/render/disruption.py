@@ -181,8 +181,8 @@ def _rdma_mode_effects(before, after, nodes, node_states):
         if not new_mode and not old_mode:
             continue
         effects[name] = (REBOOT,
-                         ["RDMA subsystem mode %s -> %s (a kernel argument)" % (running or "default",
-                                                                                new_mode or "default")])
+                         ["RDMA subsystem mode %s -> %s (a kernel argument)"
+                          % (running or "default", new_mode or "default")])
     return effects
 
 
