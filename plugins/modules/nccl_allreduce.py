@@ -106,7 +106,7 @@ options:
     default: 600
 extends_documentation_fragment:
   - gpudirect.openshift.cluster_connection
-  - gpudirect.openshift.test_pods
+  - gpudirect.openshift.verify_pods
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:

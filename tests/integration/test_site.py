@@ -320,7 +320,9 @@ def test_sriov_policies_wait_for_the_config_daemons_reports(sim_factory):
     config daemon has reported a NIC it selects. The simulator's report hold keeps the daemons from reporting: site.yml
     must wait for the reports instead of sending a policy the webhook refuses, write no policy meanwhile, and converge
     once they come."""
-    sim = sim_factory(profile="mixed-lab", faults={"operator_faults": {"sriov_daemon_report_hold": True}})
+    webhook_down = [{"workload": "operator-webhook", "reason": "ImagePullBackOff", "message": "manifest unknown"}]
+    sim = sim_factory(profile="mixed-lab", faults={"operator_faults": {"sriov_daemon_report_hold": True,
+                                                                       "operand_failures": webhook_down}})
     start = len(sim.request_log)
     held = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "rdma_wait_timeout=5")
     assert held.rc != 0, held.output[-4000:]
@@ -329,7 +331,25 @@ def test_sriov_policies_wait_for_the_config_daemons_reports(sim_factory):
     assert sim.count(since=start, plural="sriovnetworknodepolicies", verb="create") == 0
     assert not objects(sim, SRIOV_V1, "SriovNetworkNodePolicy", SRIOV_NS)
 
-    sim.faults.update({"operator_faults": {"sriov_daemon_report_hold": False}})
+    # The daemons report, but the webhook's pod cannot pull its image: kube-apiserver answers each SR-IOV write with
+    # 500 "failed calling webhook" (failurePolicy Fail). The write is retried for rdma_webhook_grace_period, then the
+    # play fails quoting the API server, within the grace + 5 s, with nothing stored.
+    sim.faults.update({"operator_faults": {"sriov_daemon_report_hold": False, "operand_failures": webhook_down}})
+    start = len(sim.request_log)
+    down = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"), "-e", "rdma_webhook_grace_period=5")
+    assert down.rc != 0, down.output[-4000:]
+    said = " ".join(down.output.split())
+    waited = re.search(r"the admission webhook operator-webhook.sriovnetwork.openshift.io was not serving for (\d+) s", said)
+    assert waited and 5 <= int(waited.group(1)) <= 5 + 5, down.output[-4000:]
+    assert 'no endpoints available for service "operator-webhook-service"' in said, down.output[-4000:]
+    # The diagnostics the failed play writes name the real cause: the webhook's pod and its image pull.
+    assert re.search(r"pod openshift-sriov-network-operator/operator-webhook-\S+ on node \S+: container webhook-server is "
+                     r"ImagePullBackOff", said), down.output[-4000:]
+    refused = [r["time"] for r in sim.request_log[start:] if r.get("code") == 500]
+    assert len(refused) >= 2 and 5 <= refused[-1] - refused[0] <= 5 + 5, refused
+    assert not objects(sim, SRIOV_V1, "SriovNetworkNodePolicy", SRIOV_NS)
+
+    sim.faults.update({"operator_faults": {"operand_failures": []}})
     run = run_playbook(sim, "-e", "@" + example("sriov_legacy/roce"))
     assert run.rc == 0, run.output[-4000:]
     assert sriov_applied_everywhere(sim, 8)

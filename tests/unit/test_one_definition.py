@@ -138,16 +138,16 @@ def test_the_wait_options_are_documented_once_for_both_shapes():
 
 
 def test_the_test_pod_options_are_documented_once_for_both_verification_modules():
-    """nccl_allreduce and rdma_bandwidth take their shared pod options from the test_pods fragment (issue 37, D1): neither
+    """nccl_allreduce and rdma_bandwidth take their shared pod options from the verify_pods fragment (issue 37, D1): neither
     documents them again, and the fragment's type, default and choices are each module's argument spec."""
-    from ansible_collections.gpudirect.openshift.plugins.doc_fragments.test_pods import ModuleDocFragment
+    from ansible_collections.gpudirect.openshift.plugins.doc_fragments.verify_pods import ModuleDocFragment
     from ansible_collections.gpudirect.openshift.plugins.modules import nccl_allreduce, rdma_bandwidth
 
     shared = yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"]
     assert shared
     for module in (nccl_allreduce, rdma_bandwidth):
         documentation = yaml.safe_load(module.DOCUMENTATION)
-        assert "gpudirect.openshift.test_pods" in documentation["extends_documentation_fragment"], module.__name__
+        assert "gpudirect.openshift.verify_pods" in documentation["extends_documentation_fragment"], module.__name__
         assert not set(shared) & set(documentation["options"]), module.__name__
         spec = module.argument_spec()
         for name, option in shared.items():

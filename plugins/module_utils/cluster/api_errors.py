@@ -10,6 +10,8 @@ import json
 import random
 import time
 
+from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import webhooks
+
 try:
     from urllib3.exceptions import HTTPError as Urllib3HTTPError
 except ImportError:
@@ -133,9 +135,13 @@ def retry_after_seconds(exc):
 
 
 def is_transient(exc):
-    """True for errors a retry can cure: 429, 5xx (not 501), dropped or refused connections."""
+    """True for errors a retry can cure: 429, 5xx (not 501), dropped or refused connections. A 500 that says the API
+    server could not call an admission webhook is not: the webhook's pod may take minutes, and the writer retries it
+    within its own grace period (cluster/apply.py, rules/webhooks.py), which these quick retries would overrun."""
     status = api_status(exc)
     if status is not None:
+        if status == 500 and webhooks.webhook_call_failure(status, api_message(exc)):
+            return False
         return status in RETRYABLE_STATUS
     if Urllib3HTTPError is not None and isinstance(exc, Urllib3HTTPError):
         return True

@@ -172,6 +172,7 @@ import pytest  # noqa: E402
 from kubernetes.client.exceptions import ApiException  # noqa: E402
 
 from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster.api_errors import ClusterError  # noqa: E402
+from ansible_collections.gpudirect.openshift.plugins.module_utils.cluster import api_errors  # noqa: E402
 from ansible_collections.gpudirect.openshift.plugins.module_utils.rules import webhooks  # noqa: E402
 
 NOT_SERVING = ('failed calling webhook "operator-webhook.sriovnetwork.openshift.io": failed to call webhook: Post '
@@ -254,3 +255,21 @@ def test_the_webhook_rule_at_both_ends_of_its_range():
     assert webhooks.retry_delay(0, 149, webhooks.WEBHOOK_START_SECONDS[1]) == 1
     assert webhooks.retry_delay(0, 150, webhooks.WEBHOOK_START_SECONDS[1]) is None
     assert webhooks.webhook_call_failure(503, "failed calling webhook \"a\"") is None
+
+
+def test_the_client_does_not_retry_a_webhook_call_failure_itself():
+    """The client's quick retries (api_errors.RetryPolicy, about 6 s in all) would run inside each of the applier's
+    tries and stretch its grace period; a 500 that names a failed webhook call is left to the applier. Any other 500
+    is still retried by the client."""
+    webhook_down = api_exception(500, "InternalError", "Internal error occurred: " + NOT_SERVING)
+    assert api_errors.is_transient(webhook_down) is False
+    assert api_errors.is_transient(api_exception(500, "InternalError", "Internal error occurred: etcdserver: request timed out"))
+    sleeps = []
+    policy = api_errors.RetryPolicy(sleep=sleeps.append)
+
+    def write():
+        raise webhook_down
+
+    with pytest.raises(ApiException):
+        policy.call(write)
+    assert sleeps == []
