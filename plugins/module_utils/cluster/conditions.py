@@ -152,7 +152,7 @@ class CountCondition:
     their status to a generation, and read the world before they say they started (the SR-IOV config daemon): right
     after a spec change the object still shows the previous result. With ``busy``, an object whose
     metadata.generation is above its generation in the baseline (the objects before the change: ``set_baseline``,
-    else the wait's first list) is pending until ``busy`` was seen true on it at its current generation or later.
+    else the generation the wait first saw it at) is pending until ``busy`` was seen true on it at its current generation or later.
     A pending object counts for no minimum and counts for every maximum alone (it blocks, whatever its status). When
     the history between the baseline and now is lost (the waiter lists again after a 410 Gone), pending objects are
     judged from their status alone."""
@@ -184,6 +184,7 @@ class CountCondition:
         self.busy = busy
         self.baseline = None  # (namespace, name) -> metadata.generation before the change
         self.busy_at = {}  # (namespace, name) -> the highest generation at which busy was seen
+        self.first_seen = {}  # (namespace, name) -> generation when first seen (the baseline when none is given)
         self.resets = 0
         self.history_lost = False
         # Per counter, what a pending object counts as: blocking for a maximum alone, not counted for a minimum.
@@ -202,17 +203,20 @@ class CountCondition:
         self.evaluations += 1
         if truthy(self.busy.search(obj)):
             self.busy_at[key] = max(self.busy_at.get(key, 0), generation)
-        if self.history_lost or generation <= (self.baseline or {}).get(key, 0):
+        if self.baseline is None:
+            # No baseline given: the wait's first sight of each object is its baseline. The waiter reads its first
+            # list page by page into an emptied view, so "the objects of the first reset" would be none at all.
+            base = self.first_seen.setdefault(key, generation)
+        else:
+            base = self.baseline.get(key, 0)
+        if self.history_lost or generation <= base:
             return False
         return self.busy_at.get(key, -1) < generation
 
     def reset(self, items):
         self.resets += 1
-        if self.busy is not None:
-            if self.baseline is None:
-                self.set_baseline(items)
-            elif self.resets > 1:
-                self.history_lost = True
+        if self.busy is not None and self.resets > 1:
+            self.history_lost = True  # a relist: what happened since the baseline or the last event is unknown
         self.counted = {}
         self.matching = [0] * len(self.counters)
         self.failing = {}

@@ -37,7 +37,7 @@ def node_state(index, spec_vfs, status_vfs, sync="Succeeded", policy="sriovlegac
         status["lastSyncError"] = error
     return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodeState",
             "metadata": {"name": "worker-%04d" % index, "namespace": NAMESPACE, "resourceVersion": str(index + 1),
-                         "annotations": dict(IDLE)},
+                         "generation": 2, "annotations": dict(IDLE)},
             "spec": {"interfaces": [dict(PF, numVfs=spec_vfs, vfGroups=[dict(RENDERED_GROUP, policyName=policy, vfRange="0-7")])]},
             "status": status}
 
