@@ -153,9 +153,9 @@ class CountCondition:
     after a spec change the object still shows the previous result. With ``busy``, an object whose
     metadata.generation is above its generation in the baseline (the objects before the change: ``set_baseline``,
     else the generation the wait first saw it at) is pending until ``busy`` was seen true on it at its current
-    generation or later. A pending object counts for no minimum and counts for every maximum alone (it blocks, whatever its status). When
-    the history between the baseline and now is lost (the waiter lists again after a 410 Gone), pending objects are
-    judged from their status alone."""
+    generation or later. A pending object counts for no minimum and counts for every maximum alone (it blocks,
+    whatever its status). When the history between the baseline and now is lost (the waiter lists again after a 410
+    Gone), pending objects are judged from their status alone."""
 
     single = False
 
